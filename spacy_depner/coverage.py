@@ -1,0 +1,1 @@
+"""``python -m spacy_depner coverage``: search-space coverage of gold entities."""

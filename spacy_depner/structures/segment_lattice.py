@@ -1,0 +1,297 @@
+"""Semi-Markov CRF over a lattice of candidate segments (Jie, Muis & Lu 2017).
+
+One structure serves the semi-Markov CRF (eq. 5), DGM and DGM-S (eq. 6): they
+differ only in the candidate spans (see ``candidate_spans``). Pure numpy/numba.
+
+A segmentation of a document tiles its tokens with segments. An entity segment
+is any candidate span with an entity label 1..K-1; an O segment (label 0) is a
+single word. Its score is the sum of the segment scores plus a transition score
+between consecutive segment labels, with a boundary label at both ends:
+
+    score(y) = sum_m scores[s_m, y_m] + T[B, y_1] + sum_m T[y_m, y_m+1] + T[y_M, B]
+
+Inputs, for a batch of D documents over N tokens:
+    spans (S, 2) int64: first and last token (inclusive) of each candidate span,
+        in batch coordinates, sorted by document, then last token (within a
+        document, the order ``candidate_spans`` returns). Every token must be
+        a span of its own so that a segmentation exists.
+    span_offsets (D + 1,) int64: spans of document d are span_offsets[d]:span_offsets[d+1].
+    doc_offsets (D + 1,) int64: tokens of document d are doc_offsets[d]:doc_offsets[d+1].
+    scores (S, K) float: column 0 is the O score (used for one-word spans only).
+    transitions (K + 1, K + 1) float: T[a, b] for label a followed by b; index
+        K is the boundary B (row K: document start, column K: document end).
+An empty document has the empty segmentation only, of score 0.
+
+Operations: ``log_partition`` (log Z per document), ``marginals`` (the
+gradient of sum(log Z) with respect to scores and transitions), ``viterbi``
+(the MAP segmentation), ``transition_counts`` (of a given segmentation).
+The forward recursion shares the transition sum over all spans that start at
+the same position, so a document costs O(n K^2 + S K).
+"""
+from typing import Tuple
+
+import numpy as np
+from numba import njit
+
+NEG_INF = -np.inf
+
+
+@njit(cache=True, inline="always")
+def _logaddexp(a, b):
+    if a == NEG_INF:
+        return b
+    if b == NEG_INF:
+        return a
+    if a > b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@njit(cache=True)
+def _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma):
+    """alpha[p, y]: log-sum of segmentations of tokens [0, p) whose last label is y.
+    gamma[p, y]: log-sum of those that may be followed by a segment y starting at p.
+    """
+    K = scores.shape[1]
+    B = K
+    alpha[: n + 1, :] = NEG_INF
+    gamma[: n + 1, :] = NEG_INF
+    for y in range(K):
+        gamma[0, y] = transitions[B, y]
+    s = lo
+    for p in range(1, n + 1):
+        if p > 1:
+            for y in range(K):
+                acc = NEG_INF
+                for z in range(K):
+                    acc = _logaddexp(acc, alpha[p - 1, z] + transitions[z, y])
+                gamma[p - 1, y] = acc
+        while s < hi and spans[s, 1] - first == p - 1:
+            i = spans[s, 0] - first
+            y0 = 0 if i == p - 1 else 1
+            for y in range(y0, K):
+                alpha[p, y] = _logaddexp(alpha[p, y], gamma[i, y] + scores[s, y])
+            s += 1
+    log_z = NEG_INF
+    for y in range(K):
+        log_z = _logaddexp(log_z, alpha[n, y] + transitions[y, B])
+    return log_z
+
+
+@njit(cache=True)
+def _backward(spans, lo, hi, first, n, scores, transitions, beta, delta):
+    """beta[p, y]: log-sum of the completions of tokens [p, n) after a segment y ending at p.
+    delta[p, y]: log-sum of the completions that start with a segment y at p.
+    """
+    K = scores.shape[1]
+    B = K
+    beta[: n + 1, :] = NEG_INF
+    delta[: n + 1, :] = NEG_INF
+    s = hi - 1
+    for p in range(n, 0, -1):
+        for z in range(K):
+            if p == n:
+                beta[p, z] = transitions[z, B]
+            else:
+                acc = NEG_INF
+                for y in range(K):
+                    acc = _logaddexp(acc, transitions[z, y] + delta[p, y])
+                beta[p, z] = acc
+        while s >= lo and spans[s, 1] - first == p - 1:
+            i = spans[s, 0] - first
+            y0 = 0 if i == p - 1 else 1
+            for y in range(y0, K):
+                delta[i, y] = _logaddexp(delta[i, y], scores[s, y] + beta[p, y])
+            s -= 1
+
+
+@njit(cache=True)
+def _max_doc_length(doc_offsets):
+    longest = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    return longest
+
+
+@njit(cache=True)
+def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
+    D = doc_offsets.shape[0] - 1
+    K = scores.shape[1]
+    m = _max_doc_length(doc_offsets) + 1
+    alpha = np.empty((m, K))
+    gamma = np.empty((m, K))
+    log_z = np.zeros(D)
+    for d in range(D):
+        n = doc_offsets[d + 1] - doc_offsets[d]
+        if n > 0:
+            log_z[d] = _forward(spans, span_offsets[d], span_offsets[d + 1], doc_offsets[d], n, scores, transitions, alpha, gamma)
+    return log_z
+
+
+@njit(cache=True)
+def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
+    D = doc_offsets.shape[0] - 1
+    K = scores.shape[1]
+    B = K
+    m = _max_doc_length(doc_offsets) + 1
+    alpha = np.empty((m, K))
+    gamma = np.empty((m, K))
+    beta = np.empty((m, K))
+    delta = np.empty((m, K))
+    log_z = np.zeros(D)
+    span_marginals = np.zeros(scores.shape)
+    transition_marginals = np.zeros(transitions.shape)
+    for d in range(D):
+        first = doc_offsets[d]
+        n = doc_offsets[d + 1] - first
+        if n == 0:
+            continue
+        lo = span_offsets[d]
+        hi = span_offsets[d + 1]
+        z = _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma)
+        _backward(spans, lo, hi, first, n, scores, transitions, beta, delta)
+        log_z[d] = z
+        for s in range(lo, hi):
+            i = spans[s, 0] - first
+            j = spans[s, 1] - first + 1
+            y0 = 0 if j == i + 1 else 1
+            for y in range(y0, K):
+                span_marginals[s, y] = np.exp(gamma[i, y] + scores[s, y] + beta[j, y] - z)
+        for y in range(K):
+            transition_marginals[B, y] += np.exp(transitions[B, y] + delta[0, y] - z)
+            transition_marginals[y, B] += np.exp(alpha[n, y] + transitions[y, B] - z)
+        for p in range(1, n):
+            for a in range(K):
+                if alpha[p, a] == NEG_INF:
+                    continue
+                for b in range(K):
+                    transition_marginals[a, b] += np.exp(alpha[p, a] + transitions[a, b] + delta[p, b] - z)
+    return log_z, span_marginals, transition_marginals
+
+
+@njit(cache=True)
+def _viterbi(spans, span_offsets, doc_offsets, scores, transitions):
+    D = doc_offsets.shape[0] - 1
+    K = scores.shape[1]
+    B = K
+    m = _max_doc_length(doc_offsets) + 1
+    best = np.empty((m, K))  # best[p, y]: best segmentation of [0, p) ending in y
+    best_span = np.empty((m, K), dtype=np.int64)
+    entry = np.empty((m, K))  # entry[p, y]: best score before a segment y at p
+    entry_label = np.empty((m, K), dtype=np.int64)
+    labels = np.full(spans.shape[0], -1, dtype=np.int64)
+    best_scores = np.zeros(D)
+    for d in range(D):
+        first = doc_offsets[d]
+        n = doc_offsets[d + 1] - first
+        if n == 0:
+            continue
+        best[: n + 1, :] = NEG_INF
+        best_span[: n + 1, :] = -1
+        for y in range(K):
+            entry[0, y] = transitions[B, y]
+            entry_label[0, y] = B
+        s = span_offsets[d]
+        hi = span_offsets[d + 1]
+        for p in range(1, n + 1):
+            if p > 1:
+                for y in range(K):
+                    top = NEG_INF
+                    arg = -1
+                    for z in range(K):
+                        v = best[p - 1, z] + transitions[z, y]
+                        if v > top:
+                            top = v
+                            arg = z
+                    entry[p - 1, y] = top
+                    entry_label[p - 1, y] = arg
+            while s < hi and spans[s, 1] - first == p - 1:
+                i = spans[s, 0] - first
+                y0 = 0 if i == p - 1 else 1
+                for y in range(y0, K):
+                    v = entry[i, y] + scores[s, y]
+                    if v > best[p, y]:
+                        best[p, y] = v
+                        best_span[p, y] = s
+                s += 1
+        top = NEG_INF
+        y = -1
+        for z in range(K):
+            v = best[n, z] + transitions[z, B]
+            if v > top:
+                top = v
+                y = z
+        best_scores[d] = top
+        p = n
+        while p > 0:
+            s = best_span[p, y]
+            labels[s] = y
+            i = spans[s, 0] - first
+            y = entry_label[i, y]
+            p = i
+    return best_scores, labels
+
+
+@njit(cache=True)
+def _transition_counts(spans, span_offsets, labels, n_labels):
+    B = n_labels
+    counts = np.zeros((n_labels + 1, n_labels + 1))
+    for d in range(span_offsets.shape[0] - 1):
+        previous = B
+        for s in range(span_offsets[d], span_offsets[d + 1]):
+            if labels[s] >= 0:
+                counts[previous, labels[s]] += 1.0
+                previous = labels[s]
+        if previous != B:
+            counts[previous, B] += 1.0
+    return counts
+
+
+def _check(spans, span_offsets, doc_offsets, scores, transitions):
+    spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
+    span_offsets = np.ascontiguousarray(span_offsets, dtype=np.int64)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    transitions = np.ascontiguousarray(transitions, dtype=np.float64)
+    K = scores.shape[1] if scores.ndim == 2 else -1
+    if scores.shape != (spans.shape[0], K) or K < 1:
+        raise ValueError(f"scores must have shape (n_spans={spans.shape[0]}, n_labels), not {scores.shape}")
+    if transitions.shape != (K + 1, K + 1):
+        raise ValueError(f"transitions must have shape {(K + 1, K + 1)}, not {transitions.shape}")
+    if span_offsets.shape != doc_offsets.shape or span_offsets[-1] != spans.shape[0]:
+        raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
+    if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
+        raise ValueError("scores and transitions must be finite (the model produced NaN or inf)")
+    widths = spans[:, 1] - spans[:, 0]
+    if np.count_nonzero(widths == 0) != doc_offsets[-1] or np.any(widths < 0):
+        raise ValueError("every token must be a candidate span of its own, and spans must have first <= last")
+    return spans, span_offsets, doc_offsets, scores, transitions
+
+
+def log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
+    """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,)."""
+    return _log_partition(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+
+
+def marginals(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forward-backward: (log Z (D,), span-label marginals (S, K), expected
+    transition counts summed over the batch (K + 1, K + 1)). The marginals are
+    the gradient of sum(log Z) with respect to ``scores`` and ``transitions``."""
+    return _marginals(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+
+
+def viterbi(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray]:
+    """MAP segmentation: (best score (D,), label of each span (S,), -1 where the
+    span is not a segment of the best segmentation)."""
+    return _viterbi(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+
+
+def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:
+    """Transition counts (K + 1, K + 1) of the segmentation given by ``labels``
+    (S,) (-1: not a segment), summed over the batch."""
+    return _transition_counts(
+        np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2),
+        np.ascontiguousarray(span_offsets, dtype=np.int64),
+        np.ascontiguousarray(labels, dtype=np.int64),
+        int(n_labels),
+    )
