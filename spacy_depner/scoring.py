@@ -1,0 +1,42 @@
+"""Registered scorers."""
+from typing import Any, Callable, Dict, Iterable, Optional
+
+from spacy.scorer import get_ner_prf
+from spacy.training import Example
+from spacy.util import registry
+
+from .pipeline.doc_arrays import make_batch
+from .structures.candidate_spans import span_index
+
+
+def lattice_coverage(examples: Iterable[Example], structure: str, max_length: Optional[int]) -> Optional[float]:
+    """Fraction of gold entities that are candidate spans of the predicted Docs'
+    lattice (their trees, for dgm and dgm_s); None without gold entities."""
+    examples = list(examples)
+    batch = make_batch([eg.predicted for eg in examples], structure, max_length)
+    entities = [
+        (offset + span.start, offset + span.end - 1)
+        for offset, eg in zip(batch.doc_offsets, examples)
+        for span in eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
+    ]
+    n_gold = sum(len(eg.reference.ents) for eg in examples)
+    if not n_gold:
+        return None
+    found = span_index(batch.spans, entities, batch.n_tokens) >= 0 if entities else []
+    return float(sum(found)) / n_gold
+
+
+@registry.scorers("spacy_depner.entity_scorer.v1")
+def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_entities
+
+
+def score_entities(examples: Iterable[Example], structure: Optional[str] = None, max_length: Optional[int] = None, **kwargs) -> Dict[str, Any]:
+    """P/R/F of doc.ents overall and per type (``ents_p``, ``ents_r``, ``ents_f``,
+    ``ents_per_type``), and, given the component's structure, the coverage of
+    the gold entities by its lattice (``ents_lattice_coverage``)."""
+    examples = list(examples)
+    scores = get_ner_prf(examples)
+    if structure is not None:
+        scores["ents_lattice_coverage"] = lattice_coverage(examples, structure, max_length)
+    return scores
