@@ -271,8 +271,6 @@ def _load_or_explain(pipe: TrainablePipe, load: Callable, source: str):
     """Load a component, turning any failure into an error that names the source."""
     try:
         return load()
-    except ValueError:
-        raise
     except Exception as error:
         raise ValueError(
             f"Could not load '{pipe.name}' from {source}: the data is missing or corrupt "

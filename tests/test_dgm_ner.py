@@ -1,0 +1,188 @@
+"""The dgm_ner component: learning, serialization, multiprocessing, bad input."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+# Trees: heads are absolute indices, a root is its own head.
+TINY = [
+    ("Lee Ann Womack won Single of the Year award".split(), [2, 2, 3, 3, 8, 7, 7, 4, 3],
+     ["compound", "compound", "nsubj", "ROOT", "compound", "case", "det", "nmod", "obj"],
+     ["B-PER", "I-PER", "I-PER", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"]),
+    ("John Smith visited New York".split(), [1, 2, 2, 4, 2],
+     ["compound", "nsubj", "ROOT", "compound", "obj"], ["B-PER", "I-PER", "O", "B-LOC", "I-LOC"]),
+    ("Mary lives in Paris".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "case", "obl"], ["B-PER", "O", "O", "B-LOC"]),
+    ("Paris loves Mary Smith".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "compound", "obj"], ["B-LOC", "O", "B-PER", "I-PER"]),
+]
+
+
+def make_example(nlp, words, heads, deps, ents, trees=True):
+    tree = {"heads": heads, "deps": deps} if trees else {}
+    return Example(Doc(nlp.vocab, words=words, **tree), Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=ents))
+
+
+def input_doc(nlp, words, heads=None, deps=None):
+    return Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+
+
+def train(structure="dgm", steps=40, model=None, **config):
+    nlp = spacy.blank("en")
+    cfg = {"structure": structure, **config}
+    if model:
+        cfg["model"] = model
+    ner = nlp.add_pipe("dgm_ner", config=cfg)
+    examples = [make_example(nlp, *row) for row in TINY]
+    optimizer = nlp.initialize(lambda: examples)
+    history = []
+    for _ in range(steps):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        history.append(losses["dgm_ner"])
+    return nlp, ner, examples, history
+
+
+def predictions(nlp, docs):
+    return [([(e.start, e.end, e.label_) for e in d.ents], d.spans["dgm_ner"].attrs["scores"].tolist()) for d in docs]
+
+
+def fresh_docs(nlp):
+    return [input_doc(nlp, words, heads, deps) for words, heads, deps, _ in TINY]
+
+
+@pytest.mark.parametrize("structure", ["dgm", "dgm_s", "semi_markov"])
+def test_learns_tiny_corpus(structure):
+    nlp, ner, examples, history = train(structure, max_length=8 if structure == "semi_markov" else None)
+    assert history[-1] < history[0] * 0.01
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+
+
+def test_learns_with_dependency_features():
+    model = {
+        "@architectures": "spacy_depner.SpanScorer.v1",
+        "dependency_features": True,
+        "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 32,
+                    "depth": 2, "embed_size": 500, "window_size": 1, "maxout_pieces": 2, "subword_features": True},
+    }
+    nlp, ner, examples, history = train("dgm", model=model)
+    assert history[-1] < history[0] * 0.01
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+
+
+def test_entity_scores_are_marginal_probabilities():
+    nlp, ner, examples, _ = train("dgm", steps=5)
+    for doc in nlp.pipe(fresh_docs(nlp)):
+        scores = doc.spans["dgm_ner"].attrs["scores"]
+        assert len(scores) == len(doc.ents) == len(doc.spans["dgm_ner"])
+        assert np.all((scores > 0) & (scores <= 1.0 + 1e-6))
+
+
+def test_added_by_entry_point_without_import():
+    code = "import spacy; nlp = spacy.blank('en'); print(type(nlp.add_pipe('dgm_ner')).__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "DependencyGuidedNER"
+
+
+def test_disk_and_bytes_round_trips(tmp_path):
+    nlp, ner, _, _ = train("dgm", steps=10)
+    expected = predictions(nlp, nlp.pipe(fresh_docs(nlp)))
+    nlp.to_disk(tmp_path / "model")
+    from_disk = spacy.load(tmp_path / "model")
+    assert predictions(from_disk, from_disk.pipe(fresh_docs(from_disk))) == expected
+    from_bytes = spacy.blank("en")
+    from_bytes.add_pipe("dgm_ner").from_bytes(ner.to_bytes())
+    assert from_bytes.get_pipe("dgm_ner").labels == ner.labels
+    assert predictions(from_bytes, from_bytes.pipe(fresh_docs(from_bytes))) == expected
+
+
+def test_corrupt_model_directory(tmp_path):
+    nlp, _, _, _ = train("dgm", steps=1)
+    nlp.to_disk(tmp_path / "model")
+    (tmp_path / "model" / "dgm_ner" / "model").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="dgm_ner"):
+        spacy.load(tmp_path / "model")
+
+
+def test_multiprocessing_equals_single_process():
+    nlp, _, _, _ = train("dgm", steps=10)
+    docs = fresh_docs(nlp) * 5
+    single = predictions(nlp, nlp.pipe([d.copy() for d in docs]))
+    multi = predictions(nlp, nlp.pipe([d.copy() for d in docs], n_process=2, batch_size=4))
+    assert multi == single
+
+
+def test_empty_one_token_and_long_docs():
+    nlp, ner, _, _ = train("dgm", steps=10)
+    assert list(ner(input_doc(nlp, [])).ents) == []
+    one = ner(input_doc(nlp, ["Paris"], [0], ["ROOT"]))
+    assert all(e.end - e.start == 1 for e in one.ents)
+    n = 5000
+    rng = np.random.default_rng(0)
+    words = [str(w) for w in rng.choice(["Mary", "lives", "in", "Paris", "John", "Smith"], n)]
+    heads = [i if i % 25 == 0 else int(rng.integers(i - i % 25, i)) for i in range(n)]  # 200 sentences
+    doc = ner(input_doc(nlp, words, heads, ["dep"] * n))
+    sentence_of = {t.i: s for s, sent in enumerate(doc.sents) for t in sent}
+    assert len(doc.ents) > 0
+    assert all(sentence_of[e.start] == sentence_of[e.end - 1] for e in doc.ents)
+
+
+def test_non_projective_tree():
+    nlp, ner, _, _ = train("dgm", steps=10)
+    # arcs 0<-2 and 1<-3 cross
+    doc = ner(input_doc(nlp, "Mary John lives Paris".split(), [2, 3, 2, 2], ["nsubj", "x", "ROOT", "obl"]))
+    assert len(doc.spans["dgm_ner"]) == len(doc.ents)
+
+
+@pytest.mark.parametrize("structure", ["dgm", "dgm_s"])
+def test_doc_without_parse_is_a_clear_error(structure):
+    nlp, ner, _, _ = train(structure, steps=1)
+    with pytest.raises(ValueError, match="parser before"):
+        ner(input_doc(nlp, "Mary lives in Paris".split()))
+
+
+def test_semi_markov_needs_no_parse():
+    nlp, ner, _, _ = train("semi_markov", steps=30, max_length=4)
+    doc = ner(input_doc(nlp, "Mary lives in Paris".split()))
+    assert [(e.text, e.label_) for e in doc.ents] == [("Mary", "PER"), ("Paris", "LOC")]
+
+
+def test_max_length_bounds_entities():
+    nlp, ner, _, _ = train("semi_markov", steps=10, max_length=2)
+    for doc in nlp.pipe(fresh_docs(nlp)):
+        assert all(len(e) <= 2 for e in doc.ents)
+
+
+def test_unknown_gold_label_is_a_clear_error():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("dgm_ner")
+    examples = [make_example(nlp, *row) for row in TINY]
+    ner.initialize(lambda: examples, nlp=nlp, labels=["PER", "LOC"])
+    with pytest.raises(ValueError, match="Unknown label 'MISC'"):
+        ner.update(examples)
+
+
+def test_gold_outside_lattice_is_counted_and_added():
+    words = "New York City rocks".split()
+    # "New York City" is not a valid span in this tree: its path New-rocks-City-York... not increasing
+    heads, deps = [3, 2, 3, 3], ["nsubj", "compound", "nsubj", "ROOT"]
+    ents = ["B-LOC", "I-LOC", "I-LOC", "O"]
+    for add_gold in (True, False):
+        nlp = spacy.blank("en")
+        ner = nlp.add_pipe("dgm_ner", config={"add_gold_spans": add_gold})
+        examples = [make_example(nlp, words, heads, deps, ents)]
+        optimizer = nlp.initialize(lambda: examples)
+        losses = nlp.update(examples, sgd=optimizer, losses={})
+        assert losses["dgm_ner_gold_outside_lattice"] == 1
+        assert np.isfinite(losses["dgm_ner"]) and losses["dgm_ner"] > 0
+        assert nlp.evaluate(examples)["ents_lattice_coverage"] == 0.0
+
+
+def test_bad_settings():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="structure"):
+        nlp.add_pipe("dgm_ner", config={"structure": "crf"})
+    with pytest.raises(ValueError, match="max_length"):
+        nlp.add_pipe("dgm_ner", name="other", config={"max_length": 0})
