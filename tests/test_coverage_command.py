@@ -1,0 +1,21 @@
+"""``python -m spacy_depner coverage`` on the hand-made fixture, figures derived by hand."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_coverage_json():
+    out = subprocess.run(
+        [sys.executable, "-m", "spacy_depner", "coverage", "--conllu", str(DATA / "tiny.conllu"), "--uner", str(DATA / "tiny.iob2")],
+        capture_output=True, text=True, check=True,
+    )
+    report = json.loads(out.stdout)
+    assert (report["sentences"], report["tokens"], report["entities"]) == (3, 17, 5)
+    # "Lake Tahoe": Lake and Tahoe both hang from "Visit", so the path is not increasing
+    assert report["coverage"] == {"semi_markov_L8": 100.0, "dgm_s": 80.0, "dgm": 80.0}
+    # semi-Markov: 21 + 36 + 6 spans; DGM-S: 17 words + 14 arcs; DGM: 13 + 21 + 5 valid spans
+    expected = {"semi_markov_L8": 63 / 17, "dgm_s": 31 / 17, "dgm": 39 / 17}
+    assert report["spans_per_token"] == {k: round(v, 3) for k, v in expected.items()}
