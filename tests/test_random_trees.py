@@ -3,23 +3,10 @@ import itertools
 
 import numpy as np
 import pytest
+from brute_force import is_tree
 
 from spacy_depner.structures.candidate_spans import valid_spans
 from spacy_depner.structures.random_trees import _prufer_heads, random_forest, random_tree
-
-
-def is_tree(heads):
-    roots = np.flatnonzero(heads == -1)
-    if len(roots) != 1:
-        return False
-    for t in range(len(heads)):
-        seen, v = set(), t
-        while heads[v] != -1:
-            if v in seen:
-                return False
-            seen.add(v)
-            v = heads[v]
-    return True
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 57])

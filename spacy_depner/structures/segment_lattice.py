@@ -258,14 +258,50 @@ def _check(spans, span_offsets, doc_offsets, scores, transitions):
         raise ValueError(f"scores must have shape (n_spans={spans.shape[0]}, n_labels), not {scores.shape}")
     if transitions.shape != (K + 1, K + 1):
         raise ValueError(f"transitions must have shape {(K + 1, K + 1)}, not {transitions.shape}")
-    if span_offsets.shape != doc_offsets.shape or span_offsets[-1] != spans.shape[0]:
+    if span_offsets.ndim != 1 or span_offsets.shape != doc_offsets.shape or span_offsets.shape[0] == 0 or span_offsets[-1] != spans.shape[0]:
         raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
     if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
         raise ValueError("scores and transitions must be finite (the model produced NaN or inf)")
-    widths = spans[:, 1] - spans[:, 0]
-    if np.count_nonzero(widths == 0) != doc_offsets[-1] or np.any(widths < 0):
-        raise ValueError("every token must be a candidate span of its own, and spans must have first <= last")
+    problem = _layout_problem(spans, span_offsets, doc_offsets)
+    if problem:
+        raise ValueError(_LAYOUT_PROBLEMS[problem])
     return spans, span_offsets, doc_offsets, scores, transitions
+
+
+_LAYOUT_PROBLEMS = {
+    1: "span_offsets and doc_offsets must start at 0 and never decrease",
+    2: "every span must lie inside its own document and have first <= last",
+    3: "the spans of a document must be sorted by their last token",
+    4: "every token must be a candidate span of its own, exactly once, in its own document",
+}
+
+
+@njit(cache=True)
+def _layout_problem(spans, span_offsets, doc_offsets):
+    """0 if the batch layout is one the recursions can run on, else a key of
+    ``_LAYOUT_PROBLEMS``. O(S + N)."""
+    D = doc_offsets.shape[0] - 1
+    if D < 0 or span_offsets[0] != 0 or doc_offsets[0] != 0:
+        return 1
+    for d in range(D):
+        if span_offsets[d + 1] < span_offsets[d] or doc_offsets[d + 1] < doc_offsets[d]:
+            return 1
+    for d in range(D):
+        first, end = doc_offsets[d], doc_offsets[d + 1]
+        expected = first  # the next token whose one-token span is due
+        for s in range(span_offsets[d], span_offsets[d + 1]):
+            i, j = spans[s, 0], spans[s, 1]
+            if i < first or j >= end or i > j:
+                return 2
+            if s > span_offsets[d] and j < spans[s - 1, 1]:
+                return 3
+            if i == j:
+                if i != expected:
+                    return 4
+                expected += 1
+        if expected != end:
+            return 4
+    return 0
 
 
 def log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
