@@ -1,8 +1,9 @@
 """``python -m spacy_depner coverage``: how much of the gold entities each
 lattice can represent, and how many candidate spans per token it has."""
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 import typer
@@ -30,10 +31,26 @@ def corpus_arrays(corpus: UNERCorpus):
     return heads, offsets, np.stack([starts, ends], axis=1)
 
 
-def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> Dict:
+def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:
+    """The corpus with each sentence's heads replaced by those of the parser
+    pipeline at ``parser`` (-1 for a root)."""
+    from .evaluate import parse_corpus
+
+    docs, _ = parse_corpus(parser, corpus)
+    sentences = [
+        replace(s, heads=[-1 if t.head.i == t.i else t.head.i for t in doc], deprels=[t.dep_ for t in doc])
+        for s, doc in zip(corpus.sentences, docs)
+    ]
+    return replace(corpus, sentences=sentences)
+
+
+def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser: Optional[Path] = None) -> Dict:
     """sentences, tokens, entities; coverage (percent of gold entities that are
-    candidate spans) and spans_per_token, per lattice."""
+    candidate spans) and spans_per_token, per lattice; with the gold trees, or
+    with those of the parser pipeline at ``parser``."""
     corpus = read_uner_corpus(conllu, iob2, labels)
+    if parser is not None:
+        corpus = with_parsed_trees(corpus, parser)
     heads, offsets, entities = corpus_arrays(corpus)
     n_tokens = int(offsets[-1])
     report = {"sentences": len(corpus.sentences), "tokens": n_tokens, "entities": int(entities.shape[0]),
@@ -50,7 +67,13 @@ def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> Dic
 def coverage(
     conllu: Path = typer.Option(..., help="CoNLL-U file with the trees"),
     uner: Path = typer.Option(..., help="UNER IOB2 file with the entities of the same sentences"),
+    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones"),
+    output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),
 ) -> None:
     """Print JSON: sentences, tokens, entities, coverage and spans_per_token of
-    the semi-Markov (L=8), DGM-S and DGM lattices (gold trees)."""
-    typer.echo(json.dumps(coverage_report(conllu, uner), indent=2))
+    the semi-Markov (L=8), DGM-S and DGM lattices (gold trees, or a parser's)."""
+    text = json.dumps(coverage_report(conllu, uner, parser=parser), indent=2)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf8")
+    typer.echo(text)

@@ -5,28 +5,8 @@ import sys
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc
-from spacy.training import Example
 
-# Trees: heads are absolute indices, a root is its own head.
-TINY = [
-    ("Lee Ann Womack won Single of the Year award".split(), [2, 2, 3, 3, 8, 7, 7, 4, 3],
-     ["compound", "compound", "nsubj", "ROOT", "compound", "case", "det", "nmod", "obj"],
-     ["B-PER", "I-PER", "I-PER", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"]),
-    ("John Smith visited New York".split(), [1, 2, 2, 4, 2],
-     ["compound", "nsubj", "ROOT", "compound", "obj"], ["B-PER", "I-PER", "O", "B-LOC", "I-LOC"]),
-    ("Mary lives in Paris".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "case", "obl"], ["B-PER", "O", "O", "B-LOC"]),
-    ("Paris loves Mary Smith".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "compound", "obj"], ["B-LOC", "O", "B-PER", "I-PER"]),
-]
-
-
-def make_example(nlp, words, heads, deps, ents, trees=True):
-    tree = {"heads": heads, "deps": deps} if trees else {}
-    return Example(Doc(nlp.vocab, words=words, **tree), Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=ents))
-
-
-def input_doc(nlp, words, heads=None, deps=None):
-    return Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
 
 
 def train(structure="dgm", steps=40, model=None, **config):
@@ -60,16 +40,15 @@ def test_learns_tiny_corpus(structure):
     assert nlp.evaluate(examples)["ents_f"] == 1.0
 
 
-def test_learns_with_dependency_features():
-    model = {
-        "@architectures": "spacy_depner.SpanScorer.v1",
-        "dependency_features": True,
-        "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 32,
-                    "depth": 2, "embed_size": 500, "window_size": 1, "maxout_pieces": 2, "subword_features": True},
-    }
+@pytest.mark.parametrize("architecture", ["spacy_depner.SpanScorer.v1", "spacy_depner.PooledSpanScorer.v1"])
+@pytest.mark.parametrize("dependency_features", [False, True])
+def test_learns_with_either_scorer_and_dependency_features(architecture, dependency_features):
+    model = {"@architectures": architecture, "dependency_features": dependency_features, "tok2vec": SMALL_TOK2VEC}
     nlp, ner, examples, history = train("dgm", model=model)
     assert history[-1] < history[0] * 0.01
     assert nlp.evaluate(examples)["ents_f"] == 1.0
+    empty = ner(input_doc(nlp, []))
+    assert list(empty.ents) == []
 
 
 def test_entity_scores_are_marginal_probabilities():

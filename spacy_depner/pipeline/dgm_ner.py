@@ -5,21 +5,18 @@ valid spans), ``dgm_s`` (single-arc spans) or ``semi_markov`` (every span up to
 ``max_length``). Entities go to ``doc.ents``; the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
 """
-from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
-import srsly
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
-from spacy.tokens import Doc, Span, SpanGroup
-from spacy.training import Example, validate_examples, validate_get_examples
-from spacy.util import registry
+from spacy.tokens import Doc, SpanGroup
+from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.api import Config, Model
 
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .doc_arrays import Batch, covered_tokens, make_batch, require_parse, spans_per_doc
 
 STRUCTURES = ("dgm", "dgm_s", "semi_markov")
@@ -33,17 +30,8 @@ maxout_pieces = 2
 width_buckets = 8
 dependency_features = false
 dependency_width = 32
-
-[model.tok2vec]
-@architectures = "spacy.HashEmbedCNN.v2"
-pretrained_vectors = null
-width = 96
-depth = 4
-embed_size = 2000
-window_size = 1
-maxout_pieces = 3
-subword_features = true
 """
+    + DEFAULT_TOK2VEC
 )["model"]
 
 
@@ -79,7 +67,7 @@ def make_dgm_ner(
     )
 
 
-class DependencyGuidedNER(TrainablePipe):
+class DependencyGuidedNER(EntityPipe):
     def __init__(
         self,
         vocab: Vocab,
@@ -100,6 +88,7 @@ class DependencyGuidedNER(TrainablePipe):
         self.model = model
         self.name = name
         self.scorer = scorer
+        self.extra_losses = (f"{name}_gold_outside_lattice",)
         self.cfg = {
             "labels": [],
             "structure": structure,
@@ -107,24 +96,6 @@ class DependencyGuidedNER(TrainablePipe):
             "add_gold_spans": add_gold_spans,
             "scores_key": scores_key,
         }
-
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        return tuple(self.cfg["labels"])
-
-    def add_label(self, label: str) -> int:
-        if not isinstance(label, str) or not label:
-            raise ValueError(f"A label must be a non-empty string, not {label!r}")
-        if label in self.labels:
-            return 0
-        if self.model.has_param("transitions"):
-            raise ValueError(
-                f"Cannot add label {label!r} to '{self.name}' after it was initialized: "
-                "pass every label to initialize (labels = [...] in [initialize.components])."
-            )
-        self.cfg["labels"].append(label)
-        self.vocab.strings.add(label)
-        return 1
 
     def _batch(self, docs: List[Doc]) -> Batch:
         return make_batch(docs, self.cfg["structure"], self.cfg["max_length"], self.name)
@@ -146,39 +117,19 @@ class DependencyGuidedNER(TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels > 0)
-        probabilities = span_marginals[rows, labels[rows]]
+        probabilities = span_marginals[rows, labels[rows]].astype(np.float32)
         doc_of_row = np.searchsorted(batch.doc_offsets, batch.spans[rows, 0], side="right") - 1
-        for d, doc in enumerate(docs):
-            mine = rows[doc_of_row == d]
-            offset = batch.doc_offsets[d]
-            ents = [
-                Span(doc, int(batch.spans[r, 0] - offset), int(batch.spans[r, 1] - offset + 1), label=self.labels[labels[r] - 1])
-                for r in mine
-            ]
+        for d, (doc, ents) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, batch.spans[rows], labels[rows]))):
             doc.set_ents(ents, default="outside")
             group = SpanGroup(doc, name=self.cfg["scores_key"], spans=ents)
-            group.attrs["scores"] = probabilities[doc_of_row == d].astype(np.float32)
+            group.attrs["scores"] = probabilities[doc_of_row == d]
             doc.spans[self.cfg["scores_key"]] = group
 
     def _gold(self, examples: List[Example], batch: Batch) -> Tuple[Batch, np.ndarray, int]:
         """Per-span gold labels (S,) (-1: not a gold segment) on a lattice that,
         with add_gold_spans, holds every gold entity; and the number of gold
         entities the candidate spans lacked."""
-        label_ids = {label: i + 1 for i, label in enumerate(self.labels)}
-        starts, ends, ids = [], [], []
-        for doc_offset, eg in zip(batch.doc_offsets, examples):
-            aligned = eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
-            for span in aligned:
-                if span.label_ not in label_ids:
-                    raise ValueError(
-                        f"Unknown label {span.label_!r} in the gold entities for '{self.name}' "
-                        f"(labels: {list(self.labels)}). Add it with initialize(labels=...)."
-                    )
-                starts.append(doc_offset + span.start)
-                ends.append(doc_offset + span.end - 1)
-                ids.append(label_ids[span.label_])
-        entities = np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2)
-        ids = np.array(ids, dtype=np.int64)
+        entities, ids = self.gold_entities(examples, batch.doc_offsets)
         missing = span_index(batch.spans, entities, batch.n_tokens) < 0
         if self.cfg["add_gold_spans"] and missing.any():
             spans = merge_spans(batch.spans, entities[missing], batch.n_tokens)
@@ -191,34 +142,13 @@ class DependencyGuidedNER(TrainablePipe):
         gold[span_index(batch.spans, np.stack([singles, singles], axis=1), batch.n_tokens)] = 0
         return batch, gold, int(missing.sum())
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        losses.setdefault(f"{self.name}_gold_outside_lattice", 0.0)
-        examples = list(examples)
-        validate_examples(examples, "DependencyGuidedNER.update")
-        docs = [eg.predicted for eg in examples]
-        if not any(len(doc) for doc in docs):
-            return losses
+    def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         batch = self._batch(docs)
         batch, gold, n_missing = self._gold(examples, batch)
-        set_dropout_rate(self.model, drop)
         (scores, transitions), backprop = self.model.begin_update((docs, batch.spans))
         loss, d_scores, d_transitions = self.get_loss(examples, (batch, gold, scores, transitions))
         backprop((self.model.ops.asarray2f(d_scores), self.model.ops.asarray2f(d_transitions)))
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += loss
-        losses[f"{self.name}_gold_outside_lattice"] += n_missing
-        return losses
+        return loss, {f"{self.name}_gold_outside_lattice": n_missing}
 
     def get_loss(self, examples, predictions) -> Tuple[float, np.ndarray, np.ndarray]:
         """Negative log-likelihood of the gold segmentation (eq. 4 without the L2
@@ -244,35 +174,6 @@ class DependencyGuidedNER(TrainablePipe):
         nlp: Optional[Language] = None,
         labels: Optional[List[str]] = None,
     ) -> None:
-        validate_get_examples(get_examples, "DependencyGuidedNER.initialize")
-        if labels is not None:
-            for label in labels:
-                self.add_label(label)
-        else:
-            for eg in get_examples():
-                for ent in eg.reference.ents:
-                    self.add_label(ent.label_)
-        if not self.labels:
-            raise ValueError(
-                f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
-            )
+        sample = self.initialize_labels(get_examples, labels)
         self.model.set_dim("nO", len(self.labels) + 1)
-        sample = [eg.predicted for eg in islice(get_examples(), 10)]
         self.model.initialize(X=(sample, None) if sample else None)
-
-    def from_bytes(self, bytes_data, *, exclude=tuple()):
-        return _load_or_explain(self, lambda: TrainablePipe.from_bytes(self, bytes_data, exclude=exclude), "bytes")
-
-    def from_disk(self, path, *, exclude=tuple()):
-        return _load_or_explain(self, lambda: TrainablePipe.from_disk(self, path, exclude=exclude), str(path))
-
-
-def _load_or_explain(pipe: TrainablePipe, load: Callable, source: str):
-    """Load a component, turning any failure into an error that names the source."""
-    try:
-        return load()
-    except Exception as error:
-        raise ValueError(
-            f"Could not load '{pipe.name}' from {source}: the data is missing or corrupt "
-            f"({type(error).__name__}: {error}). Save the pipeline again with nlp.to_disk."
-        ) from error

@@ -33,6 +33,8 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
+from .batch_layout import max_doc_length
+
 NEG_INF = -np.inf
 
 
@@ -106,18 +108,10 @@ def _backward(spans, lo, hi, first, n, scores, transitions, beta, delta):
 
 
 @njit(cache=True)
-def _max_doc_length(doc_offsets):
-    longest = 0
-    for d in range(doc_offsets.shape[0] - 1):
-        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    return longest
-
-
-@njit(cache=True)
 def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
-    m = _max_doc_length(doc_offsets) + 1
+    m = max_doc_length(doc_offsets) + 1
     alpha = np.empty((m, K))
     gamma = np.empty((m, K))
     log_z = np.zeros(D)
@@ -133,7 +127,7 @@ def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
     B = K
-    m = _max_doc_length(doc_offsets) + 1
+    m = max_doc_length(doc_offsets) + 1
     alpha = np.empty((m, K))
     gamma = np.empty((m, K))
     beta = np.empty((m, K))
@@ -174,7 +168,7 @@ def _viterbi(spans, span_offsets, doc_offsets, scores, transitions):
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
     B = K
-    m = _max_doc_length(doc_offsets) + 1
+    m = max_doc_length(doc_offsets) + 1
     best = np.empty((m, K))  # best[p, y]: best segmentation of [0, p) ending in y
     best_span = np.empty((m, K), dtype=np.int64)
     entry = np.empty((m, K))  # entry[p, y]: best score before a segment y at p

@@ -1,0 +1,108 @@
+"""``python -m spacy_depner evaluate``: score a trained entity pipeline on any
+CoNLL-U + UNER IOB2 pair, with the gold trees or with trees from a parser.
+
+Writes JSON: entity P/R/F overall and per type, words/s of the entity
+pipeline (the parser's time excluded), the parser's UAS/LAS when a parser
+gives the trees, and per-sentence (TP, FP, FN) counts for significance tests.
+"""
+import json
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import typer
+
+from .cli import app
+from .readers.conllu import sentences_to_doc
+from .readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
+from .significance import f1_from_counts, item_counts
+
+
+def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
+    """Docs of the corpus's sentences (one per sentence, words only) parsed by
+    the pipeline at ``parser_path``; the parse is made one sentence per Doc."""
+    import spacy
+
+    parser_nlp = spacy.load(parser_path)
+    docs = [sentences_to_doc(parser_nlp.vocab, [s], with_trees=False) for s in corpus.sentences]
+    return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
+
+
+def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
+    """UAS and LAS (percent, punctuation included) of the Docs' trees against the
+    corpus's gold trees; a root is its own head in both."""
+    predicted_heads = np.concatenate([[t.head.i for t in doc] for doc in docs if len(doc)])
+    predicted_deps = np.array([t.dep_.lower() for doc in docs for t in doc])
+    gold_heads = np.concatenate([[h if h >= 0 else i for i, h in enumerate(s.heads)] for s in corpus.sentences if s.words])
+    gold_deps = np.array([("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)])
+    heads_right = predicted_heads == gold_heads
+    return {"uas": round(100.0 * heads_right.mean(), 2), "las": round(100.0 * (heads_right & (predicted_deps == gold_deps)).mean(), 2)}
+
+
+def entity_sets(docs) -> List[set]:
+    return [{(e.start, e.end, e.label_) for e in doc.ents} for doc in docs]
+
+
+def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Path] = None,
+                      labels=DEFAULT_LABELS, batch_size: int = 256) -> Dict:
+    """Entity scores of the pipeline at ``model`` on the corpus, with gold trees
+    (``parser`` None) or the trees of the parser pipeline at ``parser``."""
+    import spacy
+
+    nlp = spacy.load(model)
+    corpus = read_uner_corpus(conllu, uner, labels)
+    result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
+                    "trees": "predicted" if parser else "given"}
+    if parser:
+        parsed, _ = parse_corpus(parser, corpus, batch_size)
+        result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
+        docs = [_with_vocab(nlp.vocab, d) for d in parsed]
+    else:
+        docs = [sentences_to_doc(nlp.vocab, [s], with_trees=True) for s in corpus.sentences]
+    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+    n_words = sum(len(doc) for doc in docs)
+    start = time.perf_counter()
+    predicted = list(nlp.pipe(docs, batch_size=batch_size))
+    seconds = time.perf_counter() - start
+    counts = item_counts(entity_sets(gold_docs), entity_sets(predicted))
+    result.update(_prf(counts))
+    result["per_type"] = {
+        label: _prf(item_counts([{e for e in g if e[2] == label} for g in entity_sets(gold_docs)],
+                                [{e for e in p if e[2] == label} for p in entity_sets(predicted)]))
+        for label in labels
+    }
+    result.update({"words": n_words, "seconds": round(seconds, 3), "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+                   "sentence_counts": counts.tolist()})
+    return result
+
+
+def _with_vocab(vocab, doc):
+    """The Doc's words, spaces and trees in ``vocab`` (the entity pipeline's)."""
+    from spacy.tokens import Doc
+
+    return Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
+               heads=[t.head.i for t in doc], deps=[t.dep_ for t in doc]) if len(doc) else Doc(vocab, words=[])
+
+
+def _prf(counts: np.ndarray) -> Dict[str, float]:
+    tp, fp, fn = counts.sum(axis=0) if len(counts) else (0, 0, 0)
+    return {"p": round(100.0 * tp / max(tp + fp, 1), 2), "r": round(100.0 * tp / max(tp + fn, 1), 2),
+            "f": round(100.0 * f1_from_counts(counts), 2) if len(counts) else 0.0}
+
+
+@app.command("evaluate")
+def evaluate(
+    model: Path = typer.Argument(..., help="Trained pipeline directory"),
+    conllu: Path = typer.Option(..., help="CoNLL-U file (words, and the gold trees)"),
+    uner: Path = typer.Option(..., help="UNER IOB2 file with the entities of the same sentences"),
+    parser: Optional[Path] = typer.Option(None, help="Parser pipeline for predicted trees (default: the gold trees)"),
+    output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print)"),
+) -> None:
+    """Score MODEL on a CoNLL-U + IOB2 pair; P/R/F, words/s, and the parser's UAS/LAS with --parser."""
+    result = evaluate_pipeline(model, conllu, uner, parser)
+    summary = {k: v for k, v in result.items() if k != "sentence_counts"}
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result), encoding="utf8")
+    typer.echo(json.dumps(summary, indent=2))

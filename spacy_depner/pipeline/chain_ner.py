@@ -1,0 +1,183 @@
+"""``chain_ner``: flat NER with a linear chain over BIO or BILOU tags.
+
+Trained as a CRF (``loss = "crf"``, Lafferty et al. 2001: negative
+log-likelihood by forward-backward) or as a structured perceptron (``loss =
+"perceptron"``, Collins 2002, as in Daiber & Klaussner: Viterbi tags against
+gold tags; with ``use_averages = true`` in the optimizer, spaCy trains, scores
+and saves the averaged parameters). Invalid tag sequences are excluded by the
+transition constraints of the scheme, in training and decoding alike.
+Optional token features: dependency features (as in ``dgm_ner``) and
+gazetteer phrases per label, read from a JSONL file at initialization and
+saved with the pipeline.
+"""
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from ..structures import linear_chain
+from .doc_arrays import require_parse
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .gazetteer import Gazetteer, read_phrases
+
+SCHEMES = ("BIO", "BILOU")
+LOSSES = ("crf", "perceptron")
+
+DEFAULT_MODEL = Config().from_str(
+    """
+[model]
+@architectures = "spacy_depner.TagScorer.v1"
+hidden_width = 128
+maxout_pieces = 2
+dependency_features = false
+dependency_width = 32
+gazetteer_width = 16
+"""
+    + DEFAULT_TOK2VEC
+)["model"]
+
+
+@Language.factory(
+    "chain_ner",
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "scheme": "BILOU",
+        "loss": "crf",
+        "gazetteer": None,
+        "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
+    },
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
+)
+def make_chain_ner(
+    nlp: Language,
+    name: str,
+    model: Model,
+    scheme: str,
+    loss: str,
+    gazetteer: Optional[str],
+    scorer: Optional[Callable],
+) -> "LinearChainNER":
+    """scheme: "BIO" | "BILOU"; loss: "crf" | "perceptron"; gazetteer: path of a
+    JSONL file of {"label", "pattern"} phrases, read by initialize (null: none)."""
+    return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scorer=scorer)
+
+
+class LinearChainNER(EntityPipe):
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "chain_ner",
+        *,
+        scheme: str = "BILOU",
+        loss: str = "crf",
+        gazetteer: Optional[str] = None,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"Unknown tag scheme {scheme!r} for '{name}': use one of {', '.join(SCHEMES)}")
+        if loss not in LOSSES:
+            raise ValueError(f"Unknown loss {loss!r} for '{name}': use one of {', '.join(LOSSES)}")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg = {"labels": [], "scheme": scheme, "loss": loss, "gazetteer": gazetteer, "gazetteer_phrases": {}}
+        self._gazetteer: Optional[Gazetteer] = None
+
+    @property
+    def gazetteer(self) -> Gazetteer:
+        if self._gazetteer is None or self._gazetteer.phrases != self.cfg["gazetteer_phrases"]:
+            self._gazetteer = Gazetteer(self.vocab, self.cfg["gazetteer_phrases"])
+        return self._gazetteer
+
+    @property
+    def n_tags(self) -> int:
+        return len(linear_chain.tag_names(list(self.labels), self.cfg["scheme"]))
+
+    def _allowed(self) -> np.ndarray:
+        return linear_chain.allowed_transitions(len(self.labels), self.cfg["scheme"])
+
+    def _inputs(self, docs: List[Doc]):
+        if self.model.attrs.get("dependency_features"):
+            require_parse(docs, self.name)
+        return docs, self.gazetteer.codes(docs)
+
+    @staticmethod
+    def _doc_offsets(docs: List[Doc]) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
+
+    def _chain_args(self, docs, scores, transitions):
+        return (
+            np.asarray(self.model.ops.to_numpy(scores), dtype=np.float64),
+            self._doc_offsets(docs),
+            np.asarray(self.model.ops.to_numpy(transitions), dtype=np.float64),
+            self._allowed(),
+        )
+
+    def predict(self, docs: Iterable[Doc]):
+        """Viterbi tags (N,) and the batch's doc offsets (B + 1,)."""
+        docs = list(docs)
+        scores, transitions = self.model.predict(self._inputs(docs))
+        _, tags = linear_chain.viterbi(*self._chain_args(docs, scores, transitions))
+        return tags, self._doc_offsets(docs)
+
+    def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
+        tags, doc_offsets = predictions
+        spans, labels = linear_chain.tags_to_spans(tags, doc_offsets, self.cfg["scheme"], len(self.labels))
+        for doc, ents in zip(docs, self.entity_spans(docs, doc_offsets, spans, labels + 1)):
+            doc.set_ents(ents, default="outside")
+
+    def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
+        (scores, transitions), backprop = self.model.begin_update(self._inputs(docs))
+        loss, d_scores, d_transitions = self.get_loss(examples, (scores, transitions))
+        backprop((self.model.ops.asarray2f(d_scores), self.model.ops.asarray2f(d_transitions)))
+        return loss, {}
+
+    def gold_tags(self, examples: List[Example], doc_offsets: np.ndarray) -> np.ndarray:
+        entities, ids = self.gold_entities(examples, doc_offsets)
+        return linear_chain.spans_to_tags(entities, ids - 1, int(doc_offsets[-1]), self.cfg["scheme"])
+
+    def get_loss(self, examples, predictions) -> Tuple[float, np.ndarray, np.ndarray]:
+        """CRF: negative log-likelihood of the gold tags, gradient marginals minus
+        gold counts. Perceptron: score of the Viterbi tags minus that of the gold
+        tags (>= 0), gradient Viterbi counts minus gold counts."""
+        scores, transitions = predictions
+        docs = [eg.predicted for eg in examples]
+        args = self._chain_args(docs, scores, transitions)
+        scores64, doc_offsets, transitions64, _ = args
+        gold = self.gold_tags(examples, doc_offsets)
+        n_tags = scores64.shape[1]
+        gold_counts = linear_chain.transition_counts(gold, doc_offsets, n_tags)
+        tokens = np.arange(gold.shape[0])
+        gold_score = scores64[tokens, gold].sum() + (gold_counts * transitions64).sum()
+        if self.cfg["loss"] == "crf":
+            log_z, d_scores, expected_counts = linear_chain.marginals(*args)
+            loss = float(log_z.sum() - gold_score)
+        else:
+            best, tags = linear_chain.viterbi(*args)
+            d_scores = np.zeros_like(scores64)
+            d_scores[tokens, tags] += 1.0
+            expected_counts = linear_chain.transition_counts(tags, doc_offsets, n_tags)
+            loss = float(best.sum() - gold_score)
+        d_scores[tokens, gold] -= 1.0
+        return loss, d_scores.astype(np.float32), (expected_counts - gold_counts).astype(np.float32)
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[List[str]] = None,
+    ) -> None:
+        sample = self.initialize_labels(get_examples, labels)
+        if self.cfg["gazetteer"]:
+            self.cfg["gazetteer_phrases"] = read_phrases(self.cfg["gazetteer"])
+        self.model.set_dim("nO", self.n_tags)
+        self.model.set_dim("n_gazetteer", len(self.gazetteer))
+        self.model.initialize(X=(sample, None) if sample else None)

@@ -1,0 +1,142 @@
+"""What the entity components share: labels, gold entities as arrays,
+initialization and loading with clear errors."""
+from itertools import islice
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span
+from spacy.training import Example, validate_examples, validate_get_examples
+from thinc.api import Optimizer, set_dropout_rate
+
+# The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
+DEFAULT_TOK2VEC = """
+[model.tok2vec]
+@architectures = "spacy.HashEmbedCNN.v2"
+pretrained_vectors = null
+width = 96
+depth = 4
+embed_size = 2000
+window_size = 1
+maxout_pieces = 3
+subword_features = true
+"""
+
+
+class EntityPipe(TrainablePipe):
+    """A trainable component with ``cfg["labels"]`` and a model whose
+    ``transitions`` parameter exists once it is initialized."""
+
+    extra_losses: Tuple[str, ...] = ()
+
+    def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
+        """Forward and backward pass on a batch with at least one token: the
+        loss, and the values to add to ``extra_losses``."""
+        raise NotImplementedError
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        if losses is None:
+            losses = {}
+        for key in (self.name,) + tuple(self.extra_losses):
+            losses.setdefault(key, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        set_dropout_rate(self.model, drop)
+        loss, extra = self.learn_from(examples, docs)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        for key, value in extra.items():
+            losses[key] += value
+        return losses
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.cfg["labels"])
+
+    def add_label(self, label: str) -> int:
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"A label must be a non-empty string, not {label!r}")
+        if label in self.labels:
+            return 0
+        if self.model.has_param("transitions"):
+            raise ValueError(
+                f"Cannot add label {label!r} to '{self.name}' after it was initialized: "
+                "pass every label to initialize (labels = [...] in [initialize.components])."
+            )
+        self.cfg["labels"].append(label)
+        self.vocab.strings.add(label)
+        return 1
+
+    def gold_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """The reference entities aligned to the predicted Docs: (M, 2) first
+        and last token in batch coordinates, and label ids (M,) counted from 1."""
+        label_ids = {label: i + 1 for i, label in enumerate(self.labels)}
+        starts, ends, ids = [], [], []
+        for offset, eg in zip(doc_offsets, examples):
+            for span in eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False):
+                if span.label_ not in label_ids:
+                    raise ValueError(
+                        f"Unknown label {span.label_!r} in the gold entities for '{self.name}' "
+                        f"(labels: {list(self.labels)}). Add it with initialize(labels=...)."
+                    )
+                starts.append(offset + span.start)
+                ends.append(offset + span.end - 1)
+                ids.append(label_ids[span.label_])
+        return np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2), np.array(ids, dtype=np.int64)
+
+    def entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray) -> List[List[Span]]:
+        """Spans per Doc from (M, 2) first/last in batch coordinates and label ids (M,) from 1."""
+        doc_of = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
+        return [
+            [
+                Span(doc, int(spans[m, 0] - doc_offsets[d]), int(spans[m, 1] - doc_offsets[d] + 1), label=self.labels[label_ids[m] - 1])
+                for m in np.flatnonzero(doc_of == d)
+            ]
+            for d, doc in enumerate(docs)
+        ]
+
+    def initialize_labels(self, get_examples: Callable[[], Iterable[Example]], labels: Optional[List[str]]) -> List:
+        """Add the given labels, or those of the training entities; returns up
+        to 10 sample Docs for the model's initialization."""
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        if labels is not None:
+            for label in labels:
+                self.add_label(label)
+        else:
+            for eg in get_examples():
+                for ent in eg.reference.ents:
+                    self.add_label(ent.label_)
+        if not self.labels:
+            raise ValueError(
+                f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
+            )
+        return [eg.predicted for eg in islice(get_examples(), 10)]
+
+    def from_bytes(self, bytes_data, *, exclude=tuple()):
+        return _load_or_explain(self, lambda: TrainablePipe.from_bytes(self, bytes_data, exclude=exclude), "bytes")
+
+    def from_disk(self, path, *, exclude=tuple()):
+        return _load_or_explain(self, lambda: TrainablePipe.from_disk(self, path, exclude=exclude), str(path))
+
+
+def _load_or_explain(pipe: TrainablePipe, load: Callable, source: str):
+    """Load a component, turning any failure into an error that names the source."""
+    try:
+        return load()
+    except Exception as error:
+        raise ValueError(
+            f"Could not load '{pipe.name}' from {source}: the data is missing or corrupt "
+            f"({type(error).__name__}: {error}). Save the pipeline again with nlp.to_disk."
+        ) from error
+

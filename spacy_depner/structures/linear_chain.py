@@ -1,0 +1,521 @@
+"""Linear-chain CRF over BIO / BILOU tags (Lafferty, McCallum & Pereira 2001).
+
+The flat baseline beside the segment lattice: one tag per token, a first-order
+Markov chain of tags with transition scores and a boundary tag at both ends.
+The same ``viterbi`` and ``transition_counts`` serve the structured perceptron
+(Collins 2002; Daiber & Klaussner, "Named Entity Recognition as Structured
+Prediction", sec. 3.1): the update is gold counts minus Viterbi counts.
+Pure numpy/numba.
+
+Tags. For labels L_0..L_{K-1}, ``tag_names`` gives T tags: index 0 is "O",
+then per label in order "B-L", "I-L" (BIO, T = 1 + 2K) or "B-L", "I-L",
+"L-L", "U-L" (BILOU, T = 1 + 4K). Index T of the transition matrices is the
+boundary B: row T is the document start, column T the document end.
+
+Score of a tag sequence y_1..y_n of a document (positions in the document):
+
+    score(y) = sum_t scores[t, y_t] + trans[B, y_1] + sum_t trans[y_t, y_t+1] + trans[y_n, B]
+
+A sequence is in the space only when every transition it uses (the start
+B -> y_1 and the end y_n -> B included) is allowed; the others have
+probability zero. The empty document has exactly one (empty) sequence, of
+score 0, which uses no transition at all (not even B -> B).
+
+Inputs, for a batch of D documents over N tokens:
+    scores (N, T) float: per-token tag scores, documents one after another.
+    doc_offsets (D + 1,) int: tokens of document d are doc_offsets[d]:doc_offsets[d+1]
+        (starts at 0, never decreases, ends at N; empty documents allowed).
+    transitions (T + 1, T + 1) float: trans[a, b] for tag a followed by b.
+        Must be finite everywhere; forbid a transition with ``allowed``, not -inf.
+    allowed (T + 1, T + 1) bool: allowed[a, b] for tag a followed by b, usually
+        ``allowed_transitions(K, scheme)``; any matrix is accepted as long as
+        every non-empty document has at least one allowed sequence.
+
+Constraints of ``allowed_transitions`` (exact: every other pair is False):
+    BIO:   start -> O, B-*;  any tag -> O, B-*;  B-X, I-X -> I-X;
+           O, B-*, I-* -> end.
+    BILOU: start, O, L-*, U-* -> O, B-*, U-*, end;  B-X, I-X -> I-X, L-X.
+    In both, start -> end (the B -> B entry) is False: it is never used.
+
+Operations: ``log_partition`` (log Z per document), ``marginals`` (log Z,
+tag marginals and expected transition counts: exactly the gradient of
+sum(log Z) with respect to ``scores`` and ``transitions``; 0 on disallowed
+transitions and on the B -> B entry), ``viterbi`` (the MAP sequence, always
+allowed), ``transition_counts`` (of a given tag sequence), and the conversions
+``tags_to_spans`` / ``spans_to_tags``. The recursions run over the allowed
+pairs only (a sparse list of predecessors / successors per tag), so a
+document costs O(n * #allowed) <= O(n T^2), in one compiled call per batch.
+"""
+from typing import List, Tuple
+
+import numpy as np
+from numba import njit
+
+from .batch_layout import max_doc_length
+
+NEG_INF = -np.inf
+SCHEMES = {"BIO": ("B", "I"), "BILOU": ("B", "I", "L", "U")}
+
+
+# ---------------------------------------------------------------------------
+# Tag sets
+# ---------------------------------------------------------------------------
+
+
+def _prefixes(scheme: str) -> Tuple[str, ...]:
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown tagging scheme {scheme!r}: expected one of {sorted(SCHEMES)}")
+    return SCHEMES[scheme]
+
+
+def n_tags(n_labels: int, scheme: str) -> int:
+    """T: 1 + 2 K (BIO) or 1 + 4 K (BILOU)."""
+    if n_labels < 0:
+        raise ValueError(f"n_labels must be >= 0, not {n_labels}")
+    return 1 + len(_prefixes(scheme)) * int(n_labels)
+
+
+def tag_names(labels: List[str], scheme: str) -> List[str]:
+    """["O", "B-L0", "I-L0", ("L-L0", "U-L0",) "B-L1", ...]."""
+    prefixes = _prefixes(scheme)
+    return ["O"] + [f"{prefix}-{label}" for label in labels for prefix in prefixes]
+
+
+def allowed_transitions(n_labels: int, scheme: str) -> np.ndarray:
+    """(T + 1, T + 1) bool: allowed[a, b] when tag a may be followed by tag b;
+    index T is the boundary (row: document start, column: document end). See
+    the module docstring for the exact constraints."""
+    T = n_tags(n_labels, scheme)
+    B = T
+    allowed = np.zeros((T + 1, T + 1), dtype=bool)
+    if scheme == "BIO":
+        begins = 1 + 2 * np.arange(n_labels)
+        insides = begins + 1
+        outside_like = np.concatenate([[0], begins])  # may follow anything, may start
+        allowed[:, outside_like] = True
+        allowed[B, :] = False
+        allowed[B, outside_like] = True
+        allowed[begins, insides] = True
+        allowed[insides, insides] = True
+        allowed[:T, B] = True  # any tag may end a document
+    else:
+        begins = 1 + 4 * np.arange(n_labels)
+        insides, lasts, units = begins + 1, begins + 2, begins + 3
+        closed = np.concatenate([[0], lasts, units, [B]])  # no entity open after these
+        opening = np.concatenate([[0], begins, units, [B]])  # may follow a closed tag
+        allowed[np.ix_(closed, opening)] = True
+        allowed[begins, insides] = True
+        allowed[begins, lasts] = True
+        allowed[insides, insides] = True
+        allowed[insides, lasts] = True
+    allowed[B, B] = False
+    return allowed
+
+
+# ---------------------------------------------------------------------------
+# Compiled recursions
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _sparse(allowed):
+    """Allowed pairs among the tags 0..T-1 as CSR lists: predecessors of each
+    tag (pred[pred_ptr[b]:pred_ptr[b+1]], ascending) and successors of each tag."""
+    T = allowed.shape[0] - 1
+    pred_ptr = np.zeros(T + 1, dtype=np.int64)
+    succ_ptr = np.zeros(T + 1, dtype=np.int64)
+    for a in range(T):
+        for b in range(T):
+            if allowed[a, b]:
+                pred_ptr[b + 1] += 1
+                succ_ptr[a + 1] += 1
+    for y in range(T):
+        pred_ptr[y + 1] += pred_ptr[y]
+        succ_ptr[y + 1] += succ_ptr[y]
+    pred = np.empty(pred_ptr[T], dtype=np.int64)
+    succ = np.empty(succ_ptr[T], dtype=np.int64)
+    fill_pred = pred_ptr[:T].copy()
+    fill_succ = succ_ptr[:T].copy()
+    for a in range(T):
+        for b in range(T):
+            if allowed[a, b]:
+                pred[fill_pred[b]] = a
+                fill_pred[b] += 1
+                succ[fill_succ[a]] = b
+                fill_succ[a] += 1
+    return pred_ptr, pred, succ_ptr, succ
+
+
+@njit(cache=True)
+def _first_infeasible_doc(doc_offsets, allowed):
+    """Index of the first non-empty document of a length for which no allowed
+    sequence exists, or -1. Reachability over lengths 1..max: O(max_n T^2)."""
+    T = allowed.shape[0] - 1
+    B = T
+    longest = max_doc_length(doc_offsets)
+    feasible = np.zeros(longest + 1, dtype=np.bool_)
+    feasible[0] = True
+    reach = np.zeros(T, dtype=np.bool_)
+    step = np.zeros(T, dtype=np.bool_)
+    for y in range(T):
+        reach[y] = allowed[B, y]
+    for n in range(1, longest + 1):
+        if n > 1:
+            for y in range(T):
+                step[y] = False
+                for z in range(T):
+                    if reach[z] and allowed[z, y]:
+                        step[y] = True
+                        break
+            reach[:] = step
+        for y in range(T):
+            if reach[y] and allowed[y, B]:
+                feasible[n] = True
+                break
+    for d in range(doc_offsets.shape[0] - 1):
+        if not feasible[doc_offsets[d + 1] - doc_offsets[d]]:
+            return d
+    return -1
+
+
+@njit(cache=True)
+def _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer):
+    """alpha[t, y]: log-sum of the allowed prefixes y_1..y_t+1 ending in y at
+    position t, their token scores included. Returns log Z."""
+    T = scores.shape[1]
+    B = T
+    for y in range(T):
+        alpha[0, y] = transitions[B, y] + scores[first, y] if allowed[B, y] else NEG_INF
+    for t in range(1, n):
+        for y in range(T):
+            lo = pred_ptr[y]
+            hi = pred_ptr[y + 1]
+            top = NEG_INF
+            for k in range(lo, hi):
+                z = pred[k]
+                v = alpha[t - 1, z] + transitions[z, y]
+                buffer[k - lo] = v
+                if v > top:
+                    top = v
+            if top == NEG_INF:
+                alpha[t, y] = NEG_INF
+                continue
+            acc = 0.0
+            for k in range(hi - lo):
+                acc += np.exp(buffer[k] - top)
+            alpha[t, y] = top + np.log(acc) + scores[first + t, y]
+    top = NEG_INF
+    for y in range(T):
+        if allowed[y, B]:
+            v = alpha[n - 1, y] + transitions[y, B]
+            buffer[y] = v
+            if v > top:
+                top = v
+        else:
+            buffer[y] = NEG_INF
+    if top == NEG_INF:
+        return NEG_INF
+    acc = 0.0
+    for y in range(T):
+        acc += np.exp(buffer[y] - top)
+    return top + np.log(acc)
+
+
+@njit(cache=True)
+def _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer):
+    """beta[t, y]: log-sum of the allowed completions after tag y at position
+    t (scores of positions > t and the end transition included)."""
+    T = scores.shape[1]
+    B = T
+    for y in range(T):
+        beta[n - 1, y] = transitions[y, B] if allowed[y, B] else NEG_INF
+    for t in range(n - 2, -1, -1):
+        for a in range(T):
+            lo = succ_ptr[a]
+            hi = succ_ptr[a + 1]
+            top = NEG_INF
+            for k in range(lo, hi):
+                b = succ[k]
+                v = transitions[a, b] + scores[first + t + 1, b] + beta[t + 1, b]
+                buffer[k - lo] = v
+                if v > top:
+                    top = v
+            if top == NEG_INF:
+                beta[t, a] = NEG_INF
+                continue
+            acc = 0.0
+            for k in range(hi - lo):
+                acc += np.exp(buffer[k] - top)
+            beta[t, a] = top + np.log(acc)
+
+
+@njit(cache=True)
+def _log_partition(scores, doc_offsets, transitions, allowed):
+    D = doc_offsets.shape[0] - 1
+    T = scores.shape[1]
+    pred_ptr, pred, _, _ = _sparse(allowed)
+    m = max(max_doc_length(doc_offsets), 1)
+    alpha = np.empty((m, T))
+    buffer = np.empty(T)
+    log_z = np.zeros(D)
+    for d in range(D):
+        n = doc_offsets[d + 1] - doc_offsets[d]
+        if n > 0:
+            log_z[d] = _forward(scores, doc_offsets[d], n, transitions, allowed, pred_ptr, pred, alpha, buffer)
+    return log_z
+
+
+@njit(cache=True)
+def _marginals(scores, doc_offsets, transitions, allowed):
+    D = doc_offsets.shape[0] - 1
+    T = scores.shape[1]
+    B = T
+    pred_ptr, pred, succ_ptr, succ = _sparse(allowed)
+    m = max(max_doc_length(doc_offsets), 1)
+    alpha = np.empty((m, T))
+    beta = np.empty((m, T))
+    buffer = np.empty(T)
+    log_z = np.zeros(D)
+    tag_marginals = np.zeros(scores.shape)
+    transition_marginals = np.zeros(transitions.shape)
+    for d in range(D):
+        first = doc_offsets[d]
+        n = doc_offsets[d + 1] - first
+        if n == 0:
+            continue
+        z = _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer)
+        _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer)
+        log_z[d] = z
+        for t in range(n):
+            for y in range(T):
+                if alpha[t, y] != NEG_INF and beta[t, y] != NEG_INF:
+                    tag_marginals[first + t, y] = np.exp(alpha[t, y] + beta[t, y] - z)
+        for y in range(T):
+            if allowed[B, y] and beta[0, y] != NEG_INF:
+                transition_marginals[B, y] += np.exp(transitions[B, y] + scores[first, y] + beta[0, y] - z)
+            if allowed[y, B] and alpha[n - 1, y] != NEG_INF:
+                transition_marginals[y, B] += np.exp(alpha[n - 1, y] + transitions[y, B] - z)
+        for t in range(n - 1):
+            for a in range(T):
+                if alpha[t, a] == NEG_INF:
+                    continue
+                for k in range(succ_ptr[a], succ_ptr[a + 1]):
+                    b = succ[k]
+                    if beta[t + 1, b] == NEG_INF:
+                        continue
+                    transition_marginals[a, b] += np.exp(
+                        alpha[t, a] + transitions[a, b] + scores[first + t + 1, b] + beta[t + 1, b] - z
+                    )
+    return log_z, tag_marginals, transition_marginals
+
+
+@njit(cache=True)
+def _viterbi(scores, doc_offsets, transitions, allowed):
+    D = doc_offsets.shape[0] - 1
+    T = scores.shape[1]
+    B = T
+    pred_ptr, pred, _, _ = _sparse(allowed)
+    m = max(max_doc_length(doc_offsets), 1)
+    best = np.empty((m, T))  # best[t, y]: best allowed prefix ending in y at t
+    back = np.empty((m, T), dtype=np.int64)
+    tags = np.zeros(scores.shape[0], dtype=np.int64)
+    best_scores = np.zeros(D)
+    for d in range(D):
+        first = doc_offsets[d]
+        n = doc_offsets[d + 1] - first
+        if n == 0:
+            continue
+        for y in range(T):
+            best[0, y] = transitions[B, y] + scores[first, y] if allowed[B, y] else NEG_INF
+            back[0, y] = B
+        for t in range(1, n):
+            for y in range(T):
+                top = NEG_INF
+                arg = -1
+                for k in range(pred_ptr[y], pred_ptr[y + 1]):
+                    z = pred[k]
+                    v = best[t - 1, z] + transitions[z, y]
+                    if v > top:
+                        top = v
+                        arg = z
+                best[t, y] = top + scores[first + t, y] if arg >= 0 else NEG_INF
+                back[t, y] = arg
+        top = NEG_INF
+        y = -1
+        for z in range(T):
+            if allowed[z, B]:
+                v = best[n - 1, z] + transitions[z, B]
+                if v > top:
+                    top = v
+                    y = z
+        best_scores[d] = top
+        for t in range(n - 1, -1, -1):  # feasibility was checked: y >= 0 all along
+            tags[first + t] = y
+            y = back[t, y]
+    return best_scores, tags
+
+
+# ---------------------------------------------------------------------------
+# Input checks and public operations
+# ---------------------------------------------------------------------------
+
+
+def _as_offsets(doc_offsets, n_tokens):
+    doc_offsets = np.asarray(doc_offsets)
+    if doc_offsets.ndim != 1 or doc_offsets.shape[0] == 0:
+        raise ValueError(f"doc_offsets must be 1-d with n_docs + 1 >= 1 entries, not of shape {doc_offsets.shape}")
+    if doc_offsets.dtype.kind not in "iu":
+        raise ValueError(f"doc_offsets must be integers, not {doc_offsets.dtype}")
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if doc_offsets[0] != 0 or np.any(np.diff(doc_offsets) < 0):
+        raise ValueError("doc_offsets must start at 0 and never decrease")
+    if doc_offsets[-1] != n_tokens:
+        raise ValueError(f"doc_offsets must end at the number of tokens {n_tokens}, not {doc_offsets[-1]}")
+    return doc_offsets
+
+
+def _check(scores, doc_offsets, transitions, allowed):
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    transitions = np.ascontiguousarray(transitions, dtype=np.float64)
+    allowed = np.asarray(allowed)
+    if scores.ndim != 2 or scores.shape[1] < 1:
+        raise ValueError(f"scores must have shape (n_tokens, n_tags >= 1), not {scores.shape}")
+    T = scores.shape[1]
+    if transitions.shape != (T + 1, T + 1):
+        raise ValueError(f"transitions must have shape (n_tags + 1, n_tags + 1) = {(T + 1, T + 1)}, not {transitions.shape}")
+    if allowed.shape != (T + 1, T + 1):
+        raise ValueError(f"allowed must have shape (n_tags + 1, n_tags + 1) = {(T + 1, T + 1)}, not {allowed.shape}")
+    if allowed.dtype != np.bool_:
+        raise ValueError(f"allowed must be a boolean matrix, not {allowed.dtype}")
+    allowed = np.ascontiguousarray(allowed)
+    doc_offsets = _as_offsets(doc_offsets, scores.shape[0])
+    if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
+        raise ValueError("scores and transitions must be finite (the model produced NaN or inf; forbid transitions with `allowed`)")
+    d = _first_infeasible_doc(doc_offsets, allowed)
+    if d >= 0:
+        n = int(doc_offsets[d + 1] - doc_offsets[d])
+        raise ValueError(f"document {d} ({n} tokens) has no tag sequence whose transitions are all allowed")
+    return scores, doc_offsets, transitions, allowed
+
+
+def log_partition(scores, doc_offsets, transitions, allowed) -> np.ndarray:
+    """log Z of each document over its allowed tag sequences. Returns (D,)."""
+    return _log_partition(*_check(scores, doc_offsets, transitions, allowed))
+
+
+def marginals(scores, doc_offsets, transitions, allowed) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Forward-backward: (log Z (D,), tag marginals (N, T), expected transition
+    counts summed over the batch (T + 1, T + 1), boundary row and column
+    included). They are the gradient of sum(log Z) with respect to ``scores``
+    and ``transitions``."""
+    return _marginals(*_check(scores, doc_offsets, transitions, allowed))
+
+
+def viterbi(scores, doc_offsets, transitions, allowed) -> Tuple[np.ndarray, np.ndarray]:
+    """MAP tag sequence: (best score (D,), tags (N,) int64). The sequence uses
+    allowed transitions only. Ties are broken towards lower tag indices,
+    deciding from the last token backwards (all-zero scores give all O)."""
+    return _viterbi(*_check(scores, doc_offsets, transitions, allowed))
+
+
+def _as_tags(tags, n_tags_: int):
+    tags = np.asarray(tags)
+    if tags.ndim != 1:
+        raise ValueError(f"tags must be 1-d, not of shape {tags.shape}")
+    if tags.size and tags.dtype.kind not in "iu":
+        raise ValueError(f"tags must be integers, not {tags.dtype}")
+    tags = np.ascontiguousarray(tags, dtype=np.int64)
+    if tags.size and (tags.min() < 0 or tags.max() >= n_tags_):
+        raise ValueError(f"tags must lie in 0..{n_tags_ - 1}")
+    return tags
+
+
+def _pairs(tags, doc_offsets, B):
+    """(previous, next) tag of every transition of the batch, boundaries as B."""
+    nonempty = doc_offsets[:-1] < doc_offsets[1:]
+    previous = np.empty_like(tags)
+    previous[1:] = tags[:-1]
+    previous[doc_offsets[:-1][nonempty]] = B  # document starts
+    ends = doc_offsets[1:][nonempty] - 1
+    return np.concatenate([previous, tags[ends]]), np.concatenate([tags, np.full(ends.shape[0], B, dtype=np.int64)])
+
+
+def transition_counts(tags, doc_offsets, n_tags: int) -> np.ndarray:
+    """Counts (T + 1, T + 1) of the transitions of the tag sequence ``tags``
+    (N,), start and end of every non-empty document included, summed over the
+    batch. score(y) = scores[arange(N), y].sum() + (counts * transitions).sum()."""
+    T = int(n_tags)
+    if T < 1:
+        raise ValueError(f"n_tags must be >= 1, not {n_tags}")
+    tags = _as_tags(tags, T)
+    doc_offsets = _as_offsets(doc_offsets, tags.shape[0])
+    a, b = _pairs(tags, doc_offsets, T)
+    return np.bincount(a * (T + 1) + b, minlength=(T + 1) ** 2).reshape(T + 1, T + 1).astype(np.float64)
+
+
+def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Entities of a valid tag sequence: (spans (M, 2) int64, first and last
+    token inclusive in batch coordinates, sorted; labels (M,) int64 in
+    0..n_labels-1). A sequence that uses a transition that
+    ``allowed_transitions(n_labels, scheme)`` forbids is a ValueError."""
+    width = len(_prefixes(scheme))
+    T = n_tags(n_labels, scheme)
+    tags = _as_tags(tags, T)
+    doc_offsets = _as_offsets(doc_offsets, tags.shape[0])
+    a, b = _pairs(tags, doc_offsets, T)
+    bad = ~allowed_transitions(n_labels, scheme)[a, b]
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        where = f"token {k}" if k < tags.shape[0] else "a document end"
+        raise ValueError(f"tags are not a valid {scheme} sequence: transition {int(a[k])} -> {int(b[k])} at {where} (index {T} is the boundary)")
+    prefix = np.where(tags > 0, (tags - 1) % width, -1)  # 0 B, 1 I, 2 L, 3 U
+    if scheme == "BIO":
+        starts = np.flatnonzero(prefix == 0)
+        inside_next = np.zeros(tags.shape[0], dtype=bool)
+        inside_next[:-1] = prefix[1:] == 1  # an I never starts a document: checked above
+        ends = np.flatnonzero((prefix >= 0) & ~inside_next)
+    else:
+        starts = np.flatnonzero((prefix == 0) | (prefix == 3))
+        ends = np.flatnonzero((prefix == 2) | (prefix == 3))
+    spans = np.stack([starts, ends], axis=1).astype(np.int64).reshape(-1, 2)
+    return spans, ((tags[starts] - 1) // width).astype(np.int64)
+
+
+def spans_to_tags(spans, labels, n_tokens: int, scheme: str) -> np.ndarray:
+    """Tags (N,) of non-overlapping entity ``spans`` (M, 2) (first and last
+    token, inclusive) with ``labels`` (M,) >= 0, in any order; O elsewhere.
+    (Spans should not cross documents; this function does not know them.)"""
+    width = len(_prefixes(scheme))
+    spans = np.asarray(spans)
+    labels = np.asarray(labels)
+    if spans.size == 0:
+        spans = spans.reshape(0, 2)
+    if spans.ndim != 2 or spans.shape[1] != 2 or labels.shape != (spans.shape[0],):
+        raise ValueError(f"spans must have shape (M, 2) and labels (M,), not {spans.shape} and {labels.shape}")
+    if spans.size and (spans.dtype.kind not in "iu" or labels.dtype.kind not in "iu"):
+        raise ValueError("spans and labels must be integers")
+    spans = spans.astype(np.int64)
+    labels = labels.astype(np.int64)
+    N = int(n_tokens)
+    if N < 0:
+        raise ValueError(f"n_tokens must be >= 0, not {n_tokens}")
+    tags = np.zeros(N, dtype=np.int64)
+    if spans.shape[0] == 0:
+        return tags
+    first, last = spans[:, 0], spans[:, 1]
+    if np.any(first < 0) or np.any(last >= N) or np.any(first > last):
+        raise ValueError(f"every span must have 0 <= first <= last < n_tokens = {N}")
+    if np.any(labels < 0):
+        raise ValueError("labels must be >= 0")
+    order = np.argsort(first, kind="stable")
+    if np.any(first[order][1:] <= last[order][:-1]):
+        raise ValueError("spans must not overlap")
+    lengths = last - first + 1
+    base = 1 + width * labels
+    inside = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    tags[inside] = np.repeat(base + 1, lengths)  # I everywhere, then the ends
+    tags[first] = base  # B
+    if scheme == "BILOU":
+        tags[last] = base + 2  # L
+        tags[first[lengths == 1]] = base[lengths == 1] + 3  # U
+    return tags

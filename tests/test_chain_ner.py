@@ -1,0 +1,145 @@
+"""The chain_ner component: CRF and perceptron learning, tag constraints,
+gazetteer and dependency features, serialization, multiprocessing, bad input."""
+import numpy as np
+import pytest
+import spacy
+import srsly
+
+from spacy_depner.structures import linear_chain
+from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
+
+
+def train(steps=40, model=None, trees=True, **config):
+    nlp = spacy.blank("en")
+    cfg = dict(config)
+    if model:
+        cfg["model"] = model
+    ner = nlp.add_pipe("chain_ner", config=cfg)
+    examples = [make_example(nlp, *row, trees=trees) for row in TINY]
+    optimizer = nlp.initialize(lambda: examples)
+    history = []
+    for _ in range(steps):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        history.append(losses["chain_ner"])
+    return nlp, ner, examples, history
+
+
+def predictions(docs):
+    return [[(e.start, e.end, e.label_) for e in d.ents] for d in docs]
+
+
+def fresh_docs(nlp):
+    return [input_doc(nlp, words, heads, deps) for words, heads, deps, _ in TINY]
+
+
+@pytest.mark.parametrize("scheme", ["BIO", "BILOU"])
+def test_crf_learns_tiny_corpus(scheme):
+    nlp, ner, examples, history = train(scheme=scheme)
+    assert history[-1] < history[0] * 0.01
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+
+
+@pytest.mark.parametrize("scheme", ["BIO", "BILOU"])
+def test_perceptron_learns_tiny_corpus(scheme):
+    nlp, ner, examples, history = train(steps=40, scheme=scheme, loss="perceptron")
+    assert history[0] > 0
+    assert history[-1] == 0.0  # the Viterbi tags are the gold tags
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+
+
+def test_learns_with_dependency_features():
+    model = {"@architectures": "spacy_depner.TagScorer.v1", "dependency_features": True, "tok2vec": SMALL_TOK2VEC}
+    nlp, ner, examples, history = train(model=model)
+    assert history[-1] < history[0] * 0.01
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+    with pytest.raises(ValueError, match="parser before"):
+        ner(input_doc(nlp, "Mary lives in Paris".split()))
+
+
+def test_gazetteer_codes_and_round_trip(tmp_path):
+    path = tmp_path / "gazetteer.jsonl"
+    srsly.write_jsonl(path, [{"label": "LOC", "pattern": "new york"}, {"label": "LOC", "pattern": "Paris"},
+                             {"label": "PER", "pattern": "Mary Smith"}])
+    nlp, ner, examples, history = train(gazetteer=str(path), trees=False)
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+    doc = input_doc(nlp, "Mary Smith left New York for Paris".split())
+    codes = ner.gazetteer.codes([doc])
+    # columns: LOC, PER; 0 none, 1 begin, 2 inside, 3 last, 4 unit
+    assert codes.tolist() == [[0, 1], [0, 3], [0, 0], [1, 0], [3, 0], [0, 0], [4, 0]]
+    path.unlink()  # the phrases are saved with the pipeline, not read again
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded.get_pipe("chain_ner").gazetteer.codes([doc]).tolist() == codes.tolist()
+    assert predictions(loaded.pipe(fresh_docs(loaded))) == predictions(nlp.pipe(fresh_docs(nlp)))
+
+
+def test_missing_gazetteer_file_is_a_clear_error(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("chain_ner", config={"gazetteer": str(tmp_path / "none.jsonl")})
+    examples = [make_example(nlp, *row) for row in TINY]
+    with pytest.raises(ValueError, match="does not exist"):
+        nlp.initialize(lambda: examples)
+
+
+@pytest.mark.parametrize("scheme", ["BIO", "BILOU"])
+def test_decoding_never_breaks_the_tag_constraints(scheme):
+    """Untrained, random weights: every predicted tag sequence is valid."""
+    nlp, ner, _, _ = train(steps=0, scheme=scheme)
+    rng = np.random.default_rng(0)
+    words = [str(w) for w in rng.choice(["Mary", "lives", "in", "Paris", "New", "York", "."], 300)]
+    docs = [input_doc(nlp, words[i:i + 30]) for i in range(0, 300, 30)]
+    tags, doc_offsets = ner.predict(docs)
+    allowed = linear_chain.allowed_transitions(len(ner.labels), scheme)
+    boundary = allowed.shape[0] - 1
+    for d in range(len(docs)):
+        sequence = [boundary] + tags[doc_offsets[d]:doc_offsets[d + 1]].tolist() + [boundary]
+        assert all(allowed[a, b] for a, b in zip(sequence, sequence[1:]))
+
+
+def test_disk_and_bytes_round_trips(tmp_path):
+    nlp, ner, _, _ = train(steps=10)
+    expected = predictions(nlp.pipe(fresh_docs(nlp)))
+    nlp.to_disk(tmp_path / "model")
+    from_disk = spacy.load(tmp_path / "model")
+    assert predictions(from_disk.pipe(fresh_docs(from_disk))) == expected
+    from_bytes = spacy.blank("en")
+    from_bytes.add_pipe("chain_ner").from_bytes(ner.to_bytes())
+    assert predictions(from_bytes.pipe(fresh_docs(from_bytes))) == expected
+
+
+def test_corrupt_model_directory(tmp_path):
+    nlp, _, _, _ = train(steps=1)
+    nlp.to_disk(tmp_path / "model")
+    (tmp_path / "model" / "chain_ner" / "model").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="chain_ner"):
+        spacy.load(tmp_path / "model")
+
+
+def test_multiprocessing_equals_single_process():
+    nlp, _, _, _ = train(steps=10)
+    docs = fresh_docs(nlp) * 5
+    single = predictions(nlp.pipe([d.copy() for d in docs]))
+    assert predictions(nlp.pipe([d.copy() for d in docs], n_process=2, batch_size=4)) == single
+
+
+def test_empty_one_token_and_long_docs():
+    nlp, ner, _, _ = train(steps=20)
+    assert list(ner(input_doc(nlp, [])).ents) == []
+    assert len(ner(input_doc(nlp, ["Paris"])).ents) <= 1
+    words = ["Mary", "lives", "in", "Paris", "."] * 1000
+    doc = ner(input_doc(nlp, words))
+    assert [e.label_ for e in doc.ents] == ["PER", "LOC"] * 1000
+
+
+def test_unknown_gold_label_and_bad_settings():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("chain_ner")
+    examples = [make_example(nlp, *row) for row in TINY]
+    ner.initialize(lambda: examples, nlp=nlp, labels=["PER", "LOC"])
+    with pytest.raises(ValueError, match="Unknown label 'MISC'"):
+        ner.update(examples)
+    with pytest.raises(ValueError, match="scheme"):
+        nlp.add_pipe("chain_ner", name="a", config={"scheme": "IO"})
+    with pytest.raises(ValueError, match="loss"):
+        nlp.add_pipe("chain_ner", name="b", config={"loss": "hinge"})

@@ -1,0 +1,26 @@
+"""A tiny corpus with trees and entities, shared by the component tests."""
+from spacy.tokens import Doc
+from spacy.training import Example
+
+SMALL_TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 32,
+                 "depth": 2, "embed_size": 500, "window_size": 1, "maxout_pieces": 2, "subword_features": True}
+
+# Trees: heads are absolute indices, a root is its own head.
+TINY = [
+    ("Lee Ann Womack won Single of the Year award".split(), [2, 2, 3, 3, 8, 7, 7, 4, 3],
+     ["compound", "compound", "nsubj", "ROOT", "compound", "case", "det", "nmod", "obj"],
+     ["B-PER", "I-PER", "I-PER", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"]),
+    ("John Smith visited New York".split(), [1, 2, 2, 4, 2],
+     ["compound", "nsubj", "ROOT", "compound", "obj"], ["B-PER", "I-PER", "O", "B-LOC", "I-LOC"]),
+    ("Mary lives in Paris".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "case", "obl"], ["B-PER", "O", "O", "B-LOC"]),
+    ("Paris loves Mary Smith".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "compound", "obj"], ["B-LOC", "O", "B-PER", "I-PER"]),
+]
+
+
+def make_example(nlp, words, heads, deps, ents, trees=True):
+    tree = {"heads": heads, "deps": deps} if trees else {}
+    return Example(Doc(nlp.vocab, words=words, **tree), Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=ents))
+
+
+def input_doc(nlp, words, heads=None, deps=None):
+    return Doc(nlp.vocab, words=words, heads=heads, deps=deps)
