@@ -44,13 +44,9 @@ def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:
     return replace(corpus, sentences=sentences)
 
 
-def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser: Optional[Path] = None) -> Dict:
+def lattice_report(corpus: UNERCorpus) -> Dict:
     """sentences, tokens, entities; coverage (percent of gold entities that are
-    candidate spans) and spans_per_token, per lattice; with the gold trees, or
-    with those of the parser pipeline at ``parser``."""
-    corpus = read_uner_corpus(conllu, iob2, labels)
-    if parser is not None:
-        corpus = with_parsed_trees(corpus, parser)
+    candidate spans) and spans_per_token, per lattice, on the corpus's trees."""
     heads, offsets, entities = corpus_arrays(corpus)
     n_tokens = int(offsets[-1])
     report = {"sentences": len(corpus.sentences), "tokens": n_tokens, "entities": int(entities.shape[0]),
@@ -61,6 +57,15 @@ def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser
         report["coverage"][name] = round(100.0 * found.mean(), 2) if len(found) else None
         report["spans_per_token"][name] = round(spans.shape[0] / max(n_tokens, 1), 3)
     return report
+
+
+def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser: Optional[Path] = None) -> Dict:
+    """``lattice_report`` of a CoNLL-U + IOB2 pair, with the gold trees or with
+    those of the parser pipeline at ``parser``."""
+    corpus = read_uner_corpus(conllu, iob2, labels)
+    if parser is not None:
+        corpus = with_parsed_trees(corpus, parser)
+    return lattice_report(corpus)
 
 
 @app.command("coverage")

@@ -21,11 +21,17 @@ from .significance import f1_from_counts, item_counts
 
 def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
     """Docs of the corpus's sentences (one per sentence, words only) parsed by
-    the pipeline at ``parser_path``; the parse is made one sentence per Doc."""
+    the pipeline at ``parser_path``. Each Doc is marked as one sentence, which
+    spaCy's parser respects: one root per sentence, as in the gold trees, so
+    that no lattice loses spans to a sentence split the gold data lacks."""
     import spacy
+    from spacy.tokens import Doc
 
     parser_nlp = spacy.load(parser_path)
-    docs = [sentences_to_doc(parser_nlp.vocab, [s], with_trees=False) for s in corpus.sentences]
+    docs = [
+        Doc(parser_nlp.vocab, words=s.words, spaces=s.spaces, sent_starts=[i == 0 for i in range(len(s.words))])
+        for s in corpus.sentences
+    ]
     return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
 
 
@@ -44,36 +50,58 @@ def entity_sets(docs) -> List[set]:
     return [{(e.start, e.end, e.label_) for e in doc.ents} for doc in docs]
 
 
+def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels=DEFAULT_LABELS) -> UNERCorpus:
+    """The joined corpus, cut to its first ``limit`` sentences (0: all)."""
+    corpus = read_uner_corpus(conllu, uner, labels)
+    if limit:
+        corpus = UNERCorpus(corpus.sentences[:limit], corpus.tags[:limit], corpus.repairs, corpus.removed)
+    return corpus
+
+
+def input_docs(vocab, corpus: UNERCorpus, parsed=None) -> List:
+    """One input Doc per sentence, in ``vocab``: with the gold trees, or with
+    the trees of ``parsed`` (Docs from ``parse_corpus``)."""
+    if parsed is None:
+        return [sentences_to_doc(vocab, [s], with_trees=True) for s in corpus.sentences]
+    return [_with_vocab(vocab, d) for d in parsed]
+
+
+def score_pipeline(nlp, corpus: UNERCorpus, docs, labels=DEFAULT_LABELS, batch_size: int = 256) -> Dict:
+    """P/R/F overall and per type, words/s and per-sentence (TP, FP, FN) of
+    ``nlp`` run on ``docs`` (the corpus's sentences)."""
+    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+    n_words = sum(len(doc) for doc in docs)
+    start = time.perf_counter()
+    predicted = list(nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size))
+    seconds = time.perf_counter() - start
+    gold_sets, predicted_sets = entity_sets(gold_docs), entity_sets(predicted)
+    counts = item_counts(gold_sets, predicted_sets)
+    result = _prf(counts)
+    result["per_type"] = {
+        label: _prf(item_counts([{e for e in g if e[2] == label} for g in gold_sets],
+                                [{e for e in p if e[2] == label} for p in predicted_sets]))
+        for label in labels
+    }
+    result.update({"words": n_words, "seconds": round(seconds, 3), "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+                   "sentence_counts": counts.tolist()})
+    return result
+
+
 def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Path] = None,
-                      labels=DEFAULT_LABELS, batch_size: int = 256) -> Dict:
+                      labels=DEFAULT_LABELS, batch_size: int = 256, limit: int = 0) -> Dict:
     """Entity scores of the pipeline at ``model`` on the corpus, with gold trees
     (``parser`` None) or the trees of the parser pipeline at ``parser``."""
     import spacy
 
     nlp = spacy.load(model)
-    corpus = read_uner_corpus(conllu, uner, labels)
+    corpus = load_corpus(conllu, uner, limit, labels)
     result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
                     "trees": "predicted" if parser else "given"}
+    parsed = None
     if parser:
         parsed, _ = parse_corpus(parser, corpus, batch_size)
         result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
-        docs = [_with_vocab(nlp.vocab, d) for d in parsed]
-    else:
-        docs = [sentences_to_doc(nlp.vocab, [s], with_trees=True) for s in corpus.sentences]
-    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
-    n_words = sum(len(doc) for doc in docs)
-    start = time.perf_counter()
-    predicted = list(nlp.pipe(docs, batch_size=batch_size))
-    seconds = time.perf_counter() - start
-    counts = item_counts(entity_sets(gold_docs), entity_sets(predicted))
-    result.update(_prf(counts))
-    result["per_type"] = {
-        label: _prf(item_counts([{e for e in g if e[2] == label} for g in entity_sets(gold_docs)],
-                                [{e for e in p if e[2] == label} for p in entity_sets(predicted)]))
-        for label in labels
-    }
-    result.update({"words": n_words, "seconds": round(seconds, 3), "words_per_second": round(n_words / max(seconds, 1e-9), 1),
-                   "sentence_counts": counts.tolist()})
+    result.update(score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, parsed), labels, batch_size))
     return result
 
 
@@ -98,9 +126,10 @@ def evaluate(
     uner: Path = typer.Option(..., help="UNER IOB2 file with the entities of the same sentences"),
     parser: Optional[Path] = typer.Option(None, help="Parser pipeline for predicted trees (default: the gold trees)"),
     output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print)"),
+    limit: int = typer.Option(0, help="Score only the first LIMIT sentences (0: all)"),
 ) -> None:
     """Score MODEL on a CoNLL-U + IOB2 pair; P/R/F, words/s, and the parser's UAS/LAS with --parser."""
-    result = evaluate_pipeline(model, conllu, uner, parser)
+    result = evaluate_pipeline(model, conllu, uner, parser, limit=limit)
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,67 @@
+"""The whole `spacy project run all` workflow on a tiny corpus laid out like the
+real data directory, with a few training steps: every table of the report is
+filled, and no network is needed."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+
+
+def replicate(text: str, copies: int) -> str:
+    """The sentences of a CoNLL-U or IOB2 text ``copies`` times, with new sent_ids."""
+    blocks = [b for b in text.strip().split("\n\n") if b.strip()]
+    out = []
+    for k in range(copies):
+        for block in blocks:
+            out.append(re.sub(r"# sent_id = (\S+)", lambda m: f"# sent_id = {m.group(1)}-{k}", block))
+    return "\n\n".join(out) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    conllu = (HERE / "data" / "tiny.conllu").read_text()
+    iob2 = (HERE / "data" / "tiny.iob2").read_text()
+    (data / "ud_ewt" / "r2.9").mkdir(parents=True)
+    (data / "uner_ewt").mkdir()
+    for split, copies in (("train", 8), ("dev", 3), ("test", 3)):
+        (data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu").write_text(replicate(conllu, copies))
+        name = "en_ewt-ud-train.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"
+        (data / "uner_ewt" / name).write_text(replicate(iob2, copies))
+    return data
+
+
+def test_project_run_all_fills_every_table(data_dir, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project)
+    shutil.copytree(ROOT / "configs", project / "configs")
+    command = [sys.executable, "-m", "spacy", "project", "run", "all", str(project), "--vars.data", str(data_dir),
+               "--vars.steps", "4", "--vars.parser_steps", "4", "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = (project / "metrics" / "study" / "report.md").read_text()
+    for heading in ("(a) P/R/F", "(b) Coverage", "(c) Candidate spans", "(d) Speed", "(e) Significance"):
+        assert heading in report
+    assert (project / "metrics" / "study" / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    evaluation = json.loads((project / "metrics" / "study" / "evaluation.json").read_text())
+    assert set(evaluation["models"]) == {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf",
+                                         "semi_crf+dep", "dgm_s", "dgm_s+dep", "dgm", "dgm+dep", "ner"}
+    for scores in evaluation["models"].values():
+        assert set(scores) == {"dev_given", "dev_predicted", "test_given", "test_predicted"}
+        assert all(0.0 <= s["f"] <= 100.0 for s in scores.values())
+    # models that read no tree score the same with the parser's trees as with the gold ones
+    for name in ("chain_crf", "perceptron", "semi_crf", "ner"):
+        for split in ("dev", "test"):
+            scores = evaluation["models"][name]
+            assert scores[f"{split}_given"]["sentence_counts"] == scores[f"{split}_predicted"]["sentence_counts"]
+    coverage = json.loads((project / "metrics" / "study" / "coverage.json").read_text())
+    assert coverage["dev"]["gold"]["sentences"] == 9
+    assert coverage["dev"]["gold"]["coverage"]["semi_markov_L8"] == 100.0
