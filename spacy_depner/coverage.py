@@ -70,14 +70,26 @@ def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser
 
 @app.command("coverage")
 def coverage(
-    conllu: Path = typer.Option(..., help="CoNLL-U file with the trees"),
-    uner: Path = typer.Option(..., help="UNER IOB2 file with the entities of the same sentences"),
-    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones"),
+    conllu: Optional[Path] = typer.Option(None, help="CoNLL-U file with the trees (flat entities, with --uner)"),
+    uner: Optional[Path] = typer.Option(None, help="UNER IOB2 file with the entities of the same sentences"),
+    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file (nested mentions)"),
+    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (nested mentions in Entity=)"),
+    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones (with --conllu)"),
     output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),
 ) -> None:
-    """Print JSON: sentences, tokens, entities, coverage and spans_per_token of
-    the semi-Markov (L=8), DGM-S and DGM lattices (gold trees, or a parser's)."""
-    text = json.dumps(coverage_report(conllu, uner, parser=parser), indent=2)
+    """Print JSON. With --conllu and --uner: sentences, tokens, entities,
+    coverage and spans_per_token of the semi-Markov (L=8), DGM-S and DGM
+    lattices (gold trees, or a parser's). With --jsonl or --gum: coverage of
+    the nested mentions by the flat, nested and quadratic search spaces (and
+    DGM valid spans of GUM's trees)."""
+    from .nested_coverage import coverage_main
+
+    if (conllu is None) != (uner is None):
+        raise typer.BadParameter("--conllu and --uner go together")
+    if sum(x is not None for x in (conllu, jsonl, gum)) != 1:
+        raise typer.BadParameter("give one of: --conllu with --uner, --jsonl, --gum")
+    report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum)
+    text = json.dumps(report, indent=2)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf8")

@@ -19,3 +19,25 @@ def test_coverage_json():
     # semi-Markov: 21 + 36 + 6 spans; DGM-S: 17 words + 14 arcs; DGM: 13 + 21 + 5 valid spans
     expected = {"semi_markov_L8": 63 / 17, "dgm_s": 31 / 17, "dgm": 39 / 17}
     assert report["spans_per_token"] == {k: round(v, 3) for k, v in expected.items()}
+
+
+def run_coverage(*args):
+    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", *args], capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_nested_coverage_json():
+    """The hand-counted maxima of the nested fixtures (see test_nested_readers)."""
+    code, out, _ = run_coverage("--jsonl", str(DATA / "nested_genia.jsonl"))
+    assert code == 0
+    assert json.loads(out)["kept"] == {"flat": 8, "nested": 12, "quadratic": 11}
+    code, out, _ = run_coverage("--gum", str(DATA / "nested_gum.conllu"))
+    assert code == 0
+    assert json.loads(out)["kept"] == {"flat": 6, "nested": 10, "quadratic": 9, "dgm": 9}
+
+
+def test_coverage_needs_one_input():
+    code, _, err = run_coverage("--jsonl", str(DATA / "nested_genia.jsonl"), "--gum", str(DATA / "nested_gum.conllu"))
+    assert code != 0 and "one of" in err
+    code, _, err = run_coverage("--conllu", str(DATA / "tiny.conllu"))
+    assert code != 0 and "--uner" in err
