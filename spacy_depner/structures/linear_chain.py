@@ -51,7 +51,7 @@ from typing import List, Tuple
 import numpy as np
 from numba import njit
 
-from .batch_layout import max_doc_length
+from .batch_layout import check_doc_offsets, max_doc_length
 
 NEG_INF = -np.inf
 SCHEMES = {"BIO": ("B", "I"), "BILOU": ("B", "I", "L", "U")}
@@ -360,20 +360,6 @@ def _viterbi(scores, doc_offsets, transitions, allowed):
 # ---------------------------------------------------------------------------
 
 
-def _as_offsets(doc_offsets, n_tokens):
-    doc_offsets = np.asarray(doc_offsets)
-    if doc_offsets.ndim != 1 or doc_offsets.shape[0] == 0:
-        raise ValueError(f"doc_offsets must be 1-d with n_docs + 1 >= 1 entries, not of shape {doc_offsets.shape}")
-    if doc_offsets.dtype.kind not in "iu":
-        raise ValueError(f"doc_offsets must be integers, not {doc_offsets.dtype}")
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if doc_offsets[0] != 0 or np.any(np.diff(doc_offsets) < 0):
-        raise ValueError("doc_offsets must start at 0 and never decrease")
-    if doc_offsets[-1] != n_tokens:
-        raise ValueError(f"doc_offsets must end at the number of tokens {n_tokens}, not {doc_offsets[-1]}")
-    return doc_offsets
-
-
 def _check(scores, doc_offsets, transitions, allowed):
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     transitions = np.ascontiguousarray(transitions, dtype=np.float64)
@@ -388,7 +374,7 @@ def _check(scores, doc_offsets, transitions, allowed):
     if allowed.dtype != np.bool_:
         raise ValueError(f"allowed must be a boolean matrix, not {allowed.dtype}")
     allowed = np.ascontiguousarray(allowed)
-    doc_offsets = _as_offsets(doc_offsets, scores.shape[0])
+    doc_offsets = check_doc_offsets(doc_offsets, scores.shape[0])
     if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
         raise ValueError("scores and transitions must be finite (the model produced NaN or inf; forbid transitions with `allowed`)")
     d = _first_infeasible_doc(doc_offsets, allowed)
@@ -448,7 +434,7 @@ def transition_counts(tags, doc_offsets, n_tags: int) -> np.ndarray:
     if T < 1:
         raise ValueError(f"n_tags must be >= 1, not {n_tags}")
     tags = _as_tags(tags, T)
-    doc_offsets = _as_offsets(doc_offsets, tags.shape[0])
+    doc_offsets = check_doc_offsets(doc_offsets, tags.shape[0])
     a, b = _pairs(tags, doc_offsets, T)
     return np.bincount(a * (T + 1) + b, minlength=(T + 1) ** 2).reshape(T + 1, T + 1).astype(np.float64)
 
@@ -461,7 +447,7 @@ def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.nda
     width = len(_prefixes(scheme))
     T = n_tags(n_labels, scheme)
     tags = _as_tags(tags, T)
-    doc_offsets = _as_offsets(doc_offsets, tags.shape[0])
+    doc_offsets = check_doc_offsets(doc_offsets, tags.shape[0])
     a, b = _pairs(tags, doc_offsets, T)
     bad = ~allowed_transitions(n_labels, scheme)[a, b]
     if bad.any():

@@ -33,20 +33,9 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from .batch_layout import max_doc_length
+from .batch_layout import logaddexp, max_doc_length
 
 NEG_INF = -np.inf
-
-
-@njit(cache=True, inline="always")
-def _logaddexp(a, b):
-    if a == NEG_INF:
-        return b
-    if b == NEG_INF:
-        return a
-    if a > b:
-        return a + np.log1p(np.exp(b - a))
-    return b + np.log1p(np.exp(a - b))
 
 
 @njit(cache=True)
@@ -66,17 +55,17 @@ def _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma):
             for y in range(K):
                 acc = NEG_INF
                 for z in range(K):
-                    acc = _logaddexp(acc, alpha[p - 1, z] + transitions[z, y])
+                    acc = logaddexp(acc, alpha[p - 1, z] + transitions[z, y])
                 gamma[p - 1, y] = acc
         while s < hi and spans[s, 1] - first == p - 1:
             i = spans[s, 0] - first
             y0 = 0 if i == p - 1 else 1
             for y in range(y0, K):
-                alpha[p, y] = _logaddexp(alpha[p, y], gamma[i, y] + scores[s, y])
+                alpha[p, y] = logaddexp(alpha[p, y], gamma[i, y] + scores[s, y])
             s += 1
     log_z = NEG_INF
     for y in range(K):
-        log_z = _logaddexp(log_z, alpha[n, y] + transitions[y, B])
+        log_z = logaddexp(log_z, alpha[n, y] + transitions[y, B])
     return log_z
 
 
@@ -97,13 +86,13 @@ def _backward(spans, lo, hi, first, n, scores, transitions, beta, delta):
             else:
                 acc = NEG_INF
                 for y in range(K):
-                    acc = _logaddexp(acc, transitions[z, y] + delta[p, y])
+                    acc = logaddexp(acc, transitions[z, y] + delta[p, y])
                 beta[p, z] = acc
         while s >= lo and spans[s, 1] - first == p - 1:
             i = spans[s, 0] - first
             y0 = 0 if i == p - 1 else 1
             for y in range(y0, K):
-                delta[i, y] = _logaddexp(delta[i, y], scores[s, y] + beta[p, y])
+                delta[i, y] = logaddexp(delta[i, y], scores[s, y] + beta[p, y])
             s -= 1
 
 
