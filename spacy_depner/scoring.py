@@ -1,6 +1,7 @@
 """Registered scorers."""
 from typing import Any, Callable, Dict, Iterable, Optional
 
+from spacy.pipeline.spancat import spancat_score
 from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
@@ -40,3 +41,14 @@ def score_entities(examples: Iterable[Example], structure: Optional[str] = None,
     if structure is not None:
         scores["ents_lattice_coverage"] = lattice_coverage(examples, structure, max_length)
     return scores
+
+
+@registry.scorers("spacy_depner.nested_scorer.v1")
+def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_nested
+
+
+def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", **kwargs) -> Dict[str, Any]:
+    """P/R/F of the mentions in ``doc.spans[spans_key]``, overall and per label
+    (``spans_{key}_p``, ``_r``, ``_f``, ``_per_type``), overlaps allowed."""
+    return spancat_score(examples, spans_key=spans_key)

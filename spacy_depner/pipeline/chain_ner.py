@@ -79,15 +79,10 @@ class LinearChainNER(EntityPipe):
         gazetteer: Optional[str] = None,
         scorer: Optional[Callable] = None,
     ) -> None:
-        if scheme not in SCHEMES:
-            raise ValueError(f"Unknown tag scheme {scheme!r} for '{name}': use one of {', '.join(SCHEMES)}")
-        if loss not in LOSSES:
-            raise ValueError(f"Unknown loss {loss!r} for '{name}': use one of {', '.join(LOSSES)}")
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self.scorer = scorer
-        self.cfg = {"labels": [], "scheme": scheme, "loss": loss, "gazetteer": gazetteer, "gazetteer_phrases": {}}
+        self.setup(
+            vocab, model, name, scorer, {"scheme": SCHEMES, "loss": LOSSES},
+            scheme=scheme, loss=loss, gazetteer=gazetteer, gazetteer_phrases={},
+        )
         self._gazetteer: Optional[Gazetteer] = None
 
     @property

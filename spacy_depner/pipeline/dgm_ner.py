@@ -80,22 +80,10 @@ class DependencyGuidedNER(EntityPipe):
         scores_key: str = "dgm_ner",
         scorer: Optional[Callable] = None,
     ) -> None:
-        if structure not in STRUCTURES:
-            raise ValueError(f"Unknown structure {structure!r} for '{name}': use one of {', '.join(STRUCTURES)}")
-        if max_length is not None and int(max_length) < 1:
-            raise ValueError(f"max_length must be a positive integer or null, not {max_length!r}")
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self.scorer = scorer
-        self.extra_losses = (f"{name}_gold_outside_lattice",)
-        self.cfg = {
-            "labels": [],
-            "structure": structure,
-            "max_length": max_length,
-            "add_gold_spans": add_gold_spans,
-            "scores_key": scores_key,
-        }
+        self.setup(
+            vocab, model, name, scorer, {"structure": STRUCTURES}, (f"{name}_gold_outside_lattice",),
+            structure=structure, max_length=max_length, add_gold_spans=add_gold_spans, scores_key=scores_key,
+        )
 
     def _batch(self, docs: List[Doc]) -> Batch:
         return make_batch(docs, self.cfg["structure"], self.cfg["max_length"], self.name)

@@ -7,7 +7,7 @@ import numpy as np
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
-from thinc.api import Optimizer, set_dropout_rate
+from thinc.api import Model, Optimizer, set_dropout_rate
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
@@ -28,6 +28,23 @@ class EntityPipe(TrainablePipe):
     ``transitions`` parameter exists once it is initialized."""
 
     extra_losses: Tuple[str, ...] = ()
+
+    def setup(self, vocab, model: Model, name: str, scorer: Optional[Callable], choices: Dict[str, Sequence[str]],
+              extra_losses: Sequence[str] = (), **settings) -> None:
+        """Check the settings (each of ``choices`` is one of its options;
+        ``max_length``, if given, null or positive) and store them in ``cfg``."""
+        for key, options in choices.items():
+            if settings[key] not in options:
+                raise ValueError(f"Unknown {key} {settings[key]!r} for '{name}': use one of {', '.join(options)}")
+        max_length = settings.get("max_length")
+        if max_length is not None and int(max_length) < 1:
+            raise ValueError(f"max_length must be a positive integer or null, not {max_length!r}")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.extra_losses = tuple(extra_losses)
+        self.cfg = {"labels": [], **settings}
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         """Forward and backward pass on a batch with at least one token: the
@@ -78,16 +95,22 @@ class EntityPipe(TrainablePipe):
         self.vocab.strings.add(label)
         return 1
 
-    def gold_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """The reference entities aligned to the predicted Docs: (M, 2) first
-        and last token in batch coordinates, and label ids (M,) counted from 1."""
+    def gold_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray, spans_key: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
+        """The reference entities (``doc.ents``, or the span group ``spans_key``,
+        overlaps allowed) aligned to the predicted Docs: (M, 2) first and last
+        token in batch coordinates, and label ids (M,) counted from 1."""
         label_ids = {label: i + 1 for i, label in enumerate(self.labels)}
+        where = "doc.ents" if spans_key is None else f"doc.spans[{spans_key!r}]"
         starts, ends, ids = [], [], []
         for offset, eg in zip(doc_offsets, examples):
-            for span in eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False):
+            if spans_key is None:
+                aligned = eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
+            else:
+                aligned = eg.get_aligned_spans_y2x(eg.reference.spans[spans_key], allow_overlap=True) if spans_key in eg.reference.spans else []
+            for span in aligned:
                 if span.label_ not in label_ids:
                     raise ValueError(
-                        f"Unknown label {span.label_!r} in the gold entities for '{self.name}' "
+                        f"Unknown label {span.label_!r} in the gold {where} for '{self.name}' "
                         f"(labels: {list(self.labels)}). Add it with initialize(labels=...)."
                     )
                 starts.append(offset + span.start)

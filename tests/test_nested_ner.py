@@ -1,0 +1,132 @@
+"""The nested_ner component: learning nested mentions, the three search spaces,
+dependency guidance, serialization, multiprocessing, bad input."""
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import fix_random_seed
+
+from tiny_corpus import SMALL_TOK2VEC
+
+KEY = "nested_ner"
+# words, heads (absolute; a root is its own head), deps, mentions (start, end exclusive, label)
+NESTED = [
+    # "University of Paris" is not a DGM valid span of this tree: Paris hangs from hospital
+    ("the University of Paris hospital".split(), [4, 4, 3, 4, 4], ["det", "compound", "case", "nmod", "ROOT"],
+     [(1, 4, "ORG"), (3, 4, "LOC"), (0, 5, "FAC")]),
+    ("Mary saw the Bank of England".split(), [1, 1, 3, 1, 5, 3], ["nsubj", "ROOT", "det", "obj", "case", "nmod"],
+     [(0, 1, "PER"), (3, 6, "ORG"), (5, 6, "LOC")]),
+    ("Paris is big".split(), [2, 2, 2], ["nsubj", "cop", "ROOT"], [(0, 1, "LOC")]),
+]
+
+
+def make_example(nlp, words, heads, deps, mentions, trees=True):
+    tree = {"heads": heads, "deps": deps} if trees else {}
+    reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+    reference.spans[KEY] = [reference.char_span(reference[s].idx, reference[e - 1].idx + len(reference[e - 1]), label=lab)
+                            for s, e, lab in mentions]
+    return Example(Doc(nlp.vocab, words=words, **tree), reference)
+
+
+def train(steps=40, trees=True, **config):
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}, **config})
+    examples = [make_example(nlp, *row, trees=trees) for row in NESTED]
+    optimizer = nlp.initialize(lambda: examples)
+    history = []
+    for _ in range(steps):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        history.append(losses)
+    return nlp, ner, examples, history
+
+
+def mentions(docs):
+    return [sorted((s.start, s.end, s.label_) for s in doc.spans[KEY]) for doc in docs]
+
+
+def fresh_docs(nlp, trees=True):
+    return [Doc(nlp.vocab, words=w, **({"heads": h, "deps": d} if trees else {})) for w, h, d, _ in NESTED]
+
+
+@pytest.mark.parametrize("structure", ["cyk", "quadratic"])
+def test_learns_nested_mentions(structure):
+    nlp, ner, examples, history = train(structure=structure)
+    assert history[-1][KEY] < history[0][KEY] * 0.01
+    assert nlp.evaluate(examples)[f"spans_{KEY}_f"] == 1.0
+    assert mentions(nlp.pipe(fresh_docs(nlp))) == [sorted(m) for *_, m in NESTED]
+
+
+def test_semi_markov_keeps_the_largest_flat_subset_and_counts_the_rest():
+    nlp, ner, examples, history = train(structure="semi_markov", steps=30)
+    # sentence 1: at most one of the three nested mentions (ORG and LOC nest in FAC); sentence 2: PER and one of ORG, LOC
+    assert history[0][f"{KEY}_gold_outside_space"] == 3
+    for doc in nlp.pipe(fresh_docs(nlp)):
+        spans = sorted((s.start, s.end) for s in doc.spans[KEY])
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_dependency_guided_mask_and_gold_outside():
+    _, _, _, history = train(structure="quadratic", dependency_guided=True, add_gold_spans=False, steps=1)
+    assert history[0][f"{KEY}_gold_outside_space"] == 1
+    nlp, ner, examples, history = train(structure="quadratic", dependency_guided=True)
+    assert history[0][f"{KEY}_gold_outside_space"] == 0  # added to the mask in training
+    predicted = mentions(nlp.pipe(fresh_docs(nlp)))
+    from spacy_depner.structures.candidate_spans import valid_spans
+
+    for (words, heads, _, _), found in zip(NESTED, predicted):
+        h = np.array([-1 if head == i else head for i, head in enumerate(heads)])
+        valid = {tuple(s) for s in valid_spans(h, np.array([0, len(words)])).tolist()}
+        assert all((s, e - 1) in valid for s, e, _ in found)
+    with pytest.raises(ValueError, match="parser before"):
+        ner(Doc(nlp.vocab, words="Mary saw Paris".split()))
+
+
+def test_scores_are_marginal_probabilities():
+    nlp, ner, examples, _ = train(steps=5)
+    for doc in nlp.pipe(fresh_docs(nlp)):
+        scores = doc.spans[KEY].attrs["scores"]
+        assert len(scores) == len(doc.spans[KEY])
+        assert np.all((scores > 0) & (scores <= 1.0 + 1e-6))
+
+
+def test_round_trips_and_multiprocessing(tmp_path):
+    nlp, ner, _, _ = train(steps=10)
+    expected = mentions(nlp.pipe(fresh_docs(nlp)))
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert mentions(loaded.pipe(fresh_docs(loaded))) == expected
+    from_bytes = spacy.blank("en")
+    from_bytes.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}}).from_bytes(ner.to_bytes())
+    assert mentions(from_bytes.pipe(fresh_docs(from_bytes))) == expected
+    docs = fresh_docs(nlp) * 4
+    assert mentions(nlp.pipe([d.copy() for d in docs], n_process=2, batch_size=3)) == expected * 4
+    (tmp_path / "model" / "nested_ner" / "model").write_bytes(b"broken")
+    with pytest.raises(ValueError, match="nested_ner"):
+        spacy.load(tmp_path / "model")
+
+
+def test_empty_one_token_long_and_too_long_docs():
+    nlp, ner, _, _ = train(steps=10)
+    assert len(ner(Doc(nlp.vocab, words=[])).spans[KEY]) == 0
+    assert len(ner(Doc(nlp.vocab, words=["Paris"])).spans[KEY]) <= 1
+    n = 5000
+    words = ["Mary", "saw", "the", "Bank", "of", "England", "."] * (n // 7)
+    sent_starts = [i % 7 == 0 for i in range(len(words))]
+    doc = ner(Doc(nlp.vocab, words=words, sent_starts=sent_starts))
+    assert all(s.start // 7 == (s.end - 1) // 7 for s in doc.spans[KEY])  # no mention across a sentence end
+    with pytest.raises(ValueError, match="max_sentence_length"):
+        ner(Doc(nlp.vocab, words=words))
+
+
+def test_unknown_label_and_bad_settings():
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("nested_ner")
+    examples = [make_example(nlp, *row) for row in NESTED]
+    ner.initialize(lambda: examples, nlp=nlp, labels=["ORG", "LOC"])
+    with pytest.raises(ValueError, match="Unknown label 'FAC'"):
+        ner.update(examples)
+    with pytest.raises(ValueError, match="structure"):
+        nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
