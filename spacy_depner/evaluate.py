@@ -135,3 +135,41 @@ def evaluate(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(result), encoding="utf8")
     typer.echo(json.dumps(summary, indent=2))
+
+
+@app.command("evaluate-nested")
+def evaluate_nested(
+    model: Path = typer.Argument(..., help="Trained pipeline that writes doc.spans[spans_key] (nested_ner, spancat)"),
+    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file"),
+    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (gold trees in the input)"),
+    spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
+    output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
+) -> None:
+    """P/R/F of nested mentions (overall and per label) and words/s on a GENIA or GUM file."""
+    import spacy
+
+    from .readers.genia import genia_examples, read_genia
+    from .readers.gum import gum_examples, read_gum
+    from .scoring import score_nested
+
+    if (jsonl is None) == (gum is None):
+        raise typer.BadParameter("give one of --jsonl or --gum")
+    nlp = spacy.load(model)
+    if jsonl is not None:
+        examples = genia_examples(nlp.vocab, read_genia(jsonl), spans_key)
+    else:
+        examples = gum_examples(nlp.vocab, read_gum(gum), "given", spans_key)
+    n_words = sum(len(eg.predicted) for eg in examples)
+    list(nlp.pipe([eg.predicted.copy() for eg in examples[:50]]))  # warm-up: numba cache, allocations
+    start = time.perf_counter()
+    for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples], batch_size=256)):
+        eg.predicted = doc
+    seconds = time.perf_counter() - start
+    scores = score_nested(examples, spans_key=spans_key)
+    result = {"model": str(model), "file": str(jsonl or gum), "words": n_words,
+              "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+              **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=2), encoding="utf8")
+    typer.echo(json.dumps(result, indent=2))

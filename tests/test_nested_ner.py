@@ -130,3 +130,26 @@ def test_unknown_label_and_bad_settings():
         ner.update(examples)
     with pytest.raises(ValueError, match="structure"):
         nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
+
+
+def test_evaluate_nested_command_scores_a_learned_corpus(tmp_path):
+    """The tiny corpus, learned to F1 = 1.0, written as GENIA JSON lines and
+    scored by `evaluate-nested`: F1 1.0; with one gold mention removed, P < 1."""
+    import json
+    import subprocess
+    import sys
+
+    nlp, _, _, _ = train(structure="quadratic")
+    nlp.to_disk(tmp_path / "model")
+    rows = [{"tokens": words, "entities": [{"start": s, "end": e, "type": label} for s, e, label in found]}
+            for words, _, _, found in NESTED]
+    for name, data in (("all", rows), ("one_less", [dict(rows[0], entities=rows[0]["entities"][1:])] + rows[1:])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in data) + "\n")
+        out = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(tmp_path / "model"), "--jsonl", str(path)],
+                             capture_output=True, text=True, check=True)
+        scores = json.loads(out.stdout)
+        if name == "all":
+            assert scores["f"] == 1.0
+        else:
+            assert scores["r"] == 1.0 and scores["p"] == 6 / 7
