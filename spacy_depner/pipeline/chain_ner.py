@@ -83,13 +83,10 @@ class LinearChainNER(EntityPipe):
             vocab, model, name, scorer, {"scheme": SCHEMES, "loss": LOSSES},
             scheme=scheme, loss=loss, gazetteer=gazetteer, gazetteer_phrases={},
         )
-        self._gazetteer: Optional[Gazetteer] = None
+        self.gazetteer = Gazetteer(vocab, {})
 
-    @property
-    def gazetteer(self) -> Gazetteer:
-        if self._gazetteer is None or self._gazetteer.phrases != self.cfg["gazetteer_phrases"]:
-            self._gazetteer = Gazetteer(self.vocab, self.cfg["gazetteer_phrases"])
-        return self._gazetteer
+    def loaded(self) -> None:
+        self.gazetteer = Gazetteer(self.vocab, self.cfg["gazetteer_phrases"])
 
     @property
     def n_tags(self) -> int:
@@ -163,16 +160,12 @@ class LinearChainNER(EntityPipe):
         d_scores[tokens, gold] -= 1.0
         return loss, d_scores.astype(np.float32), (expected_counts - gold_counts).astype(np.float32)
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[List[str]] = None,
-    ) -> None:
-        sample = self.initialize_labels(get_examples, labels)
+    def initialize_model(self, sample: List[Doc]) -> None:
+        """Read the gazetteer file (its phrases are saved in ``cfg``), set the
+        tag and gazetteer widths and initialize the model."""
         if self.cfg["gazetteer"]:
             self.cfg["gazetteer_phrases"] = read_phrases(self.cfg["gazetteer"])
+        self.loaded()
         self.model.set_dim("nO", self.n_tags)
         self.model.set_dim("n_gazetteer", len(self.gazetteer))
         self.model.initialize(X=(sample, None) if sample else None)

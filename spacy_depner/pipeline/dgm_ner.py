@@ -154,14 +154,3 @@ class DependencyGuidedNER(EntityPipe):
         d_scores = span_marginals
         d_scores[rows, gold[rows]] -= 1.0
         return float(log_z.sum() - gold_score), d_scores.astype(np.float32), (transition_marginals - gold_counts).astype(np.float32)
-
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[List[str]] = None,
-    ) -> None:
-        sample = self.initialize_labels(get_examples, labels)
-        self.model.set_dim("nO", len(self.labels) + 1)
-        self.model.initialize(X=(sample, None) if sample else None)

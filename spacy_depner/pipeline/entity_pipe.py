@@ -129,22 +129,37 @@ class EntityPipe(TrainablePipe):
             for d, doc in enumerate(docs)
         ]
 
-    def initialize_labels(self, get_examples: Callable[[], Iterable[Example]], labels: Optional[List[str]]) -> List:
-        """Add the given labels, or those of the training entities; returns up
-        to 10 sample Docs for the model's initialization."""
+    def reference_labels(self, example: Example) -> Iterable[str]:
+        """The labels of an example's gold annotation (its entities)."""
+        return (ent.label_ for ent in example.reference.ents)
+
+    def initialize_model(self, sample: List[Doc]) -> None:
+        """Set the model's output width (O + one score per label) and initialize it."""
+        self.model.set_dim("nO", len(self.labels) + 1)
+        self.model.initialize(X=(sample, None) if sample else None)
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp=None,
+        labels: Optional[List[str]] = None,
+    ) -> None:
+        """Add the given labels, or those of the training examples, then
+        initialize the model on up to 10 sample Docs."""
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
-        if labels is not None:
-            for label in labels:
-                self.add_label(label)
-        else:
-            for eg in get_examples():
-                for ent in eg.reference.ents:
-                    self.add_label(ent.label_)
+        if labels is None:
+            labels = list(dict.fromkeys(label for eg in get_examples() for label in self.reference_labels(eg)))
+        for label in labels:
+            self.add_label(label)
         if not self.labels:
             raise ValueError(
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
-        return [eg.predicted for eg in islice(get_examples(), 10)]
+        self.initialize_model([eg.predicted for eg in islice(get_examples(), 10)])
+
+    def loaded(self) -> None:
+        """Rebuild what is derived from ``cfg`` after loading (nothing by default)."""
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
         return _load_or_explain(self, lambda: TrainablePipe.from_bytes(self, bytes_data, exclude=exclude), "bytes")
@@ -156,7 +171,9 @@ class EntityPipe(TrainablePipe):
 def _load_or_explain(pipe: TrainablePipe, load: Callable, source: str):
     """Load a component, turning any failure into an error that names the source."""
     try:
-        return load()
+        loaded = load()
+        pipe.loaded()
+        return loaded
     except Exception as error:
         raise ValueError(
             f"Could not load '{pipe.name}' from {source}: the data is missing or corrupt "

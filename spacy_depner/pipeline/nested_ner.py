@@ -202,17 +202,5 @@ class NestedNER(EntityPipe):
         loss = float(log_z.sum() - (np.asarray(scores, dtype=np.float64) * target).sum())
         return loss, (span_marginals - target).astype(np.float32)
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[List[str]] = None,
-    ) -> None:
-        if labels is None:
-            key = self.cfg["spans_key"]
-            labels = sorted({span.label_ for eg in get_examples() for span in eg.reference.spans.get(key, [])})
-        sample = self.initialize_labels(get_examples, labels)
-        self.model.set_dim("nO", len(self.labels) + 1)
-        self.model.initialize(X=(sample, None) if sample else None)
-
+    def reference_labels(self, example: Example) -> Iterable[str]:
+        return (span.label_ for span in example.reference.spans.get(self.cfg["spans_key"], []))
