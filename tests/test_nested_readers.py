@@ -85,7 +85,7 @@ def test_read_genia_malformed_line_names_the_line(tmp_path, line, message):
 def test_genia_reader_examples():
     examples = list(reader("spacy_depner.GENIACorpus.v1", GENIA)(spacy.blank("en")))
     assert len(examples) == 3
-    assert examples[0].predicted.text == "IL-2 gene expression and NF-kappa B activation ."
+    assert examples[0].predicted.text == "IL-7 gene expression and AP-kappa B activation ."
     assert [span_tuples(e.reference) for e in examples] == GENIA_MENTIONS
     for example in examples:
         assert not example.predicted.spans and not example.predicted.has_annotation("DEP")
