@@ -189,13 +189,14 @@ def bench(
 
 def nested_decode_rows(lengths, n_labels: int, sentences_per_length: int, repeats: int, rng) -> List[Dict]:
     """MAP decoding time per sentence of the three nested structures, one
-    sentence per call batch of ``sentences_per_length`` sentences of n words."""
+    call per batch of ``sentences_per_length`` sentences of n words, float32
+    scores as the span scorer produces them."""
     from .structures import nested_mentions
 
     rows = []
     for n in lengths:
         doc_offsets = np.arange(sentences_per_length + 1, dtype=np.int64) * n
-        scores = rng.normal(size=(int(nested_mentions.dense_span_offsets(doc_offsets)[-1]), n_labels))
+        scores = rng.normal(size=(int(nested_mentions.dense_span_offsets(doc_offsets)[-1]), n_labels)).astype(np.float32)
         row = {"n": n}
         for structure in nested_mentions.STRUCTURES:
             nested_mentions.viterbi(scores[: n * (n + 1) // 2], doc_offsets[:2], structure)  # compile

@@ -690,3 +690,19 @@ def test_accepted_argument_forms():
     np.testing.assert_array_equal(log_partition(scores.tolist(), doc_offsets.tolist(), "quadratic", np.int32(2)), expected)
     np.testing.assert_array_equal(log_partition(scores, doc_offsets.astype(np.uint8), "quadratic", 2), expected)
     np.testing.assert_array_equal(log_partition(np.zeros((9, 1), dtype=int), doc_offsets, "cyk"), log_partition(np.zeros((9, 1)), doc_offsets, "cyk"))
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_float32_scores_are_read_exactly(structure):
+    """float32 scores (as a thinc model produces them) are not copied to
+    float64 but give the results of their exact float64 values."""
+    rng = np.random.default_rng(17)
+    for _ in range(30):
+        scores, doc_offsets, max_length, mask = random_batch(rng, max_words=12)
+        single = scores.astype(np.float32)
+        exact = single.astype(np.float64)
+        np.testing.assert_array_equal(log_partition(single, doc_offsets, structure, max_length, mask),
+                                      log_partition(exact, doc_offsets, structure, max_length, mask))
+        for a, b in zip(marginals(single, doc_offsets, structure, max_length, mask) + viterbi(single, doc_offsets, structure, max_length, mask),
+                        marginals(exact, doc_offsets, structure, max_length, mask) + viterbi(exact, doc_offsets, structure, max_length, mask)):
+            np.testing.assert_array_equal(a, b)

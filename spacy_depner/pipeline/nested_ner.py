@@ -125,7 +125,7 @@ class NestedNER(EntityPipe):
         return SentenceBatch(doc_offsets, sentence_offsets, spans, mask)
 
     def _structure_args(self, batch: SentenceBatch, scores, mask=None) -> Tuple:
-        return (np.ascontiguousarray(scores, dtype=np.float64), batch.sentence_offsets, self.cfg["structure"],
+        return (scores, batch.sentence_offsets, self.cfg["structure"],
                 self.cfg["max_length"], batch.mask if mask is None else mask)
 
     def _mention_scores(self, docs: List[Doc], batch: SentenceBatch, is_train: bool):

@@ -46,7 +46,9 @@ document, W the longest allowed span.
 Inputs:
     scores (S, T) float: the score of each span for each label, S =
         dense_span_offsets(doc_offsets)[-1]. Must be finite everywhere (also
-        on excluded spans, whose values are ignored).
+        on excluded spans, whose values are ignored). float32 scores (what a
+        thinc model produces) are read as they are, other real types as
+        float64; the charts and every sum are float64 either way.
     doc_offsets (D + 1,) int: words of document d are
         doc_offsets[d]:doc_offsets[d+1] (starts at 0, never decreases; empty
         documents allowed: they have the empty analysis only).
@@ -70,7 +72,10 @@ O(n W T), i.e. O(n^2 T): every quadratic rule has at most two free positions.
 Charts (log weights), fenceposts, stored at [i, j - i]:
     prefix[j] = [->, j]; part[i, j] = [|->, i, j]; full[i, j] = [<->, i, j];
     left[i, j] = [<-|, i, j] (quadratic); mention[i, j] = the label axioms
-    [t, i, j] combined by rule (g) (log-sum or max over t). Two derived
+    [t, i, j] combined by rule (g) (log-sum or max over t), -inf exactly
+    where the span is excluded (scores are finite, so a span is allowed iff
+    mention > -inf). Charts are column-major (i contiguous): the quadratic
+    inside pass runs along widths. Two derived
     quantities merge rules with the same shape: ready[i, k] = part[i, k] (+)
     full[i, k] (k > i), the antecedent "[|->, i, k] or [<->, i, k]" of rules
     (c)/(e) and (d)/(f) (and (j)/(k) + (d)/(f) in the quadratic system), and
@@ -132,8 +137,8 @@ def _widths(doc_offsets, span_offsets, mask, max_length):
 
 
 @njit(cache=True)
-def _mention_axioms(scores, mask, row0, n, W, use_max, allowed, mention):
-    """allowed[i, w] and mention[i, w] for the spans (i, i + w), 1 <= w <= W:
+def _mention_axioms(scores, mask, row0, n, W, use_max, mention):
+    """mention[i, w] for the spans (i, i + w), 1 <= w <= W (-inf where the span is excluded):
     the axioms [t, i, i + w] of every label, combined as in rule (g): log-sum
     (or max) over t. Spans longer than W are not allowed (W already accounts
     for max_length)."""
@@ -143,14 +148,12 @@ def _mention_axioms(scores, mask, row0, n, W, use_max, allowed, mention):
             w = j - i
             r = _row(row0, i, j)
             ok = mask[r]
-            allowed[i, w] = ok
             if not ok:
                 mention[i, w] = NEG_INF
                 continue
-            top = scores[r, 0]
+            top = np.float64(scores[r, 0])  # float64 arithmetic for float32 scores too
             for t in range(1, T):
-                if scores[r, t] > top:
-                    top = scores[r, t]
+                top = max(top, np.float64(scores[r, t]))
             if use_max:
                 mention[i, w] = top
             else:
@@ -178,7 +181,7 @@ def _best_label(scores, r):
 
 
 @njit(cache=True)
-def _inside_semi_markov(n, W, allowed, mention, prefix, use_max):
+def _inside_semi_markov(n, W, mention, prefix, use_max):
     """Semi-Markov (Corro 2023, sec. 4.1), rules (a) and (b):
 
         (a) [->, i] [t, i, j] => [->, j]        (b) [->, j - 1] => [->, j]
@@ -186,26 +189,53 @@ def _inside_semi_markov(n, W, allowed, mention, prefix, use_max):
     prefix[j] = [->, j], axiom prefix[0] = 0; goal prefix[n]. O(n W T)."""
     prefix[0] = 0.0
     for j in range(1, n + 1):
+        if use_max:
+            prefix[j] = max(prefix[j - 1], _best_extension(j, W, mention, prefix))  # (b), (a)
+            continue
         acc = prefix[j - 1]  # (b)
         for i in range(max(0, j - W), j):
-            if allowed[i, j - i]:
+            if mention[i, j - i] > NEG_INF:
                 acc = _plus(acc, prefix[i] + mention[i, j - i], use_max)  # (a)
         prefix[j] = acc
     return prefix[n]
 
 
 @njit(cache=True, inline="always")
-def _first_level(j, W, allowed, full, prefix, use_max):
+def _best_extension(j, W, chart, prefix):
+    """max over i of prefix[i] + chart[i, j - i] (the best last segment of
+    [->, j] by rule (a) or (h)), in four independent running maxima so that
+    the loop is not one chain of dependent max operations; max is exact, so
+    the value is the one of a left-to-right scan. Excluded spans hold -inf
+    in ``mention`` and ``full``."""
+    a0 = a1 = a2 = a3 = NEG_INF
+    i = max(0, j - W)
+    while i + 3 < j:
+        a0 = max(a0, prefix[i] + chart[i, j - i])
+        a1 = max(a1, prefix[i + 1] + chart[i + 1, j - i - 1])
+        a2 = max(a2, prefix[i + 2] + chart[i + 2, j - i - 2])
+        a3 = max(a3, prefix[i + 3] + chart[i + 3, j - i - 3])
+        i += 4
+    while i < j:
+        a0 = max(a0, prefix[i] + chart[i, j - i])
+        i += 1
+    return max(max(a0, a1), max(a2, a3))
+
+
+@njit(cache=True, inline="always")
+def _first_level(j, W, mention, full, prefix, use_max):
     """Rules (h) [->, i] [<->, i, j] => [->, j] and (i) [->, j - 1] => [->, j]."""
+    if use_max:
+        prefix[j] = max(prefix[j - 1], _best_extension(j, W, full, prefix))
+        return
     acc = prefix[j - 1]  # (i)
     for i in range(max(0, j - W), j):
-        if allowed[i, j - i]:
+        if mention[i, j - i] > NEG_INF:
             acc = _plus(acc, prefix[i] + full[i, j - i], use_max)  # (h)
     prefix[j] = acc
 
 
 @njit(cache=True)
-def _inside_cyk(n, W, allowed, mention, part, full, ready, prefix, use_max):
+def _inside_cyk(n, W, mention, part, full, ready, prefix, use_max):
     """CYK-like algorithm (Corro 2023, sec. 4.2), rules (c)-(i):
 
         (c) [|->, i, k] [<->, k, j] => [|->, i, j]   (i < k)
@@ -228,20 +258,20 @@ def _inside_cyk(n, W, allowed, mention, part, full, ready, prefix, use_max):
             else:
                 p = ready[i, w - 1]  # (d) and (f)
                 for k in range(i + 1, j):
-                    if allowed[k, j - k]:
+                    if mention[k, j - k] > NEG_INF:
                         p = _plus(p, ready[i, k - i] + full[k, j - k], use_max)  # (c) and (e)
-            _close_mention(i, w, p, allowed, mention, part, full, ready, use_max)
-        _first_level(j, W, allowed, full, prefix, use_max)
+            _close_mention(i, w, p, mention, part, full, ready, use_max)
+        _first_level(j, W, mention, full, prefix, use_max)
     return prefix[n]
 
 
 @njit(cache=True, inline="always")
-def _close_mention(i, w, p, allowed, mention, part, full, ready, use_max):
+def _close_mention(i, w, p, mention, part, full, ready, use_max):
     """Rule (g): [|->, i, j] [t, i, j] => [<->, i, j] for the span of width w
     at i, whose partial analysis (inside weight p) is complete; ``ready`` is
     the span as a left antecedent: with or without the mention."""
     part[i, w] = p
-    if allowed[i, w]:
+    if mention[i, w] > NEG_INF:
         f = p + mention[i, w]
         full[i, w] = f
         ready[i, w] = _plus(p, f, use_max)
@@ -251,7 +281,7 @@ def _close_mention(i, w, p, allowed, mention, part, full, ready, use_max):
 
 
 @njit(cache=True)
-def _inside_quadratic(n, W, allowed, mention, part, full, ready, left, unit, prefix, use_max):
+def _inside_quadratic(n, W, mention, part, full, ready, left, unit, prefix, use_max):
     """Corro's O(n^2) algorithm (Corro 2023, sec. 5), rules (d), (f)-(i), (j)-(p):
 
         (d) [|->, i, j - 1] => [|->, i, j]
@@ -269,37 +299,42 @@ def _inside_quadratic(n, W, allowed, mention, part, full, ready, left, unit, pre
     left[i, j] = unit[i + 1] (full[i + 1, j] (+) left[i + 1, j]) for j - i >= 3
     ((l)-(o); left[i + 1, j] exists for j - i - 1 >= 3 only), and for j - i >= 2
     part[i, j] = ready[i, j - 1] unit[j] ((d), (j), (f), (k)) (+) left[i, j] ((p)).
-    O(1) per item: O(n W T)."""
-    prefix[0] = 0.0
-    for j in range(1, n + 1):
-        for i in range(j - 1, max(0, j - W) - 1, -1):
-            w = j - i
+    O(1) per item: O(n W T).
+
+    Items are visited by width (w = j - i ascending), then start: every
+    antecedent of an item is narrower, so the items of one width are
+    independent of each other and the loop has no carried dependency; rules
+    (h), (i) read the finished chart afterwards."""
+    for i in range(n):  # width 1: rule (d) from the axiom [|->, i, i]; (g)
+        left[i, 1] = NEG_INF
+        _close_mention(i, 1, 0.0, mention, part, full, ready, use_max)
+        unit[i + 1] = _plus(0.0, full[i, 1], use_max) if mention[i, 1] > NEG_INF else 0.0
+    for w in range(2, W + 1):
+        for i in range(n - w + 1):
+            j = i + w
             q = NEG_INF
             if w >= 3:
-                y = full[i + 1, w - 1] if allowed[i + 1, w - 1] else NEG_INF  # (l), (m)
+                y = full[i + 1, w - 1] if mention[i + 1, w - 1] > NEG_INF else NEG_INF  # (l), (m)
                 if w - 1 >= 3:
                     y = _plus(y, left[i + 1, w - 1], use_max)  # (n), (o)
                 q = unit[i + 1] + y
             left[i, w] = q
-            if w == 1:
-                p = 0.0  # (d) from the axiom [|->, i, i]
-            else:
-                p = _plus(ready[i, w - 1] + unit[j], q, use_max)  # (d), (j), (f), (k); (p)
-            _close_mention(i, w, p, allowed, mention, part, full, ready, use_max)
-            if w == 1:
-                unit[j] = _plus(0.0, full[i, 1], use_max) if allowed[i, 1] else 0.0
-        _first_level(j, W, allowed, full, prefix, use_max)
+            p = _plus(ready[i, w - 1] + unit[j], q, use_max)  # (d), (j), (f), (k); (p)
+            _close_mention(i, w, p, mention, part, full, ready, use_max)
+    prefix[0] = 0.0
+    for j in range(1, n + 1):
+        _first_level(j, W, mention, full, prefix, use_max)
     return prefix[n]
 
 
 @njit(cache=True)
-def _inside(code, n, W, allowed, mention, part, full, ready, left, unit, prefix, use_max):
+def _inside(code, n, W, mention, part, full, ready, left, unit, prefix, use_max):
     """Dispatch to the inside pass of the structure ``code``; returns the goal [->, n]."""
     if code == SEMI_MARKOV:
-        return _inside_semi_markov(n, W, allowed, mention, prefix, use_max)
+        return _inside_semi_markov(n, W, mention, prefix, use_max)
     if code == CYK:
-        return _inside_cyk(n, W, allowed, mention, part, full, ready, prefix, use_max)
-    return _inside_quadratic(n, W, allowed, mention, part, full, ready, left, unit, prefix, use_max)
+        return _inside_cyk(n, W, mention, part, full, ready, prefix, use_max)
+    return _inside_quadratic(n, W, mention, part, full, ready, left, unit, prefix, use_max)
 
 
 # ---------------------------------------------------------------------------
@@ -308,7 +343,7 @@ def _inside(code, n, W, allowed, mention, part, full, ready, left, unit, prefix,
 
 
 @njit(cache=True)
-def _outside_semi_markov(scores, row0, n, W, allowed, prefix, out_prefix, log_z, marginals):
+def _outside_semi_markov(scores, row0, n, W, mention, prefix, out_prefix, log_z, marginals):
     """Outside of rules (a) and (b), in reverse order. The marginal of
     <t, i, j> is exp(prefix[i] + w_t + out_prefix[j] - log Z)."""
     T = scores.shape[1]
@@ -318,7 +353,7 @@ def _outside_semi_markov(scores, row0, n, W, allowed, prefix, out_prefix, log_z,
         b = out_prefix[j]  # complete: [->, j] feeds only positions > j
         out_prefix[j - 1] = logaddexp(out_prefix[j - 1], b)  # (b)
         for i in range(max(0, j - W), j):
-            if allowed[i, j - i]:
+            if mention[i, j - i] > NEG_INF:
                 r = _row(row0, i, j)
                 for t in range(T):
                     marginals[r, t] = np.exp(prefix[i] + scores[r, t] + b - log_z)  # (a)
@@ -326,12 +361,12 @@ def _outside_semi_markov(scores, row0, n, W, allowed, prefix, out_prefix, log_z,
 
 
 @njit(cache=True, inline="always")
-def _outside_first_level(j, W, allowed, full, prefix, out_prefix, out_full):
+def _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full):
     """Outside of rules (h) and (i) for the column j."""
     b = out_prefix[j]
     out_prefix[j - 1] = logaddexp(out_prefix[j - 1], b)  # (i)
     for i in range(max(0, j - W), j):
-        if allowed[i, j - i]:  # (h)
+        if mention[i, j - i] > NEG_INF:  # (h)
             out_prefix[i] = logaddexp(out_prefix[i], b + full[i, j - i])
             out_full[i, j - i] = logaddexp(out_full[i, j - i], b + prefix[i])
 
@@ -345,7 +380,7 @@ def _mention_marginals(scores, row0, i, j, part, of, log_z, marginals):
 
 
 @njit(cache=True)
-def _outside_cyk(scores, row0, n, W, allowed, mention, part, full, ready, prefix,
+def _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
                  out_full, out_ready, out_prefix, log_z, marginals):
     """Outside of rules (c)-(i), visiting the items of ``_inside_cyk`` in
     reverse order (columns j descending, starts i ascending): when (i, j) is
@@ -357,24 +392,24 @@ def _outside_cyk(scores, row0, n, W, allowed, mention, part, full, ready, prefix
             out_full[i, w] = NEG_INF
             out_ready[i, w] = NEG_INF
     for j in range(n, 0, -1):
-        _outside_first_level(j, W, allowed, full, prefix, out_prefix, out_full)  # (h), (i)
+        _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)
         for i in range(max(0, j - W), j):
             w = j - i
             op = out_ready[i, w]  # ready = part (+) full
-            if allowed[i, w]:
+            if mention[i, w] > NEG_INF:
                 of = logaddexp(out_full[i, w], out_ready[i, w])
                 _mention_marginals(scores, row0, i, j, part[i, w], of, log_z, marginals)
                 op = logaddexp(op, of + mention[i, w])  # (g)
             if w >= 2 and op != NEG_INF:
                 out_ready[i, w - 1] = logaddexp(out_ready[i, w - 1], op)  # (d), (f)
                 for k in range(i + 1, j):
-                    if allowed[k, j - k]:  # (c), (e)
+                    if mention[k, j - k] > NEG_INF:  # (c), (e)
                         out_ready[i, k - i] = logaddexp(out_ready[i, k - i], op + full[k, j - k])
                         out_full[k, j - k] = logaddexp(out_full[k, j - k], op + ready[i, k - i])
 
 
 @njit(cache=True)
-def _outside_quadratic(scores, row0, n, W, allowed, mention, part, full, ready, left, unit, prefix,
+def _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
                        out_full, out_ready, out_left, out_unit, out_prefix, log_z, marginals):
     """Outside of rules (d), (f)-(i), (j)-(p), visiting the items of
     ``_inside_quadratic`` in reverse order (columns j descending, starts i
@@ -390,11 +425,11 @@ def _outside_quadratic(scores, row0, n, W, allowed, mention, part, full, ready, 
             out_ready[i, w] = NEG_INF
             out_left[i, w] = NEG_INF
     for j in range(n, 0, -1):
-        _outside_first_level(j, W, allowed, full, prefix, out_prefix, out_full)  # (h), (i)
+        _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)
         for i in range(max(0, j - W), j):
             w = j - i
             op = out_ready[i, w]
-            if allowed[i, w]:
+            if mention[i, w] > NEG_INF:
                 of = logaddexp(out_full[i, w], out_ready[i, w])
                 if w == 1:
                     of = logaddexp(of, out_unit[j])  # unit[j] = 1 (+) full[j - 1, j]
@@ -406,13 +441,13 @@ def _outside_quadratic(scores, row0, n, W, allowed, mention, part, full, ready, 
                 out_unit[j] = logaddexp(out_unit[j], op + ready[i, w - 1])
                 oq = logaddexp(oq, op)  # (p)
             if w >= 3 and oq != NEG_INF:
-                fl = full[i + 1, w - 1] if allowed[i + 1, w - 1] else NEG_INF
+                fl = full[i + 1, w - 1] if mention[i + 1, w - 1] > NEG_INF else NEG_INF
                 y = fl
                 if w - 1 >= 3:
                     y = logaddexp(y, left[i + 1, w - 1])
                 out_unit[i + 1] = logaddexp(out_unit[i + 1], oq + y)  # (l), (o): the one-word part
                 oy = oq + unit[i + 1]
-                if allowed[i + 1, w - 1]:
+                if mention[i + 1, w - 1] > NEG_INF:
                     out_full[i + 1, w - 1] = logaddexp(out_full[i + 1, w - 1], oy)  # (l), (m)
                 if w - 1 >= 3:
                     out_left[i + 1, w - 1] = logaddexp(out_left[i + 1, w - 1], oy)  # (n), (o)
@@ -437,10 +472,10 @@ def _record(scores, row0, i, j, labels, stack, top):
 
 
 @njit(cache=True, inline="always")
-def _expand_ready(scores, row0, i, k, allowed, part, full, labels, stack, top):
+def _expand_ready(scores, row0, i, k, mention, part, full, labels, stack, top):
     """ready[i, k] = part (+) full: a mention on (i, k) iff full won the max."""
     w = k - i
-    if allowed[i, w] and full[i, w] > part[i, w]:
+    if mention[i, w] > NEG_INF and full[i, w] > part[i, w]:
         return _record(scores, row0, i, k, labels, stack, top)
     if w >= 2:
         stack[top, 0] = i
@@ -450,59 +485,54 @@ def _expand_ready(scores, row0, i, k, allowed, part, full, labels, stack, top):
 
 
 @njit(cache=True)
-def _expand_cyk(scores, row0, i, j, allowed, part, full, ready, labels, stack, top):
+def _expand_cyk(scores, row0, i, j, mention, part, full, ready, labels, stack, top):
     """Back-trace of part[i, j] (j - i >= 2) through rules (c)-(f)."""
     best = ready[i, j - i - 1]  # (d), (f)
     split = -1
     for k in range(i + 1, j):
-        if allowed[k, j - k]:
+        if mention[k, j - k] > NEG_INF:
             v = ready[i, k - i] + full[k, j - k]  # (c), (e)
             if v > best:
                 best = v
                 split = k
     if split < 0:
-        return _expand_ready(scores, row0, i, j - 1, allowed, part, full, labels, stack, top)
+        return _expand_ready(scores, row0, i, j - 1, mention, part, full, labels, stack, top)
     top = _record(scores, row0, split, j, labels, stack, top)
-    return _expand_ready(scores, row0, i, split, allowed, part, full, labels, stack, top)
+    return _expand_ready(scores, row0, i, split, mention, part, full, labels, stack, top)
 
 
 @njit(cache=True)
-def _expand_quadratic(scores, row0, i, j, allowed, part, full, ready, left, unit, labels, stack, top):
+def _expand_quadratic(scores, row0, i, j, mention, part, full, ready, left, unit, labels, stack, top):
     """Back-trace of part[i, j] (j - i >= 2) through rules (d), (f), (j)-(p)."""
     w = j - i
     if w >= 3 and left[i, w] > ready[i, w - 1] + unit[j]:  # (p)
         while True:  # left[i, j] = unit[i + 1] (full[i + 1, j] (+) left[i + 1, j])
-            if allowed[i, 1] and full[i, 1] > 0.0:  # (l), (o)
+            if mention[i, 1] > NEG_INF and full[i, 1] > 0.0:  # (l), (o)
                 top = _record(scores, row0, i, i + 1, labels, stack, top)
-            fl = full[i + 1, w - 1] if allowed[i + 1, w - 1] else NEG_INF
+            fl = full[i + 1, w - 1] if mention[i + 1, w - 1] > NEG_INF else NEG_INF
             if w - 1 >= 3 and left[i + 1, w - 1] > fl:  # (n), (o)
                 i += 1
                 w -= 1
                 continue
             return _record(scores, row0, i + 1, j, labels, stack, top)  # (l), (m)
-    if allowed[j - 1, 1] and full[j - 1, 1] > 0.0:  # (j), (k)
+    if mention[j - 1, 1] > NEG_INF and full[j - 1, 1] > 0.0:  # (j), (k)
         top = _record(scores, row0, j - 1, j, labels, stack, top)
-    return _expand_ready(scores, row0, i, j - 1, allowed, part, full, labels, stack, top)  # (d), (f) / (j), (k)
+    return _expand_ready(scores, row0, i, j - 1, mention, part, full, labels, stack, top)  # (d), (f) / (j), (k)
 
 
 @njit(cache=True)
-def _backtrack(code, scores, row0, n, W, allowed, mention, part, full, ready, left, unit, prefix, labels, stack):
+def _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit, prefix, labels, stack):
     """Follow the max-semiring charts from the goal [->, n]: rules (a)/(b)
     (semi-Markov) or (h)/(i), then each mention's internal structure."""
     top = 0
     j = n
     while j > 0:
-        best = prefix[j - 1]  # (b) / (i)
-        start = -1
-        for i in range(max(0, j - W), j):
-            if allowed[i, j - i]:
-                v = prefix[i] + (mention[i, j - i] if code == SEMI_MARKOV else full[i, j - i])  # (a) / (h)
-                if v > best:
-                    best = v
-                    start = i
-        if start < 0:
+        if prefix[j] == prefix[j - 1]:  # (b) / (i) won (ties prefer no mention)
             j -= 1
             continue
+        start = max(0, j - W)  # the first start that reaches the max by (a) / (h)
+        while start < j - 1 and prefix[start] + (mention[start, j - start] if code == SEMI_MARKOV else full[start, j - start]) != prefix[j]:
+            start += 1
         if code == SEMI_MARKOV:
             labels[_row(row0, start, j)] = _best_label(scores, _row(row0, start, j))
         else:
@@ -513,9 +543,9 @@ def _backtrack(code, scores, row0, n, W, allowed, mention, part, full, ready, le
         i = stack[top, 0]
         k = stack[top, 1]
         if code == CYK:
-            top = _expand_cyk(scores, row0, i, k, allowed, part, full, ready, labels, stack, top)
+            top = _expand_cyk(scores, row0, i, k, mention, part, full, ready, labels, stack, top)
         else:
-            top = _expand_quadratic(scores, row0, i, k, allowed, part, full, ready, left, unit, labels, stack, top)
+            top = _expand_quadratic(scores, row0, i, k, mention, part, full, ready, left, unit, labels, stack, top)
 
 
 # ---------------------------------------------------------------------------
@@ -531,15 +561,14 @@ def _charts(doc_offsets, widths):
     Wm = 1
     for d in range(widths.shape[0]):
         Wm = max(Wm, widths[d])
-    allowed = np.zeros((m, Wm + 1), dtype=np.bool_)
-    mention = np.empty((m, Wm + 1))
-    part = np.empty((m, Wm + 1))
-    full = np.empty((m, Wm + 1))
-    ready = np.empty((m, Wm + 1))
-    left = np.empty((m, Wm + 1))
+    mention = np.empty((Wm + 1, m)).T
+    part = np.empty((Wm + 1, m)).T
+    full = np.empty((Wm + 1, m)).T
+    ready = np.empty((Wm + 1, m)).T
+    left = np.empty((Wm + 1, m)).T
     unit = np.empty(m)
     prefix = np.empty(m)
-    return allowed, mention, part, full, ready, left, unit, prefix
+    return mention, part, full, ready, left, unit, prefix
 
 
 @njit(cache=True)
@@ -547,15 +576,15 @@ def _log_partition(code, scores, doc_offsets, span_offsets, mask, max_length):
     """log Z of every document (rules of ``code``'s inside pass)."""
     D = doc_offsets.shape[0] - 1
     widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    allowed, mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
+    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
     log_z = np.zeros(D)
     for d in range(D):
         n = doc_offsets[d + 1] - doc_offsets[d]
         W = widths[d]
         if W == 0:
             continue  # no allowed span: the empty analysis only
-        _mention_axioms(scores, mask, span_offsets[d], n, W, False, allowed, mention)
-        log_z[d] = _inside(code, n, W, allowed, mention, part, full, ready, left, unit, prefix, False)
+        _mention_axioms(scores, mask, span_offsets[d], n, W, False, mention)
+        log_z[d] = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
     return log_z
 
 
@@ -564,7 +593,7 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     """log Z and mention marginals: inside pass, then its outside pass."""
     D = doc_offsets.shape[0] - 1
     widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    allowed, mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
+    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
     out_full = np.empty(part.shape)
     out_ready = np.empty(part.shape)
     out_left = np.empty(part.shape)
@@ -578,16 +607,16 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
         if W == 0:
             continue
         row0 = span_offsets[d]
-        _mention_axioms(scores, mask, row0, n, W, False, allowed, mention)
-        z = _inside(code, n, W, allowed, mention, part, full, ready, left, unit, prefix, False)
+        _mention_axioms(scores, mask, row0, n, W, False, mention)
+        z = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
         log_z[d] = z
         if code == SEMI_MARKOV:
-            _outside_semi_markov(scores, row0, n, W, allowed, prefix, out_prefix, z, marginals)
+            _outside_semi_markov(scores, row0, n, W, mention, prefix, out_prefix, z, marginals)
         elif code == CYK:
-            _outside_cyk(scores, row0, n, W, allowed, mention, part, full, ready, prefix,
+            _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
                          out_full, out_ready, out_prefix, z, marginals)
         else:
-            _outside_quadratic(scores, row0, n, W, allowed, mention, part, full, ready, left, unit, prefix,
+            _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
                                out_full, out_ready, out_left, out_unit, out_prefix, z, marginals)
     return log_z, marginals
 
@@ -597,7 +626,7 @@ def _viterbi(code, scores, doc_offsets, span_offsets, mask, max_length):
     """MAP score and labels: max-semiring inside pass, then the back-trace."""
     D = doc_offsets.shape[0] - 1
     widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    allowed, mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
+    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
     stack = np.empty((prefix.shape[0] + 1, 2), dtype=np.int64)
     best = np.zeros(D)
     labels = np.full(scores.shape[0], -1, dtype=np.int64)
@@ -607,9 +636,9 @@ def _viterbi(code, scores, doc_offsets, span_offsets, mask, max_length):
         if W == 0:
             continue
         row0 = span_offsets[d]
-        _mention_axioms(scores, mask, row0, n, W, True, allowed, mention)
-        best[d] = _inside(code, n, W, allowed, mention, part, full, ready, left, unit, prefix, True)
-        _backtrack(code, scores, row0, n, W, allowed, mention, part, full, ready, left, unit, prefix, labels, stack)
+        _mention_axioms(scores, mask, row0, n, W, True, mention)
+        best[d] = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, True)
+        _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit, prefix, labels, stack)
     return best, labels
 
 
@@ -667,7 +696,7 @@ def _check(scores, doc_offsets, structure, max_length, mask):
         raise ValueError(f"scores must have shape (n_spans, n_labels >= 1), not {scores.shape}")
     if scores.dtype.kind not in "iuf":
         raise ValueError(f"scores must be real numbers, not {scores.dtype}")
-    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    scores = np.ascontiguousarray(scores, dtype=np.float32 if scores.dtype == np.float32 else np.float64)
     doc_offsets = check_doc_offsets(doc_offsets)
     span_offsets = dense_span_offsets(doc_offsets)
     if scores.shape[0] != span_offsets[-1]:
