@@ -35,6 +35,26 @@ def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
     return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
 
 
+def parsed_docs(parser_path: Path, docs, batch_size: int = 256) -> List:
+    """The Docs' words parsed by the pipeline at ``parser_path``, in its
+    vocab; each Doc keeps its sentence starts (the parser respects them)."""
+    import spacy
+    from spacy.tokens import Doc
+
+    parser_nlp = spacy.load(parser_path)
+    copies = [Doc(parser_nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d],
+                  sent_starts=[bool(t.is_sent_start) for t in d]) for d in docs]
+    return list(parser_nlp.pipe(copies, batch_size=batch_size))
+
+
+def tree_agreement(predicted, gold) -> Dict[str, float]:
+    """UAS and LAS (percent, punctuation included) of Docs against Docs with the gold trees."""
+    pairs = [(p, g) for p, g in zip(predicted, gold) if len(g)]
+    heads = np.concatenate([[t.head.i for t in p] for p, _ in pairs]) == np.concatenate([[t.head.i for t in g] for _, g in pairs])
+    deps = np.array([t.dep_.lower() for p, _ in pairs for t in p]) == np.array([t.dep_.lower() for _, g in pairs for t in g])
+    return {"uas": round(100.0 * heads.mean(), 2), "las": round(100.0 * (heads & deps).mean(), 2)}
+
+
 def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
     """UAS and LAS (percent, punctuation included) of the Docs' trees against the
     corpus's gold trees; a root is its own head in both."""
@@ -137,15 +157,12 @@ def evaluate(
     typer.echo(json.dumps(summary, indent=2))
 
 
-@app.command("evaluate-nested")
-def evaluate_nested(
-    model: Path = typer.Argument(..., help="Trained pipeline that writes doc.spans[spans_key] (nested_ner, spancat)"),
-    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file"),
-    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (gold trees in the input)"),
-    spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
-    output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
-) -> None:
-    """P/R/F of nested mentions (overall and per label) and words/s on a GENIA or GUM file."""
+def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
+                  spans_key: str = "nested_ner") -> Dict:
+    """P/R/F of nested mentions (overall and per label) and words/s of the
+    pipeline at ``model`` on a GENIA file or a GUM file; on GUM with the gold
+    trees, or with those of the parser pipeline at ``parser`` (its time
+    excluded; its UAS/LAS against the gold trees reported)."""
     import spacy
 
     from .readers.genia import genia_examples, read_genia
@@ -153,12 +170,21 @@ def evaluate_nested(
     from .scoring import score_nested
 
     if (jsonl is None) == (gum is None):
-        raise typer.BadParameter("give one of --jsonl or --gum")
+        raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")
+    if parser is not None and gum is None:
+        raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
     nlp = spacy.load(model)
+    extra = {}
     if jsonl is not None:
         examples = genia_examples(nlp.vocab, read_genia(jsonl), spans_key)
-    else:
+    elif parser is None:
         examples = gum_examples(nlp.vocab, read_gum(gum), "given", spans_key)
+    else:
+        examples = gum_examples(nlp.vocab, read_gum(gum), "predicted", spans_key)
+        parsed = parsed_docs(parser, [eg.predicted for eg in examples])
+        extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
+        for eg, doc in zip(examples, parsed):
+            eg.predicted = _with_vocab(nlp.vocab, doc)
     n_words = sum(len(eg.predicted) for eg in examples)
     list(nlp.pipe([eg.predicted.copy() for eg in examples[:50]]))  # warm-up: numba cache, allocations
     start = time.perf_counter()
@@ -166,9 +192,27 @@ def evaluate_nested(
         eg.predicted = doc
     seconds = time.perf_counter() - start
     scores = score_nested(examples, spans_key=spans_key)
-    result = {"model": str(model), "file": str(jsonl or gum), "words": n_words,
-              "words_per_second": round(n_words / max(seconds, 1e-9), 1),
-              **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}
+    return {"model": str(model), "file": str(jsonl or gum), "trees": "predicted" if parser else "given", **extra,
+            "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+            **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}
+
+
+@app.command("evaluate-nested")
+def evaluate_nested(
+    model: Path = typer.Argument(..., help="Trained pipeline that writes doc.spans[spans_key] (nested_ner, spancat)"),
+    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file"),
+    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (gold trees in the input)"),
+    parser: Optional[Path] = typer.Option(None, help="With --gum: parser pipeline whose trees replace the gold ones"),
+    spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
+    output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
+) -> None:
+    """P/R/F of nested mentions (overall and per label) and words/s on a GENIA
+    or GUM file; on GUM with the gold trees, or a parser's (its time excluded)."""
+    if (jsonl is None) == (gum is None):
+        raise typer.BadParameter("give one of --jsonl or --gum")
+    if parser is not None and gum is None:
+        raise typer.BadParameter("--parser goes with --gum (GENIA has no trees)")
+    result = nested_scores(model, jsonl, gum, parser, spans_key)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(result, indent=2), encoding="utf8")

@@ -1,0 +1,110 @@
+"""``python -m spacy_depner nested-study ...``: the nested-mention experiments
+of ``project.yml`` (Corro 2023 on GENIA, and UD English-GUM with and without
+dependency guidance).
+
+    train     trains every nested model of MODELS and the GUM parser, ``--jobs`` at a time
+    evaluate  P/R/F and words/s of every model on the test files (GUM's
+              dependency-guided model also with the parser's trees)
+    report    metrics/nested/report.md from the coverage, evaluation and decoding tables
+
+GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its JSON-lines files.
+"""
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List, NamedTuple
+
+import typer
+
+from .cli import app
+from .study import run_logged, train_command
+
+nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
+app.add_typer(nested_study, name="nested-study")
+
+CORPORA = {"genia": "genia/{split}.jsonl", "gum": "ud_gum/en_gum-ud-{split}.conllu"}
+SPLITS = ("train", "dev", "test")
+
+
+class NestedModel(NamedTuple):
+    name: str
+    corpus: str  # a key of CORPORA
+    config: str
+    overrides: List[str]
+    title: str
+    guided: bool = False  # restricted to DGM valid spans: also scored with the parser's trees
+
+
+def _structure(structure: str, guided: bool = False) -> List[str]:
+    return ["--components.nested_ner.structure", structure, "--components.nested_ner.dependency_guided", str(guided).lower()]
+
+
+MODELS = [
+    NestedModel(f"{corpus}_{structure}", corpus, f"{corpus}_nested.cfg", _structure(structure), f"nested_ner {structure}")
+    for corpus in CORPORA for structure in ("semi_markov", "cyk", "quadratic")
+] + [
+    NestedModel(f"{corpus}_spancat", corpus, f"{corpus}_spancat.cfg", [], "spaCy spancat")
+    for corpus in CORPORA
+] + [NestedModel("gum_quadratic_dgm", "gum", "gum_nested.cfg", _structure("quadratic", True),
+                 "nested_ner quadratic, DGM valid spans", guided=True)]
+PARSER = "gum_parser"
+
+
+def corpus_file(data: Path, corpus: str, split: str) -> Path:
+    return data / CORPORA[corpus].format(split=split)
+
+
+@nested_study.command("train")
+def train(
+    data: Path = typer.Option(..., help="Data directory (genia/, ud_gum/)"),
+    output: Path = typer.Option(Path("training/nested"), help="Where the pipelines go, one folder per model"),
+    configs: Path = typer.Option(Path("configs"), help="Folder of the spacy train configs"),
+    steps: int = typer.Option(2000, help="Training steps of every nested model"),
+    parser_steps: int = typer.Option(3000, help="Training steps of the GUM parser"),
+    limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
+    jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+) -> None:
+    """Train every nested model (gold trees where used) and the GUM parser; wall times to OUTPUT/train_seconds.json."""
+    runs = {PARSER: train_command(configs / "parser_gum.cfg", output / PARSER, data, parser_steps, limit, [])}
+    for model in MODELS:
+        runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, model.overrides)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
+        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    (output / "train_seconds.json").write_text(json.dumps({"steps": steps, "parser_steps": parser_steps, "seconds": seconds}, indent=2))
+    typer.echo(json.dumps(seconds, indent=2))
+
+
+@nested_study.command("evaluate")
+def evaluate(
+    data: Path = typer.Option(..., help="Data directory"),
+    models: Path = typer.Option(Path("training/nested"), help="Folder of the trained pipelines"),
+    output: Path = typer.Option(Path("metrics/nested/evaluation.json"), help="JSON file to write"),
+    split: str = typer.Option("test", help="Split to score"),
+) -> None:
+    """P/R/F and words/s of every model on SPLIT: gold trees, and for the
+    dependency-guided GUM model also the GUM parser's trees."""
+    from .evaluate import nested_scores
+
+    results: Dict[str, Dict] = {}
+    for model in MODELS:
+        path, source = models / model.name / "model-best", corpus_file(data, model.corpus, split)
+        files = {"jsonl": source} if model.corpus == "genia" else {"gum": source}
+        results[model.name] = nested_scores(path, **files)
+        if model.guided:
+            results[model.name + "@predicted"] = nested_scores(path, gum=source, parser=models / PARSER / "model-best")
+        typer.echo(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({"split": split, "models": results}, indent=2))
+
+
+@nested_study.command("report")
+def report(
+    metrics: Path = typer.Option(Path("metrics/nested"), help="Folder of coverage_*.json, evaluation.json, decode.md"),
+    models: Path = typer.Option(Path("training/nested"), help="Folder of the trained pipelines (for train_seconds.json)"),
+) -> None:
+    """Write METRICS/report.md."""
+    from .nested_report import write_nested_report
+
+    path = write_nested_report(metrics, models)
+    typer.echo(path.read_text())

@@ -1,0 +1,64 @@
+"""The `spacy project run nested` workflow on tiny GENIA and GUM files laid out
+like the real data directory, with a few training steps: every table of
+metrics/nested/report.md is filled, from files the workflow wrote."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+
+
+def replicate_conllu(text: str, copies: int) -> str:
+    """The documents of a CoNLL-U text ``copies`` times, with new doc and sent ids."""
+    out = []
+    for k in range(copies):
+        out.append(re.sub(r"# (newdoc id|sent_id) = (\S+)", lambda m: f"# {m.group(1)} = {m.group(2)}-{k}", text.strip()))
+    return "\n\n".join(out) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    genia = (HERE / "data" / "nested_genia.jsonl").read_text().strip() + "\n"
+    gum = (HERE / "data" / "nested_gum.conllu").read_text()
+    (data / "genia").mkdir()
+    (data / "ud_gum").mkdir()
+    for split, copies in (("train", 6), ("dev", 2), ("test", 2)):
+        (data / "genia" / f"{split}.jsonl").write_text(genia * copies)
+        (data / "ud_gum" / f"en_gum-ud-{split}.conllu").write_text(replicate_conllu(gum, copies))
+    return data
+
+
+def test_project_run_nested_fills_every_table(data_dir, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project)
+    shutil.copytree(ROOT / "configs", project / "configs")
+    command = [sys.executable, "-m", "spacy", "project", "run", "nested", str(project), "--vars.data", str(data_dir),
+               "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4", "--vars.nested_max_n", "20"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    metrics = project / "metrics" / "nested"
+    evaluation = json.loads((metrics / "evaluation.json").read_text())["models"]
+    expected = {f"{c}_{m}" for c in ("genia", "gum") for m in ("semi_markov", "cyk", "quadratic", "spancat")}
+    assert set(evaluation) == expected | {"gum_quadratic_dgm", "gum_quadratic_dgm@predicted"}
+    for result in evaluation.values():
+        assert 0.0 <= result["f"] <= 1.0 and result["words_per_second"] > 0
+    assert evaluation["gum_quadratic_dgm"]["trees"] == "given"
+    predicted = evaluation["gum_quadratic_dgm@predicted"]
+    assert predicted["trees"] == "predicted" and 0.0 <= predicted["parser"]["uas"] <= 100.0
+    coverage = json.loads((metrics / "coverage_gum_test.json").read_text())
+    fixture = json.loads(subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", str(HERE / "data" / "nested_gum.conllu")],
+                                        capture_output=True, text=True, check=True).stdout)
+    assert coverage["coverage"] == fixture["coverage"] and coverage["mentions"] == 2 * fixture["mentions"]
+    report = (metrics / "report.md").read_text()
+    for heading in ("Table 5", "P/R/F on test", "DGM valid spans of the trees", "Nested MAP decoding"):
+        assert heading in report
+    assert "non-commercial" in report
+    assert (metrics / "decode.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
