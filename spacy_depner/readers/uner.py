@@ -4,11 +4,16 @@ The IOB2 files (``index  token  label  [-  annotator]``) follow the UD syntactic
 words. Labels outside the kept types (``B-OTH``/``I-OTH`` and the stray ``B-O``
 of the legacy UNER train file) are read as O; an ``I-X`` that does not continue
 an entity of type X starts one (such repairs are counted).
+
+Examples are single sentences, or with ``whole_documents`` whole CoNLL-U
+documents (``# newdoc id``; a sentence without one continues the previous
+document), their sentences marked in the input Doc.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
+import numpy as np
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
@@ -110,18 +115,55 @@ def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UN
     return corpus
 
 
-def corpus_examples(vocab: Vocab, corpus: UNERCorpus, dependencies: str) -> List[Example]:
-    """One Example per sentence. The reference has trees, tags and entities; the
-    input has words and, with ``dependencies="given"``, the gold trees."""
+def corpus_examples(
+    vocab: Vocab, corpus: UNERCorpus, dependencies: str, whole_documents: bool = False
+) -> List[Example]:
+    """One Example per sentence, or per document with ``whole_documents``.
+    The reference has trees, tags and entities; the input has words and, with
+    ``dependencies="given"``, the gold trees. A document's sentences are marked
+    in its input Doc also without trees (gold segmentation)."""
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
     return [
         Example(
-            sentences_to_doc(vocab, [sentence], with_trees=dependencies == "given"),
-            sentences_to_doc(vocab, [sentence], with_trees=True, with_tags=True, ents=tags),
+            _group_doc(vocab, [corpus.sentences[i] for i in group], with_trees=dependencies == "given"),
+            _group_doc(
+                vocab,
+                [corpus.sentences[i] for i in group],
+                with_trees=True,
+                with_tags=True,
+                ents=[tag for i in group for tag in corpus.tags[i]],
+            ),
         )
-        for sentence, tags in zip(corpus.sentences, corpus.tags)
+        for group in example_groups(corpus, whole_documents)
     ]
+
+
+def document_groups(corpus: UNERCorpus) -> List[List[int]]:
+    """Indices of the sentences of each CoNLL-U document (``# newdoc id``), in
+    file order. A sentence without a newdoc comment continues the previous
+    document; sentences before the first newdoc form one document."""
+    groups: List[List[int]] = []
+    for i, sentence in enumerate(corpus.sentences):
+        if sentence.newdoc_id is not None or not groups:
+            groups.append([])
+        groups[-1].append(i)
+    return groups
+
+
+def example_groups(corpus: UNERCorpus, whole_documents: bool) -> List[List[int]]:
+    """Sentence indices of each Example: one sentence each, or whole documents."""
+    return document_groups(corpus) if whole_documents else [[i] for i in range(len(corpus.sentences))]
+
+
+def _group_doc(vocab: Vocab, sentences: List[Sentence], with_trees: bool, with_tags: bool = False, ents=None):
+    """``sentences_to_doc``, with the sentence starts set when there are no trees."""
+    doc = sentences_to_doc(vocab, sentences, with_trees=with_trees, with_tags=with_tags, ents=ents)
+    if not with_trees and len(sentences) > 1:
+        starts = set(np.cumsum([0] + [len(s.words) for s in sentences[:-1]]).tolist())
+        for token in doc:
+            token.is_sent_start = token.i in starts
+    return doc
 
 
 @registry.readers("spacy_depner.UNERCorpus.v1")
@@ -131,21 +173,30 @@ def create_uner_reader(
     dependencies: str = "given",
     limit: int = 0,
     labels: List[str] = list(DEFAULT_LABELS),
+    whole_documents: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
     """Corpus reader for ``spacy train``: UD trees + UNER entities, one Example
     per sentence. dependencies: "given" puts the gold trees in the input Docs;
-    "predicted" leaves them to a parser in the pipeline. limit: first N
-    sentences (0: all)."""
+    "predicted" leaves them to a parser in the pipeline. whole_documents: one
+    Example per CoNLL-U document (``# newdoc id``) instead of per sentence, its
+    sentences marked in the input Doc (for document-level features such as the
+    two-stage non-local ones). limit: first N Examples, i.e. sentences, or
+    documents with whole_documents (0: all)."""
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (all) or positive, not {limit!r}")
     cache: Dict[str, UNERCorpus] = {}
 
     def read(nlp: Language) -> Iterable[Example]:
         if "corpus" not in cache:
             corpus = read_uner_corpus(conllu, iob2, labels)
             if limit:
-                corpus = UNERCorpus(corpus.sentences[:limit], corpus.tags[:limit], corpus.repairs, corpus.removed)
+                kept = [i for group in example_groups(corpus, whole_documents)[:limit] for i in group]
+                corpus = UNERCorpus(
+                    [corpus.sentences[i] for i in kept], [corpus.tags[i] for i in kept], corpus.repairs, corpus.removed
+                )
             cache["corpus"] = corpus
-        return corpus_examples(nlp.vocab, cache["corpus"], dependencies)
+        return corpus_examples(nlp.vocab, cache["corpus"], dependencies, whole_documents)
 
     return read

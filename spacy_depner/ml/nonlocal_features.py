@@ -1,0 +1,219 @@
+"""Two-stage non-local features as a tok2vec wrapper (Krishnan & Manning 2006).
+
+``spacy_depner.NonLocalFeatures.v1`` is a ``Model[List[Doc], List[Floats2d]]``
+usable anywhere a tok2vec is (the ``tok2vec`` of ``chain_ner``'s
+``TagScorer`` or of ``dgm_ner``'s ``SpanScorer``, for instance):
+
+    docs: List[Doc], B docs of n_b tokens, each with the first stage's
+        entities in ``doc.spans[spans_key]``
+    output: List[Floats2d], (n_b, tok2vec width + 6 * width) per doc: the
+        wrapped tok2vec's vector of each token, then one embedding (``width``
+        each, one table per feature) of each of its six majority features
+
+The six features (document token-, entity-, superentity-majority, then the
+same at corpus level; values 0 = none, 1..K = a label) are computed in the
+forward pass by ``spacy_depner.nonlocal_features.nonlocal_features`` (see
+there for the definitions, sec. 4 of the paper, and the tie rule) from:
+
+- ``doc.spans[spans_key]``: the first stage's entities of that Doc. A missing
+  key is a ValueError: the first stage's predictions must be copied there.
+- ``model.attrs["labels"]``: the label list (value 1 + k for ``labels[k]``).
+- ``model.attrs["corpus_statistics"]``: ``CorpusStatistics.to_dict()`` of the
+  first stage's output over the corpus (``{}``: corpus features all 0).
+
+Both attrs serialize with the model (``to_bytes``/``to_disk``). The embedding
+tables are one parameter, ``embeddings`` (6 * (n_labels + 1), width): rows
+``c * (n_labels + 1) + v`` embed value v of feature column c (row v = 0
+included, a learnt "none" vector per column). ``n_labels`` is the config
+value, or ``len(attrs["labels"])`` at initialization; nO = tok2vec width +
+6 * width is inferred at initialization.
+
+How a pipeline uses it (the paper's two stages):
+
+1. A first-stage NER (any component: ``ner``, ``chain_ner``, ``dgm_ner``)
+   runs before the second stage, and its entities are copied to
+   ``doc.spans[spans_key]`` (e.g. ``doc.spans["first_stage"] = list(doc.ents)``)
+   by the second-stage component or a small component between the two.
+2. The second stage is any entity component whose model's ``tok2vec`` is
+   this layer wrapping an ordinary tok2vec, e.g. in a config::
+
+       [components.ner2.model.tok2vec]
+       @architectures = "spacy_depner.NonLocalFeatures.v1"
+       width = 16
+       spans_key = "first_stage"
+
+       [components.ner2.model.tok2vec.tok2vec]
+       @architectures = "spacy.HashEmbedCNN.v2"
+       ...
+
+3. At initialization, before the model is initialized, the component sets the
+   label list, and the corpus counts, on every such layer:
+   ``configure_nonlocal_features(model, labels, statistics)`` where
+   ``statistics = corpus_statistics(docs, spans_key)`` over the first stage's
+   output on the training corpus (the paper uses 10-fold cross-validated
+   first-stage predictions on the training data, sec. 5, so that they are as
+   noisy as on test data). Whole documents (readers' ``whole_documents``
+   option) give the document-level features their meaning.
+4. To label another corpus with corpus-level features, update the counts
+   with the first stage's output on that corpus and set them again
+   (``configure_nonlocal_features(model, corpus_statistics=...)``): the
+   paper's corpus features at test time are over the test corpus.
+"""
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model, glorot_uniform_init
+from thinc.types import Floats2d
+
+from ..nonlocal_features import N_FEATURES, CorpusStatistics, Span, nonlocal_features
+
+LAYER_NAME = "nonlocal_features"
+
+
+@registry.architectures("spacy_depner.NonLocalFeatures.v1")
+def build_nonlocal_features(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    width: int = 16,
+    spans_key: str = "first_stage",
+    n_labels: Optional[int] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """A tok2vec whose token vectors are extended with embeddings of the six
+    two-stage majority features (Krishnan & Manning 2006, sec. 4).
+
+    width: embedding width per feature (output grows by 6 * width).
+    spans_key: ``doc.spans`` key holding the first stage's entities.
+    n_labels: number of labels; None: ``len(model.attrs["labels"])`` at init.
+    """
+    if width < 1:
+        raise ValueError(f"width must be at least 1, not {width!r}")
+    if n_labels is not None and n_labels < 1:
+        raise ValueError(f"n_labels must be at least 1 (or null to take the component's labels), not {n_labels!r}")
+    return Model(
+        LAYER_NAME,
+        nonlocal_features_forward,
+        init=init_nonlocal_features,
+        layers=[tok2vec],
+        dims={"nO": None, "width": width, "n_labels": n_labels},
+        params={"embeddings": None},
+        refs={"tok2vec": tok2vec},
+        attrs={"spans_key": spans_key, "labels": [], "corpus_statistics": {}},
+    )
+
+
+def init_nonlocal_features(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
+    """Initializes the tok2vec, sets n_labels (from attrs["labels"] if unset)
+    and nO, and draws the embedding tables. Needs no first-stage spans."""
+    tok2vec = model.layers[0]
+    tok2vec.initialize(X=X)
+    if not model.has_dim("n_labels"):
+        labels = list(model.attrs.get("labels") or [])
+        if not labels:
+            raise ValueError(
+                "NonLocalFeatures needs its label list before initialization: set n_labels in the "
+                "config, or model.attrs['labels'] (configure_nonlocal_features(model, labels))"
+            )
+        model.set_dim("n_labels", len(labels))
+    width = model.get_dim("width")
+    if tok2vec.has_dim("nO") and tok2vec.get_dim("nO"):
+        tok2vec_width = tok2vec.get_dim("nO")
+    elif X:
+        tok2vec_width = tok2vec.predict(X[:1])[0].shape[1]
+    else:
+        raise ValueError("NonLocalFeatures cannot infer the width of its tok2vec: initialize it with sample Docs")
+    model.set_dim("nO", tok2vec_width + N_FEATURES * width)
+    rows = N_FEATURES * (model.get_dim("n_labels") + 1)
+    model.set_param("embeddings", glorot_uniform_init(model.ops, (rows, width)))
+    return model
+
+
+def doc_document(doc: Doc, spans_key: str) -> Tuple[List[str], List[Span]]:
+    """``(tokens, spans)`` of a Doc for ``nonlocal_features``: the token texts
+    and the first stage's entities in ``doc.spans[spans_key]``."""
+    if spans_key not in doc.spans:
+        raise ValueError(
+            f"NonLocalFeatures: the Doc has no span group {spans_key!r}. The first stage's "
+            f"predicted entities must be copied to doc.spans[{spans_key!r}] before the second "
+            f"stage runs (e.g. doc.spans[{spans_key!r}] = list(doc.ents))."
+        )
+    return [token.text for token in doc], [(span.start, span.end, span.label_) for span in doc.spans[spans_key]]
+
+
+def corpus_statistics(
+    docs: Iterable[Doc], spans_key: str = "first_stage", statistics: Optional[CorpusStatistics] = None
+) -> CorpusStatistics:
+    """Counts of the first stage's entities in ``doc.spans[spans_key]`` over
+    ``docs``, added to ``statistics`` if given (else new)."""
+    statistics = statistics if statistics is not None else CorpusStatistics()
+    return statistics.update(doc_document(doc, spans_key) for doc in docs)
+
+
+def configure_nonlocal_features(
+    model: Model,
+    labels: Optional[Sequence[str]] = None,
+    corpus_statistics: Optional[CorpusStatistics] = None,
+) -> int:
+    """Set the label list and/or the corpus counts on every NonLocalFeatures
+    layer inside ``model``; returns how many layers were found."""
+    found = 0
+    for node in model.walk():
+        if node.name != LAYER_NAME:
+            continue
+        found += 1
+        if labels is not None:
+            node.attrs["labels"] = list(labels)
+        if corpus_statistics is not None:
+            node.attrs["corpus_statistics"] = corpus_statistics.to_dict()
+    return found
+
+
+def _statistics_view(model: Model) -> Optional[CorpusStatistics]:
+    """The corpus counts of attrs["corpus_statistics"] (shared, not copied: O(1))."""
+    data = model.attrs.get("corpus_statistics") or {}
+    return CorpusStatistics.from_dict(data, copy=False) if data else None
+
+
+def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
+    """(N, 6) int32 rows of the embedding table for the tokens of ``docs``."""
+    labels = list(model.attrs.get("labels") or [])
+    n_labels = model.get_dim("n_labels")
+    if not labels:
+        raise ValueError("NonLocalFeatures has no labels: set model.attrs['labels'] (configure_nonlocal_features)")
+    if len(labels) > n_labels:
+        raise ValueError(
+            f"NonLocalFeatures was initialized for {n_labels} labels but has {len(labels)} "
+            f"({labels}): set n_labels in the config or re-initialize the model"
+        )
+    spans_key = model.attrs["spans_key"]
+    statistics = _statistics_view(model)
+    features = [nonlocal_features(*doc_document(doc, spans_key), labels, statistics) for doc in docs]
+    values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
+    offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
+    return (values + offsets[None, :]).astype(np.int32)
+
+
+def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
+    tok2vec = model.layers[0]
+    rows_np = feature_rows(model, docs)
+    vectors, backprop_tok2vec = tok2vec(docs, is_train)
+    embeddings = model.get_param("embeddings")
+    width = model.get_dim("width")
+    lengths = [v.shape[0] for v in vectors]
+    rows = model.ops.asarray1i(rows_np.reshape(-1))
+    embedded = embeddings[rows].reshape(len(rows_np), N_FEATURES * width)
+    outputs, offset = [], 0
+    for vector, length in zip(vectors, lengths):
+        outputs.append(model.ops.xp.hstack([vector, embedded[offset : offset + length]]))
+        offset += length
+
+    def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
+        d_vectors = [model.ops.xp.ascontiguousarray(d[:, : v.shape[1]]) for d, v in zip(d_outputs, vectors)]
+        if d_outputs:
+            d_embedded = model.ops.xp.concatenate([d[:, vectors[i].shape[1] :] for i, d in enumerate(d_outputs)])
+            d_embeddings = model.ops.alloc2f(*embeddings.shape)
+            model.ops.scatter_add(d_embeddings, rows, model.ops.xp.ascontiguousarray(d_embedded).reshape(-1, width))
+            model.inc_grad("embeddings", d_embeddings)
+        return backprop_tok2vec(d_vectors)
+
+    return outputs, backprop
