@@ -9,6 +9,8 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
 from thinc.api import Model, Optimizer, set_dropout_rate
 
+from .two_stage import configure_second_stage
+
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
 [model.tok2vec]
@@ -146,7 +148,9 @@ class EntityPipe(TrainablePipe):
         labels: Optional[List[str]] = None,
     ) -> None:
         """Add the given labels, or those of the training examples, then
-        initialize the model on up to 10 sample Docs."""
+        initialize the model on up to 10 sample Docs. A second stage of the
+        two-stage model (a NonLocalFeatures layer in the model) also gets the
+        corpus counts of the first-stage entities of the training Docs."""
         validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
         if labels is None:
             labels = list(dict.fromkeys(label for eg in get_examples() for label in self.reference_labels(eg)))
@@ -156,6 +160,7 @@ class EntityPipe(TrainablePipe):
             raise ValueError(
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
+        configure_second_stage(self.model, self.labels, [eg.predicted for eg in get_examples()])
         self.initialize_model([eg.predicted for eg in islice(get_examples(), 10)])
 
     def loaded(self) -> None:

@@ -1,0 +1,198 @@
+"""``python -m spacy_depner two-stage ...``: the two-stage model of Krishnan &
+Manning (2006) on UD English-EWT + UNER, one Example per document.
+
+    crossval  trains the first stage on all of train and, for k-fold
+              cross-validation, on every fold's complement; writes the
+              first-stage entities of train (each document from the model
+              that did not see it), dev and test as JSON lines
+    train     trains the second stage on those entities (non-local features)
+    evaluate  first stage alone vs the assembled two-stage pipeline on test:
+              P/R/F, approximate randomization (Krishnan & Manning's test),
+              inference time of the pair / the first stage
+    report    metrics/two_stage/report.md
+"""
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import srsly
+import typer
+
+from .cli import app
+from .study import data_file, run_logged, train_command
+
+two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
+app.add_typer(two_stage, name="two-stage")
+
+SECOND_STAGE = "second_stage"
+
+
+def first_stage_file(output: Path, split: str) -> Path:
+    return output / f"first_stage_{split}.jsonl"
+
+
+def split_documents(vocab, data: Path, split: str, limit: int = 0):
+    """Examples of the split's documents, gold trees in the input."""
+    from .readers.documents import document_examples
+
+    return document_examples(vocab, data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit=limit)
+
+
+def predict_records(model: Path, data: Path, split: str, ids: Sequence[int], limit: int) -> List[Dict]:
+    """First-stage records of the documents ``ids`` of a split, by the pipeline at ``model``."""
+    import spacy
+
+    from .readers.documents import first_stage_records
+
+    nlp = spacy.load(model)
+    examples = split_documents(nlp.vocab, data, split, limit)
+    docs = list(nlp.pipe([examples[i].predicted for i in ids], batch_size=64))
+    return first_stage_records(docs, ids)
+
+
+@two_stage.command("crossval")
+def crossval(
+    data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/)"),
+    output: Path = typer.Option(Path("training/two_stage"), help="Where the first-stage pipelines and entities go"),
+    config: Path = typer.Option(Path("configs/two_stage_first_ewt.cfg"), help="First-stage config (UNERDocuments readers with folds)"),
+    folds: int = typer.Option(10, help="Cross-validation folds of the training documents (the paper: 10)"),
+    steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
+    limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
+    jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+) -> None:
+    """First stage on all of train, and on each fold's complement; its entities
+    on train (cross-validated), dev and test to OUTPUT/first_stage_*.jsonl."""
+    from .readers.documents import fold_indices
+
+    if folds < 2:
+        raise typer.BadParameter("cross-validation needs at least 2 folds")
+    runs = {"first": train_command(config, output / "first", data, steps, limit, [])}
+    for f in range(folds):
+        runs[f"fold{f}"] = train_command(config, output / f"fold{f}", data, steps, limit,
+                                         ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)])
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
+        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    import spacy
+
+    n_train = len(split_documents(spacy.blank("en").vocab, data, "train", limit))
+    records = []
+    for f in range(folds):
+        records += predict_records(output / f"fold{f}" / "model-best", data, "train", fold_indices(n_train, folds, only_fold=f), limit)
+    srsly.write_jsonl(first_stage_file(output, "train"), sorted(records, key=lambda r: r["document"]))
+    for split in ("dev", "test"):
+        n = len(split_documents(spacy.blank("en").vocab, data, split, limit if split == "dev" else 0))
+        srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", data, split, range(n),
+                                                                          limit if split == "dev" else 0))
+    (output / "crossval_seconds.json").write_text(json.dumps({"folds": folds, "steps": steps, "seconds": seconds}, indent=2))
+    typer.echo(json.dumps(seconds, indent=2))
+
+
+@two_stage.command("train")
+def train(
+    data: Path = typer.Option(..., help="Data directory"),
+    output: Path = typer.Option(Path("training/two_stage"), help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
+    config: Path = typer.Option(Path("configs/two_stage_second_ewt.cfg"), help="Second-stage config"),
+    steps: int = typer.Option(3000, help="Training steps"),
+    limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
+) -> None:
+    """Train the second stage on the cross-validated first-stage entities of train (dev: the full first stage's)."""
+    command = train_command(config, output / "second", data, steps, limit,
+                            ["--paths.first_stage_train", str(first_stage_file(output, "train")),
+                             "--paths.first_stage_dev", str(first_stage_file(output, "dev"))])
+    seconds = run_logged(command, output / "logs" / "second.log")
+    (output / "second_seconds.json").write_text(json.dumps({"steps": steps, "seconds": round(seconds, 1)}))
+    typer.echo(f"second stage trained in {seconds:.0f} s")
+
+
+def assemble(first: Path, second: Path):
+    """The two-stage pipeline: the first stage's pipeline, ``first_stage_spans``,
+    then the second stage's entity component (named ``second_stage``)."""
+    import spacy
+
+    nlp = spacy.load(first)
+    second_nlp = spacy.load(second)
+    nlp.add_pipe("first_stage_spans")
+    nlp.add_pipe(second_nlp.pipe_names[-1], name=SECOND_STAGE, source=second_nlp)
+    return nlp
+
+
+def entity_counts(docs, examples):
+    from .significance import item_counts
+
+    gold = [{(e.start, e.end, e.label_) for e in eg.reference.ents} for eg in examples]
+    return item_counts(gold, [{(e.start, e.end, e.label_) for e in doc.ents} for doc in docs])
+
+
+def timed_pipe(nlp, examples, repeats: int = 3):
+    """Predicted Docs and the best of ``repeats`` wall times of ``nlp.pipe`` over copies of the inputs."""
+    list(nlp.pipe([eg.predicted.copy() for eg in examples[:5]]))  # warm-up: numba cache, allocations
+    best, docs = float("inf"), None
+    for _ in range(repeats):
+        copies = [eg.predicted.copy() for eg in examples]
+        start = time.perf_counter()
+        docs = list(nlp.pipe(copies, batch_size=64))
+        best = min(best, time.perf_counter() - start)
+    return docs, best
+
+
+@two_stage.command("evaluate")
+def evaluate(
+    data: Path = typer.Option(..., help="Data directory"),
+    output: Path = typer.Option(Path("training/two_stage"), help="Folder of the first and second stages"),
+    metrics: Path = typer.Option(Path("metrics/two_stage/evaluation.json"), help="JSON file to write"),
+    split: str = typer.Option("test", help="Split to score"),
+    iterations: int = typer.Option(1000, help="Approximate randomization iterations (the paper: 1000)"),
+) -> None:
+    """First stage vs two-stage on SPLIT (whole documents, gold trees): P/R/F,
+    approximate randomization p-value, inference time ratio; the assembled
+    pipeline is saved to OUTPUT/pipeline."""
+    import spacy
+
+    from .evaluate import _prf
+    from .significance import approximate_randomization
+
+    first = spacy.load(output / "first" / "model-best")
+    pair = assemble(output / "first" / "model-best", output / "second" / "model-best")
+    pair.to_disk(output / "pipeline")
+    examples = split_documents(first.vocab, data, split)
+    first_docs, first_seconds = timed_pipe(first, examples)
+    pair_docs, pair_seconds = timed_pipe(pair, examples)
+    a, b = entity_counts(pair_docs, examples), entity_counts(first_docs, examples)
+    test = approximate_randomization(a, b, n_iterations=iterations)
+    words = sum(len(eg.predicted) for eg in examples)
+    result = {
+        "split": split, "documents": len(examples), "words": words,
+        "first_stage": {**_prf(b), "seconds": round(first_seconds, 3), "words_per_second": round(words / first_seconds)},
+        "two_stage": {**_prf(a), "seconds": round(pair_seconds, 3), "words_per_second": round(words / pair_seconds)},
+        "time_ratio": round(pair_seconds / first_seconds, 3),
+        "approximate_randomization": test,
+    }
+    metrics.parent.mkdir(parents=True, exist_ok=True)
+    metrics.write_text(json.dumps(result, indent=2))
+    typer.echo(json.dumps(result, indent=2))
+
+
+@two_stage.command("report")
+def report(
+    metrics: Path = typer.Option(Path("metrics/two_stage"), help="Folder of evaluation.json"),
+) -> None:
+    """Write METRICS/report.md."""
+    from .study_report import table
+
+    result = json.loads((metrics / "evaluation.json").read_text())
+    rows = [[name, result[key]["p"], result[key]["r"], result[key]["f"], result[key]["words_per_second"]]
+            for name, key in (("first stage", "first_stage"), ("two-stage", "two_stage"))]
+    test = result["approximate_randomization"]
+    text = "\n\n".join([
+        f"# Two-stage non-local consistency (Krishnan & Manning 2006) on UNER English-EWT {result['split']}",
+        f"{result['documents']} whole documents, {result['words']:,} words, gold trees.",
+        table(["model", "P", "R", "F", "words/s"], rows),
+        f"F1 difference (two-stage − first stage): {100.0 * test['delta']:.2f} points; "
+        f"approximate randomization ({test['n_iterations']} iterations): p = {test['p_value']:.4g}.",
+        f"Inference time of the pair / the first stage alone: {result['time_ratio']:.2f}×.",
+    ]) + "\n"
+    (metrics / "report.md").write_text(text, encoding="utf8")
+    typer.echo(text)

@@ -1,0 +1,122 @@
+"""The two-stage model's glue: cross-validation folds, first-stage records,
+the first_stage_spans component, the second stage's corpus counts at
+initialization, and the `spacy project run two_stage` workflow on a tiny corpus."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
+from spacy_depner.pipeline.two_stage import configure_second_stage
+
+from test_study_workflow import replicate
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+
+
+@pytest.mark.parametrize("n, folds", [(0, 2), (1, 2), (7, 3), (25, 10)])
+def test_folds_partition_the_documents_and_never_train_on_their_own_fold(n, folds):
+    held_out = [fold_indices(n, folds, only_fold=f) for f in range(folds)]
+    assert sorted(i for fold in held_out for i in fold) == list(range(n))
+    for f in range(folds):
+        training = fold_indices(n, folds, exclude_fold=f)
+        assert not set(training) & set(held_out[f])
+        assert sorted(training + held_out[f]) == list(range(n))
+
+
+@pytest.mark.parametrize("kwargs", [dict(folds=-1), dict(folds=0, only_fold=0), dict(folds=3, only_fold=3),
+                                    dict(folds=3, only_fold=1, exclude_fold=2)])
+def test_bad_fold_settings_raise_value_error(kwargs):
+    with pytest.raises(ValueError):
+        fold_indices(10, **kwargs)
+
+
+def test_records_round_trip_and_check_the_document_length():
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="Kim lives in Paris".split())
+    doc.ents = [Span(doc, 0, 1, "PER"), Span(doc, 3, 4, "LOC")]
+    record = json.loads(json.dumps(first_stage_records([doc], [7])[0]))
+    target = Doc(nlp.vocab, words="Kim lives in Paris".split())
+    attach_first_stage(target, record, "first_stage")
+    assert [(s.start, s.end, s.label_) for s in target.spans["first_stage"]] == [(0, 1, "PER"), (3, 4, "LOC")]
+    with pytest.raises(ValueError, match="tokens"):
+        attach_first_stage(Doc(nlp.vocab, words=["Kim"]), record, "first_stage")
+
+
+def test_first_stage_spans_copies_the_entities():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("first_stage_spans")
+    doc = nlp.make_doc("Kim met Lee")
+    doc.ents = [Span(doc, 0, 1, "PER"), Span(doc, 2, 3, "PER")]
+    doc = nlp.get_pipe("first_stage_spans")(doc)
+    assert [(s.start, s.label_) for s in doc.spans["first_stage"]] == [(0, "PER"), (2, "PER")]
+    assert spacy.blank("en").from_bytes(nlp.to_bytes()) is not None
+
+
+def second_stage_nlp():
+    nlp = spacy.blank("en")
+    tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 100,
+               "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None}
+    model = {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16,
+             "tok2vec": {"@architectures": "spacy_depner.NonLocalFeatures.v1", "width": 4, "tok2vec": tok2vec}}
+    nlp.add_pipe("chain_ner", config={"model": model})
+    return nlp
+
+
+def example(nlp, words, gold, first):
+    reference = Doc(nlp.vocab, words=words)
+    reference.ents = [Span(reference, s, e, label) for s, e, label in gold]
+    predicted = Doc(nlp.vocab, words=words)
+    predicted.spans["first_stage"] = [Span(predicted, s, e, label) for s, e, label in first]
+    return Example(predicted, reference)
+
+
+def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
+    nlp = second_stage_nlp()
+    words = "Paris is big . Paris met Kim . paris again".split()
+    examples = [example(nlp, words, [(0, 1, "LOC"), (4, 5, "LOC"), (6, 7, "PER"), (8, 9, "LOC")],
+                        [(0, 1, "LOC"), (4, 5, "PER"), (6, 7, "PER"), (8, 9, "LOC")])] * 3
+    nlp.initialize(lambda: examples)
+    layer = next(node for node in nlp.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
+    assert sorted(layer.attrs["labels"]) == ["LOC", "PER"]
+    assert layer.attrs["corpus_statistics"]["n_documents"] == 3
+    losses = [nlp.update(examples, losses={})["chain_ner"] for _ in range(30)]
+    assert losses[-1] < 0.2 * losses[0]
+    doc = examples[0].predicted.copy()
+    assert [(e.start, e.label_) for e in nlp(doc).ents] == [(0, "LOC"), (4, "LOC"), (6, "PER"), (8, "LOC")]
+    assert configure_second_stage(spacy.blank("en").add_pipe("chain_ner").model, ["LOC"], []) == 0
+
+
+def test_project_run_two_stage_fills_the_report(tmp_path):
+    data = tmp_path / "data"
+    (data / "ud_ewt" / "r2.9").mkdir(parents=True)
+    (data / "uner_ewt").mkdir()
+    conllu = (HERE / "data" / "tiny.conllu").read_text()
+    iob2 = (HERE / "data" / "tiny.iob2").read_text()
+    for split, copies in (("train", 6), ("dev", 2), ("test", 2)):
+        (data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu").write_text(replicate(conllu, copies))
+        name = "en_ewt-ud-train.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"
+        (data / "uner_ewt" / name).write_text(replicate(iob2, copies))
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project)
+    shutil.copytree(ROOT / "configs", project / "configs")
+    command = [sys.executable, "-m", "spacy", "project", "run", "two_stage", str(project), "--vars.data", str(data),
+               "--vars.two_stage_folds", "3", "--vars.two_stage_steps", "4"]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (project / "training" / "two_stage" / "first_stage_train.jsonl").read_text().splitlines()]
+    assert [r["document"] for r in records] == list(range(6))
+    result = json.loads((project / "metrics" / "two_stage" / "evaluation.json").read_text())
+    assert result["documents"] == 2 and 0 < result["approximate_randomization"]["p_value"] <= 1
+    assert result["time_ratio"] > 1.0
+    assert "approximate randomization" in (project / "metrics" / "two_stage" / "report.md").read_text()
+    pipeline = spacy.load(project / "training" / "two_stage" / "pipeline")
+    assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
