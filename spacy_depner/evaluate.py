@@ -157,6 +157,16 @@ def evaluate(
     typer.echo(json.dumps(summary, indent=2))
 
 
+def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str) -> List:
+    """Examples of a GENIA file, or of a GUM file with its gold trees in the input."""
+    from .readers.genia import genia_examples, read_genia
+    from .readers.gum import gum_examples, read_gum
+
+    if jsonl is not None:
+        return genia_examples(vocab, read_genia(jsonl), spans_key)
+    return gum_examples(vocab, read_gum(gum), "given", spans_key)
+
+
 def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
                   spans_key: str = "nested_ner") -> Dict:
     """P/R/F of nested mentions (overall and per label) and words/s of the
@@ -165,7 +175,6 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     excluded; its UAS/LAS against the gold trees reported)."""
     import spacy
 
-    from .readers.genia import genia_examples, read_genia
     from .readers.gum import gum_examples, read_gum
     from .scoring import score_nested
 
@@ -175,10 +184,8 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
     nlp = spacy.load(model)
     extra = {}
-    if jsonl is not None:
-        examples = genia_examples(nlp.vocab, read_genia(jsonl), spans_key)
-    elif parser is None:
-        examples = gum_examples(nlp.vocab, read_gum(gum), "given", spans_key)
+    if parser is None:
+        examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key)
     else:
         examples = gum_examples(nlp.vocab, read_gum(gum), "predicted", spans_key)
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
@@ -216,4 +223,34 @@ def evaluate_nested(
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(result, indent=2), encoding="utf8")
+    typer.echo(json.dumps(result, indent=2))
+
+
+@app.command("tune-penalty")
+def tune_penalty_command(
+    model: Path = typer.Argument(..., help="Trained pipeline with a hypergraph_ner component"),
+    output: Path = typer.Argument(..., help="Where to save the pipeline with the tuned mention penalty"),
+    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines development file"),
+    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U development file"),
+    component: str = typer.Option("hypergraph_ner", help="Name of the hypergraph_ner component"),
+    step: float = typer.Option(0.01, help="Step of the search (Lu & Roth 2015, sec. 3.7: 0.01)"),
+    low: float = typer.Option(-3.0, help="Smallest penalty tried"),
+    high: float = typer.Option(3.0, help="Largest penalty tried"),
+) -> None:
+    """Set the mention penalty of a hypergraph_ner pipeline for the best F1 on
+    development data (a fixed-step search) and save the pipeline to OUTPUT."""
+    import spacy
+
+    if (jsonl is None) == (gum is None):
+        raise typer.BadParameter("give one of --jsonl or --gum")
+    nlp = spacy.load(model)
+    if component not in nlp.pipe_names:
+        raise typer.BadParameter(f"{model} has no component {component!r} (it has {nlp.pipe_names})")
+    pipe = nlp.get_pipe(component)
+    examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.cfg["spans_key"])
+    with nlp.select_pipes(disable=[component]):  # the components before it annotate the inputs
+        for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples])):
+            eg.predicted = doc
+    result = pipe.tune_penalty(examples, step=step, low=low, high=high)
+    nlp.to_disk(output)
     typer.echo(json.dumps(result, indent=2))

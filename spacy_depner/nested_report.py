@@ -38,12 +38,13 @@ def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
     """P/R/F (percent) and words/s of every model on the evaluated split."""
     rows = []
     for model in sorted(MODELS, key=lambda m: list(CORPORA).index(m.corpus)):
-        for key in (model.name, model.name + "@predicted"):
+        for key in (model.name, model.name + "@predicted", model.name + "@tuned"):
             result = evaluation["models"].get(key)
             if result is None:
                 continue
             trees = result["trees"] if model.guided else "–"  # the other models read no tree
-            rows.append([model.corpus, model.title, trees, _percent(result["p"]), _percent(result["r"]),
+            title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
+            rows.append([model.corpus, title, trees, _percent(result["p"]), _percent(result["r"]),
                          _percent(result["f"]), result["words_per_second"], seconds.get(model.name)])
     return table(["corpus", "model", "trees", "P", "R", "F", "words/s", "training s"], rows)
 

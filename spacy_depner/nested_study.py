@@ -3,6 +3,7 @@ of ``project.yml`` (Corro 2023 on GENIA, and UD English-GUM with and without
 dependency guidance).
 
     train     trains every nested model of MODELS and the GUM parser, ``--jobs`` at a time
+    tune      sets the mention penalty of the hypergraph models on dev (Lu & Roth 2015, sec. 3.7)
     evaluate  P/R/F and words/s of every model on the test files (GUM's
               dependency-guided model also with the parser's trees)
     report    metrics/nested/report.md from the coverage, evaluation and decoding tables
@@ -33,6 +34,7 @@ class NestedModel(NamedTuple):
     overrides: List[str]
     title: str
     guided: bool = False  # restricted to DGM valid spans: also scored with the parser's trees
+    tuned: bool = False  # hypergraph_ner: also scored after tuning the mention penalty on dev
 
 
 def _structure(structure: str, guided: bool = False) -> List[str]:
@@ -44,6 +46,9 @@ MODELS = [
     for corpus in CORPORA for structure in ("semi_markov", "cyk", "quadratic")
 ] + [
     NestedModel(f"{corpus}_spancat", corpus, f"{corpus}_spancat.cfg", [], "spaCy spancat")
+    for corpus in CORPORA
+] + [
+    NestedModel(f"{corpus}_hypergraph", corpus, f"{corpus}_hypergraph.cfg", [], "hypergraph_ner (MH)", tuned=True)
     for corpus in CORPORA
 ] + [NestedModel("gum_quadratic_dgm", "gum", "gum_nested.cfg", _structure("quadratic", True),
                  "nested_ner quadratic, DGM valid spans", guided=True)]
@@ -75,6 +80,35 @@ def train(
     typer.echo(json.dumps(seconds, indent=2))
 
 
+@nested_study.command("tune")
+def tune(
+    data: Path = typer.Option(..., help="Data directory"),
+    models: Path = typer.Option(Path("training/nested"), help="Folder of the trained pipelines"),
+    step: float = typer.Option(0.01, help="Step of the search (the paper: 0.01)"),
+) -> None:
+    """Tune the mention penalty of every hypergraph model on dev for F1; the
+    tuned pipeline goes beside model-best, as model-tuned."""
+    import spacy
+
+    from .evaluate import nested_file_examples
+
+    results = {}
+    for model in MODELS:
+        if not model.tuned:
+            continue
+        nlp = spacy.load(models / model.name / "model-best")
+        pipe = nlp.get_pipe("hypergraph_ner")
+        source = corpus_file(data, model.corpus, "dev")
+        examples = nested_file_examples(nlp.vocab, *((source, None) if model.corpus == "genia" else (None, source)), pipe.cfg["spans_key"])
+        with nlp.select_pipes(disable=["hypergraph_ner"]):
+            for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples])):
+                eg.predicted = doc
+        results[model.name] = pipe.tune_penalty(examples, step=step)
+        nlp.to_disk(models / model.name / "model-tuned")
+        typer.echo(f"{model.name}: {results[model.name]}")
+    (models / "tuned_penalties.json").write_text(json.dumps(results, indent=2))
+
+
 @nested_study.command("evaluate")
 def evaluate(
     data: Path = typer.Option(..., help="Data directory"),
@@ -93,6 +127,8 @@ def evaluate(
         results[model.name] = nested_scores(path, **files)
         if model.guided:
             results[model.name + "@predicted"] = nested_scores(path, gum=source, parser=models / PARSER / "model-best")
+        if model.tuned:
+            results[model.name + "@tuned"] = nested_scores(models / model.name / "model-tuned", **files)
         typer.echo(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({"split": split, "models": results}, indent=2))

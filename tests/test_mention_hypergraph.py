@@ -1,0 +1,796 @@
+"""Exactness of ``spacy_depner.structures.mention_hypergraph`` against brute force.
+
+The brute force (first section) is written from Lu & Roth (2015), not from
+the code under test. ``hypergraph`` lists the nodes and hyperedges of sec.
+3.2 (A, E, T, I, X; the three I hyperedges of Figure 1) or, with heads, of
+sec. 3.6 as the module documents it (I-B, I-W, I-A nodes, one hyperedge per
+non-empty set of a node's successors); ``sub_hypergraphs`` enumerates every
+sub-hypergraph by depth-first search over the nodes in topological order
+(the root A^0 is in; every node in it picks one of its hyperedges, whose
+children are then in it). A sub-hypergraph scores the sum of its
+hyperedges' scores plus the penalty per I node a T hyperedge opens.
+``union_of_paths`` builds a mention set's sub-hypergraph from the paths of
+its mentions (Theorem 3.1). log Z, every edge marginal and the MAP score and
+edges equal enumeration to a relative 1e-9 on seeded and hypothesis-drawn
+batches of 1-3 documents (empty ones included) of up to MAX_WORDS tokens.
+"""
+import functools
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_depner.structures import mention_hypergraph as mh
+from spacy_depner.structures.mention_hypergraph import (
+    edges_to_mentions,
+    log_partition,
+    marginals,
+    mentions_to_edges,
+    n_kinds,
+    representable,
+    viterbi,
+)
+
+RTOL = 1e-9
+# longest enumerated document per (heads, n_types)
+MAX_WORDS = {(False, 1): 6, (False, 2): 4, (True, 1): 3, (True, 2): 2}
+LARGEST = {**MAX_WORDS, (True, 1): 4}  # a few documents only: 528896 sub-hypergraphs
+
+# ---------------------------------------------------------------------------
+# Brute force, from the definitions
+# ---------------------------------------------------------------------------
+
+# hyperedge (parent letter, set of child letters) -> kind index; "X" is the terminal
+KIND_OF = {
+    False: {
+        ("T", frozenset({"X"})): mh.KIND_T_X,
+        ("T", frozenset({"I"})): mh.KIND_T_I,
+        ("I", frozenset({"I"})): mh.KIND_I_I,
+        ("I", frozenset({"I", "X"})): mh.KIND_I_IX,
+        ("I", frozenset({"X"})): mh.KIND_I_X,
+    },
+    True: {
+        ("T", frozenset({"X"})): mh.HEAD_T_X,
+        ("T", frozenset({"B"})): mh.HEAD_T_B,
+        ("T", frozenset({"W"})): mh.HEAD_T_W,
+        ("T", frozenset({"B", "W"})): mh.HEAD_T_BW,
+        ("B", frozenset({"B"})): mh.HEAD_B_B,
+        ("B", frozenset({"W"})): mh.HEAD_B_W,
+        ("B", frozenset({"B", "W"})): mh.HEAD_B_BW,
+        ("W", frozenset({"W"})): mh.HEAD_W_W,
+        ("W", frozenset({"A"})): mh.HEAD_W_A,
+        ("W", frozenset({"X"})): mh.HEAD_W_X,
+        ("W", frozenset({"W", "A"})): mh.HEAD_W_WA,
+        ("W", frozenset({"W", "X"})): mh.HEAD_W_WX,
+        ("W", frozenset({"A", "X"})): mh.HEAD_W_AX,
+        ("W", frozenset({"W", "A", "X"})): mh.HEAD_W_WAX,
+        ("A", frozenset({"A"})): mh.HEAD_A_A,
+        ("A", frozenset({"X"})): mh.HEAD_A_X,
+        ("A", frozenset({"A", "X"})): mh.HEAD_A_AX,
+    },
+}
+# I nodes and their one-step successors at the next token ("X": the mention ends)
+SUCCESSORS = {False: {"I": ("I", "X")}, True: {"B": ("B", "W"), "W": ("W", "A", "X"), "A": ("A", "X")}}
+OPENS = {False: ("I",), True: ("B", "W")}  # the I nodes a T node can open at its own token
+
+
+def hypergraph(n, T, heads):
+    """[(node, [(children, kind, penalty count)])] in topological order; a
+    node is (letter, k) or (letter, k, t); kind is (k, t, index) or None for
+    the hyperedges of A and E (no choice, no score). A hyperedge exists iff
+    its children do (no token n; an I-B node needs a next token)."""
+    nodes = []
+    for k in range(n):
+        nodes.append((("A", k), [((("E", k), ("A", k + 1)) if k + 1 < n else (("E", k),), None, 0)]))
+        nodes.append((("E", k), [(tuple(("T", k, t) for t in range(T)), None, 0)]))
+        for t in range(T):
+            hyperedges = []
+            for size in range(len(OPENS[heads]) + 1):
+                for opened in itertools.combinations(OPENS[heads], size):
+                    children = tuple((letter, k, t) for letter in opened)
+                    if any(letter == "B" and k + 1 >= n for letter in opened):
+                        continue
+                    kind = KIND_OF[heads][("T", frozenset(opened or ("X",)))]
+                    hyperedges.append((children, (k, t, kind), size))
+            nodes.append((("T", k, t), hyperedges))
+        for t in range(T):
+            for letter, successors in SUCCESSORS[heads].items():
+                if letter == "B" and k + 1 >= n:
+                    continue
+                existing = [s for s in successors if s == "X" or (k + 1 < n and not (s == "B" and k + 2 >= n))]
+                hyperedges = []
+                for size in range(1, len(existing) + 1):
+                    for chosen in itertools.combinations(existing, size):
+                        children = tuple((s, k + 1, t) for s in chosen if s != "X")
+                        hyperedges.append((children, (k, t, KIND_OF[heads][(letter, frozenset(chosen))]), 0))
+                nodes.append(((letter, k, t), hyperedges))
+    return nodes
+
+
+@functools.lru_cache(maxsize=None)
+def sub_hypergraphs(n, T, heads):
+    """(indices (G, L) int: flat indices k T K + t K + kind of the scored
+    hyperedges of each sub-hypergraph, padded with n T K; penalty counts (G,))."""
+    K = n_kinds(heads)
+    nodes = hypergraph(n, T, heads)
+    found = []
+    included = {("A", 0)}
+    chosen = []
+
+    def visit(i):
+        if i == len(nodes):
+            found.append(list(chosen))
+            return
+        node, hyperedges = nodes[i]
+        if node not in included:
+            visit(i + 1)
+            return
+        for children, kind, pen in hyperedges:
+            added = [c for c in children if c not in included]
+            included.update(added)
+            chosen.append((kind, pen))
+            visit(i + 1)
+            chosen.pop()
+            included.difference_update(added)
+
+    visit(0)
+    width = max(sum(kind is not None for kind, _ in g) for g in found)
+    indices = np.full((len(found), width), n * T * K, dtype=np.int64)
+    pens = np.zeros(len(found), dtype=np.int64)
+    for g, edges in enumerate(found):
+        flat = [k * T * K + t * K + kind for (k, t, kind), _ in (e for e in edges if e[0] is not None)]
+        indices[g, : len(flat)] = flat
+        pens[g] = sum(p for _, p in edges)
+    return indices, pens
+
+
+def brute(scores, penalty, heads):
+    """log Z, marginals (n, T, K), MAP score and MAP edges of one document."""
+    n, T, K = scores.shape
+    indices, pens = sub_hypergraphs(n, T, heads)
+    flat = np.append(scores.ravel(), 0.0)
+    weights = flat[indices].sum(axis=1) + penalty * pens
+    top = weights.max()
+    log_z = top + np.log(np.exp(weights - top).sum())
+    p = np.exp(weights - log_z)
+    marg = np.bincount(indices.ravel(), weights=np.repeat(p, indices.shape[1]), minlength=n * T * K + 1)
+    edges = np.zeros(n * T * K + 1, dtype=np.int8)
+    edges[indices[np.argmax(weights)]] = 1
+    return float(log_z), marg[:-1].reshape(n, T, K), float(top), edges[:-1].reshape(n, T, K)
+
+
+def union_of_paths(mentions, n, T, heads):
+    """Sub-hypergraph (n, T, K) of mentions (first, last, type[, head_first,
+    head_last]) in document coordinates: the union of their paths T -> (B..)
+    W..W (..A) -> X, or T -> I..I -> X without heads."""
+    opened, successors = {}, {}
+    for m in mentions:
+        first, last, t = m[:3]
+        hf, hl = (m[3], m[4]) if heads else (first, last)
+
+        def letter(k):
+            return "I" if not heads else ("B" if k < hf else ("W" if k <= hl else "A"))
+
+        opened.setdefault((first, t), set()).add(letter(first))
+        for k in range(first, last + 1):
+            successors.setdefault((letter(k), k, t), set()).add("X" if k == last else letter(k + 1))
+    edges = np.zeros((n, T, n_kinds(heads)), dtype=np.int8)
+    for k in range(n):
+        for t in range(T):
+            edges[k, t, KIND_OF[heads][("T", frozenset(opened.get((k, t), {"X"})))]] = 1
+    for (letter, k, t), s in successors.items():
+        edges[k, t, KIND_OF[heads][(letter, frozenset(s))]] = 1
+    return edges
+
+
+def overlap(a, b):
+    return not (a[1] < b[0] or b[1] < a[0])
+
+
+def cross(a, b):
+    """Overlap with neither containing the other (the paper's type-II pair)."""
+    return a[0] < b[0] <= a[1] < b[1] or b[0] < a[0] <= b[1] < a[1]
+
+
+def runs(spans):
+    """Connected components of the overlap graph of a set of same-type spans."""
+    groups = []
+    for s in sorted(spans):
+        touching = [g for g in groups if any(overlap(s, x) for x in g)]
+        merged = [s] + [x for g in touching for x in g]
+        groups = [g for g in groups if g not in touching] + [merged]
+    return groups
+
+
+def documented_reading(spans):
+    """The module's characterisation of the type-I reading: no crossing pair,
+    and in each run every start but the first and every end but the last
+    belongs to exactly one mention."""
+    if any(cross(a, b) for a, b in itertools.combinations(spans, 2)):
+        return False
+    for g in runs(spans):
+        starts = [s[0] for s in g]
+        ends = [s[1] for s in g]
+        if any(starts.count(x) != 1 for x in starts if x != min(starts)):
+            return False
+        if any(ends.count(x) != 1 for x in ends if x != max(ends)):
+            return False
+    return True
+
+
+def paper_unambiguous(spans):
+    """Sec. 3.2: ambiguity needs two overlapping same-type mentions whose
+    boundaries are all different; so sets where overlapping mentions share
+    their first or last token are represented exactly."""
+    return all(not overlap(a, b) or a[0] == b[0] or a[1] == b[1] for a, b in itertools.combinations(spans, 2))
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def assert_rel(got, expected, what, rtol=RTOL):
+    """|got - expected| <= rtol max(|expected|, 1e-300) elementwise (0 stays exactly 0)."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert got.shape == expected.shape, (what, got.shape, expected.shape)
+    assert np.all(np.isfinite(got)), (what, got)
+    assert np.all(np.abs(got - expected) <= rtol * np.abs(expected)), f"{what}:\ngot {got}\nexpected {expected}"
+
+
+def assert_rel_or_abs(got, expected, what, rtol=RTOL):
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert got.shape == expected.shape, (what, got.shape, expected.shape)
+    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), f"{what}:\ngot {got}\nexpected {expected}"
+
+
+def offsets(lengths):
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+def random_batch(rng, heads=None, n_types=None, max_words=None):
+    """1-3 documents (empty ones likely), T in {1, 2}, scores ~ normal of a
+    random scale up to 5, penalty ~ normal(0, 2)."""
+    heads = bool(rng.integers(2)) if heads is None else heads
+    T = n_types or int(rng.integers(1, 3))
+    top = MAX_WORDS[(heads, T)] if max_words is None else max_words
+    lengths = rng.integers(0, top + 1, int(rng.integers(1, 4)))
+    doc_offsets = offsets(lengths)
+    scores = rng.normal(0.0, rng.uniform(0.05, 5.0), (int(doc_offsets[-1]), T, n_kinds(heads)))
+    return scores, doc_offsets, float(rng.normal(0.0, 2.0)), heads
+
+
+def check_against_brute_force(scores, doc_offsets, penalty, heads, exact_map=True):
+    log_z, marg = marginals(scores, doc_offsets, penalty, heads)
+    np.testing.assert_array_equal(log_partition(scores, doc_offsets, penalty, heads), log_z)
+    best, edges = viterbi(scores, doc_offsets, penalty, heads)
+    assert edges.dtype == np.int8 and edges.shape == scores.shape
+    pens = edges[:, :, mh.KIND_T_I].astype(float) if not heads else (
+        edges[:, :, mh.HEAD_T_B] + edges[:, :, mh.HEAD_T_W] + 2.0 * edges[:, :, mh.HEAD_T_BW])
+    for d in range(len(doc_offsets) - 1):
+        lo, hi = doc_offsets[d], doc_offsets[d + 1]
+        z, m, top, top_edges = brute(scores[lo:hi], penalty, heads)
+        what = f"doc {d} n={hi - lo} heads={heads}"
+        assert_rel_or_abs(log_z[d], z, f"log Z {what}")
+        assert_rel(marg[lo:hi], m, f"marginals {what}")
+        assert_rel_or_abs(best[d], top, f"MAP score {what}")
+        assert_rel_or_abs((scores[lo:hi] * edges[lo:hi]).sum() + penalty * pens[lo:hi].sum(), best[d], f"score of the MAP edges {what}")
+        if exact_map:
+            np.testing.assert_array_equal(edges[lo:hi], top_edges, err_msg=what)
+        if hi > lo:  # the MAP edges are a sub-hypergraph: they decode and map back to themselves
+            one = [0, hi - lo]
+            np.testing.assert_array_equal(mentions_to_edges(edges_to_mentions(edges[lo:hi], one), one, scores.shape[1]), edges[lo:hi])
+
+
+# ---------------------------------------------------------------------------
+# The enumeration itself
+# ---------------------------------------------------------------------------
+
+
+def all_mention_sets(n):
+    spans = [(b, e) for b in range(n) for e in range(b, n)]
+    return [c for r in range(len(spans) + 1) for c in itertools.combinations(spans, r)]
+
+
+def test_sub_hypergraphs_are_the_unions_of_paths_of_mention_sets():
+    """Theorem 3.1 and its failing converse, on the enumeration (one type,
+    n <= 5): every mention set's union of paths is an enumerated
+    sub-hypergraph, and every enumerated sub-hypergraph is one (1, 2, 8, 40,
+    208, 1088 of them: fewer than the 2^(n(n+1)/2) mention sets). With two
+    types (n <= 3), or heads (n <= 3, at most 3 mentions), every union of
+    paths is enumerated."""
+    for n in range(6):
+        K = n_kinds(False)
+        indices, _ = sub_hypergraphs(n, 1, False)
+        enumerated = set()
+        for row in indices:
+            edges = np.zeros(n * K + 1, dtype=np.int8)
+            edges[row] = 1
+            enumerated.add(edges[:-1].tobytes())
+        unions = {union_of_paths([(b, e, 0) for b, e in s], n, 1, False).tobytes() for s in all_mention_sets(n)}
+        assert unions == enumerated and len(enumerated) == len(indices)
+        assert len(indices) == [1, 2, 8, 40, 208, 1088][n]
+    for heads, T, n, most in [(False, 2, 3, 4), (True, 1, 3, 3)]:
+        indices, _ = sub_hypergraphs(n, T, heads)
+        K = n_kinds(heads)
+        enumerated = set()
+        for row in indices:
+            edges = np.zeros(n * T * K + 1, dtype=np.int8)
+            edges[row] = 1
+            enumerated.add(edges[:-1].tobytes())
+        assert len(enumerated) == len(indices)
+        candidates = [(b, e, t) + ((hf, hl) if heads else ())
+                      for b in range(n) for e in range(b, n) for t in range(T)
+                      for hf in range(b, e + 1) for hl in range(hf, e + 1)
+                      if heads or (hf, hl) == (b, e)]
+        for r in range(most + 1):
+            for s in itertools.combinations(candidates, r):
+                assert union_of_paths(s, n, T, heads).tobytes() in enumerated
+
+
+def test_types_are_independent_below_e():
+    """The enumeration with two types is the product of the one-type ones
+    (the T_t subtrees share no node): the counts multiply."""
+    for heads in (False, True):
+        for n in range(MAX_WORDS[(heads, 2)] + 1):
+            assert len(sub_hypergraphs(n, 2, heads)[1]) == len(sub_hypergraphs(n, 1, heads)[1]) ** 2
+
+
+# ---------------------------------------------------------------------------
+# Exactness against brute force
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_random_batches_equal_brute_force(heads):
+    """Seeded random batches: log Z, every marginal, the MAP score and the
+    MAP edges equal enumeration (relative 1e-9)."""
+    rng = np.random.default_rng(2015 + heads)
+    for _ in range(300):
+        check_against_brute_force(*random_batch(rng, heads))
+
+
+def test_largest_enumerated_documents():
+    rng = np.random.default_rng(5)
+    for (heads, T), n in LARGEST.items():
+        for _ in range(3):
+            scores = rng.normal(0.0, rng.uniform(0.5, 5.0), (n, T, n_kinds(heads)))
+            check_against_brute_force(scores, np.array([0, n]), float(rng.normal(0, 2)), heads)
+
+
+@st.composite
+def hypergraph_batches(draw):
+    """1-2 documents, heads or not, T in {1, 2}, drawn scores in [-5, 5]
+    (ties possible) and a drawn penalty."""
+    heads = draw(st.booleans())
+    T = draw(st.integers(1, 2))
+    lengths = [draw(st.integers(0, MAX_WORDS[(heads, T)])) for _ in range(draw(st.integers(1, 2)))]
+    doc_offsets = offsets(lengths)
+    size = int(doc_offsets[-1]) * T * n_kinds(heads)
+    value = st.floats(-5, 5, allow_nan=False)
+    scores = np.array(draw(st.lists(value, min_size=size, max_size=size)), dtype=float).reshape(-1, T, n_kinds(heads))
+    return scores, doc_offsets, draw(value), heads
+
+
+@settings(max_examples=300, deadline=None)
+@given(hypergraph_batches())
+def test_hypothesis_batches_equal_brute_force(case):
+    """Drawn floats may tie, so the MAP edges need only score the MAP."""
+    check_against_brute_force(*case, exact_map=False)
+
+
+def test_all_zero_scores_count_the_sub_hypergraphs():
+    for (heads, T), n_max in MAX_WORDS.items():
+        for n in range(n_max + 1):
+            z = np.exp(log_partition(np.zeros((n, T, n_kinds(heads))), [0, n], heads=heads))[0]
+            assert z == pytest.approx(len(sub_hypergraphs(n, T, heads)[1]), rel=1e-13)
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_marginals_are_the_finite_difference_gradient_of_log_z(heads):
+    """Central differences of sum(log Z) for every score; the derivative in
+    the penalty is the expected number of I nodes opened by T hyperedges."""
+    rng = np.random.default_rng(17)
+    h = 1e-5
+    for _ in range(3):
+        scores, doc_offsets, penalty, _ = random_batch(rng, heads, n_types=2, max_words=6)
+        _, gradient = marginals(scores, doc_offsets, penalty, heads)
+        numeric = np.zeros_like(scores)
+        for index in np.ndindex(scores.shape):
+            plus, minus = scores.copy(), scores.copy()
+            plus[index] += h
+            minus[index] -= h
+            numeric[index] = (log_partition(plus, doc_offsets, penalty, heads).sum()
+                              - log_partition(minus, doc_offsets, penalty, heads).sum()) / (2 * h)
+        np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-7)
+        d_penalty = (log_partition(scores, doc_offsets, penalty + h, heads).sum()
+                     - log_partition(scores, doc_offsets, penalty - h, heads).sum()) / (2 * h)
+        opened = gradient[:, :, mh.KIND_T_I].sum() if not heads else (
+            gradient[:, :, [mh.HEAD_T_B, mh.HEAD_T_W]].sum() + 2 * gradient[:, :, mh.HEAD_T_BW].sum())
+        assert d_penalty == pytest.approx(opened, rel=1e-6)
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_penalty_is_a_bias_on_the_t_to_i_hyperedges(heads):
+    rng = np.random.default_rng(8)
+    scores, doc_offsets, penalty, _ = random_batch(rng, heads, n_types=3, max_words=9)
+    shifted = scores.copy()
+    if heads:
+        shifted[:, :, [mh.HEAD_T_B, mh.HEAD_T_W]] += penalty
+        shifted[:, :, mh.HEAD_T_BW] += 2 * penalty
+    else:
+        shifted[:, :, mh.KIND_T_I] += penalty
+    for a, b in zip(marginals(scores, doc_offsets, penalty, heads) + viterbi(scores, doc_offsets, penalty, heads),
+                    marginals(shifted, doc_offsets, 0.0, heads) + viterbi(shifted, doc_offsets, 0.0, heads)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    # sec. 3.7: a very negative penalty predicts no mention, a very large one opens mentions everywhere
+    counts = [len(edges_to_mentions(viterbi(scores, doc_offsets, p, heads)[1], doc_offsets)) for p in (-1e3, 1e3)]
+    assert counts[0] == 0 and counts[1] >= scores.shape[0] * scores.shape[1]
+
+
+# ---------------------------------------------------------------------------
+# Batches, types, dtypes, long documents
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_batch_equals_documents_one_by_one_and_types_one_by_one(heads):
+    """Documents are independent; so are types (below E, the hypergraph is
+    one chain per type): log Z is the sum of the one-type log Zs."""
+    rng = np.random.default_rng(31)
+    for _ in range(20):
+        scores, doc_offsets, penalty, _ = random_batch(rng, heads, n_types=3, max_words=15)
+        log_z, marg = marginals(scores, doc_offsets, penalty, heads)
+        best, edges = viterbi(scores, doc_offsets, penalty, heads)
+        for d in range(len(doc_offsets) - 1):
+            lo, hi = doc_offsets[d], doc_offsets[d + 1]
+            z1, m1 = marginals(scores[lo:hi], [0, hi - lo], penalty, heads)
+            b1, e1 = viterbi(scores[lo:hi], [0, hi - lo], penalty, heads)
+            assert z1[0] == log_z[d] and b1[0] == best[d]
+            np.testing.assert_array_equal(m1, marg[lo:hi])
+            np.testing.assert_array_equal(e1, edges[lo:hi])
+        per_type = [marginals(scores[:, t : t + 1], doc_offsets, penalty, heads) for t in range(3)]
+        np.testing.assert_allclose(sum(z for z, _ in per_type), log_z, rtol=1e-12)
+        np.testing.assert_allclose(np.concatenate([m for _, m in per_type], axis=1), marg, rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_float32_scores_are_read_exactly(heads):
+    rng = np.random.default_rng(17)
+    for _ in range(20):
+        scores, doc_offsets, penalty, _ = random_batch(rng, heads, max_words=12)
+        single = scores.astype(np.float32)
+        exact = single.astype(np.float64)
+        got = marginals(single, doc_offsets, penalty, heads) + viterbi(single, doc_offsets, penalty, heads)
+        expected = marginals(exact, doc_offsets, penalty, heads) + viterbi(exact, doc_offsets, penalty, heads)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+        assert got[1].dtype == np.float64
+
+
+def test_empty_documents_and_empty_batches():
+    for heads in (False, True):
+        K = n_kinds(heads)
+        for doc_offsets in ([0], [0, 0, 0]):
+            D = len(doc_offsets) - 1
+            np.testing.assert_array_equal(log_partition(np.zeros((0, 2, K)), doc_offsets, 1.0, heads), np.zeros(D))
+            z, m = marginals(np.zeros((0, 2, K)), doc_offsets, heads=heads)
+            assert z.shape == (D,) and m.shape == (0, 2, K)
+            best, edges = viterbi(np.zeros((0, 2, K)), doc_offsets, heads=heads)
+            assert best.shape == (D,) and edges.shape == (0, 2, K)
+            assert edges_to_mentions(edges, doc_offsets).shape == (0, 5 if heads else 3)
+        assert mentions_to_edges(np.zeros((0, 5 if heads else 3), dtype=int), [0, 3], 2).shape == (3, 2, K)
+    np.testing.assert_array_equal(representable(np.zeros((0, 3), dtype=int), [0, 0, 2], 1), [True, True])
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_long_documents(heads):
+    """2000 tokens, 10 types: finite, marginals in [0, 1] with the T
+    hyperedges of each node summing to 1, Viterbi below log Z; huge scores
+    stay finite. (Linear in n T: one fixed table of half steps per token and
+    type; no timing here.)"""
+    rng = np.random.default_rng(1)
+    for scale in (1.0, 1e3):
+        scores = rng.normal(0.0, scale, (2000, 10, n_kinds(heads)))
+        doc_offsets = [0, 700, 700, 2000]
+        log_z, m = marginals(scores, doc_offsets, 0.5, heads)
+        # log weights ~ 1e7 at scale 1e3: their rounding (~1e-9) shows in the exponent
+        assert np.all(np.isfinite(log_z)) and np.all(m >= 0) and np.all(m <= 1 + 1e-9 * scale)
+        t_kinds = [mh.KIND_T_X, mh.KIND_T_I] if not heads else [mh.HEAD_T_X, mh.HEAD_T_B, mh.HEAD_T_W, mh.HEAD_T_BW]
+        np.testing.assert_allclose(m[:, :, t_kinds].sum(axis=2), 1.0, rtol=1e-9 * scale)
+        best, edges = viterbi(scores, doc_offsets, 0.5, heads)
+        assert np.all(best <= log_z + 1e-9 * scale)
+        np.testing.assert_array_equal(mentions_to_edges(edges_to_mentions(edges, doc_offsets), doc_offsets, 10), edges)
+    src, _, _, _, split = mh._TABLES[heads]
+    assert (split, src.shape[0]) == ((4, 8) if not heads else (32, 160))
+
+
+# ---------------------------------------------------------------------------
+# Mentions <-> sub-hypergraphs
+# ---------------------------------------------------------------------------
+
+
+def batch_of_sets(sets, n, T=1):
+    """One document of n tokens per mention set; rows in batch coordinates."""
+    rows = [(m[0] + d * n, m[1] + d * n) + tuple(m[2:3]) + tuple(x + d * n for x in m[3:]) for d, s in enumerate(sets) for m in s]
+    width = max([len(m) for s in sets for m in s], default=3)
+    return np.array(rows, dtype=np.int64).reshape(-1, width), np.arange(len(sets) + 1) * n
+
+
+def test_type_i_reading_on_every_mention_set():
+    """Every mention set of one type, n <= 5 (32768 sets for n = 5), in one
+    batch: mentions_to_edges is the union of paths; edges_to_mentions reads a
+    set with the same sub-hypergraph and no crossing pair; it reads back
+    exactly the sets of the documented characterisation (``representable``),
+    which holds for exactly one set per sub-hypergraph; the paper's
+    unambiguous sets are among them."""
+    for n in range(1, 6):
+        sets = [[(b, e, 0) for b, e in s] for s in all_mention_sets(n)]
+        rows, doc_offsets = batch_of_sets(sets, n)
+        edges = mentions_to_edges(rows, doc_offsets, 1)
+        back = edges_to_mentions(edges, doc_offsets)
+        np.testing.assert_array_equal(mentions_to_edges(back, doc_offsets, 1), edges)
+        ok = representable(rows, doc_offsets, 1)
+        bounds = np.searchsorted(back[:, 0], doc_offsets)  # back is sorted by first token
+        keys = {}
+        for d, s in enumerate(sets):
+            spans = [m[:2] for m in s]
+            if n < 5 or d % 16 == 0:
+                np.testing.assert_array_equal(edges[d * n : (d + 1) * n], union_of_paths(s, n, 1, False))
+            read = [(int(a) - d * n, int(b) - d * n) for a, b in back[bounds[d] : bounds[d + 1], :2]]
+            assert not any(cross(a, b) for a, b in itertools.combinations(read, 2)), read
+            assert documented_reading(read)
+            assert ok[d] == (sorted(read) == sorted(spans)) == documented_reading(spans), spans
+            assert ok[d] or not paper_unambiguous(spans), spans
+            key = edges[d * n : (d + 1) * n].tobytes()
+            keys[key] = keys.get(key, 0) + documented_reading(spans)
+        assert set(keys.values()) == {1}
+
+
+def test_figure_3_ambiguity_reads_type_i():
+    """A B C D: {B C, A B C D} (type I) and {A B C, B C D} (type II) of one
+    type share a sub-hypergraph, which reads as the type-I pair; other types
+    are independent."""
+    doc_offsets = [0, 4, 8]
+    type_i = np.array([[1, 2, 0], [0, 3, 0], [4 + 1, 4 + 2, 1], [4 + 0, 4 + 3, 1]])
+    type_ii = np.array([[0, 2, 0], [1, 3, 0], [4 + 0, 4 + 2, 1], [4 + 1, 4 + 3, 1]])
+    edges = mentions_to_edges(type_i, doc_offsets, 2)
+    np.testing.assert_array_equal(mentions_to_edges(type_ii, doc_offsets, 2), edges)
+    np.testing.assert_array_equal(edges_to_mentions(edges, doc_offsets), [[0, 3, 0], [1, 2, 0], [4, 7, 1], [5, 6, 1]])
+    np.testing.assert_array_equal(representable(type_i, doc_offsets, 2), [True, True])
+    np.testing.assert_array_equal(representable(type_ii, doc_offsets, 2), [False, False])
+    # different types never interact: the crossing pair of two types is exact
+    np.testing.assert_array_equal(representable([[0, 2, 0], [1, 3, 1]], [0, 4], 2), [True])
+    # Figure 2: "he also talked with the egyptian president", PER = 0, GPE = 1
+    figure_2 = np.array([[0, 0, 0], [4, 6, 0], [5, 5, 1]])
+    e = mentions_to_edges(figure_2, [0, 7], 2)
+    assert e[:, :, mh.KIND_T_I].tolist() == [[1, 0], [0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [0, 0]]
+    assert e[5, 1, mh.KIND_I_X] == 1 and e[5, 0, mh.KIND_I_I] == 1 and e[6, 0, mh.KIND_I_X] == 1
+    np.testing.assert_array_equal(edges_to_mentions(e, [0, 7]), figure_2)
+
+
+def random_mentions(rng, doc_offsets, T, heads, nested_only=False):
+    """Random overlapping / nested mentions; nested_only keeps, per type, a
+    set of pairwise disjoint or nested spans with distinct starts and ends
+    (and, with heads, each nested mention inside one part of its container:
+    before, within or after the head)."""
+    rows = []
+    for d in range(len(doc_offsets) - 1):
+        lo, hi = int(doc_offsets[d]), int(doc_offsets[d + 1])
+        for t in range(T):
+            chosen = []
+            for _ in range(int(rng.integers(0, 2 + (hi - lo) // 2))):
+                if hi == lo:
+                    break
+                b = int(rng.integers(lo, hi))
+                e = int(min(hi - 1, b + rng.geometric(0.35) - 1))
+                hf = int(rng.integers(b, e + 1))
+                hl = int(rng.integers(hf, e + 1))
+                m = (b, e, t, hf, hl)
+                if nested_only:
+                    def fits(o, i):
+                        part = [0 if x < o[3] else (1 if x <= o[4] else 2) for x in (i[0], i[1])]
+                        return o[0] <= i[0] and i[1] <= o[1] and (not heads or part[0] == part[1])
+                    if any(m[0] == c[0] or m[1] == c[1] or (overlap(m, c) and not (fits(m, c) or fits(c, m))) for c in chosen):
+                        continue
+                chosen.append(m)
+            rows.extend(chosen)
+    rows = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    return rows if heads else rows[:, :3]
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_round_trip_of_representable_sets(heads):
+    """Random batches of 1-4 documents (up to 30 tokens, 3 types): the
+    decoding always maps back to the same sub-hypergraph and is itself
+    representable; disjoint-or-nested sets with distinct starts and ends
+    (with heads: nested within one part of the container) read back exactly;
+    without heads, ``representable`` is the documented characterisation and
+    covers the paper's unambiguous sets."""
+    rng = np.random.default_rng(7 + heads)
+    for _ in range(150):
+        lengths = rng.integers(0, 31, int(rng.integers(1, 5)))
+        doc_offsets = offsets(lengths)
+        for nested_only in (False, True):
+            rows = random_mentions(rng, doc_offsets, 3, heads, nested_only)
+            edges = mentions_to_edges(rows, doc_offsets, 3)
+            back = edges_to_mentions(edges, doc_offsets)
+            np.testing.assert_array_equal(mentions_to_edges(back, doc_offsets, 3), edges)
+            assert representable(back, doc_offsets, 3).all()
+            ok = representable(rows, doc_offsets, 3)
+            if nested_only:
+                assert ok.all()
+                np.testing.assert_array_equal(back, np.unique(rows, axis=0))
+            if heads:
+                continue
+            for d in range(len(doc_offsets) - 1):
+                mine = rows[(rows[:, 0] >= doc_offsets[d]) & (rows[:, 0] < doc_offsets[d + 1])]
+                per_type = [list({tuple(m[:2]) for m in mine if m[2] == t}) for t in range(3)]
+                assert ok[d] == all(documented_reading(s) for s in per_type)
+                if all(paper_unambiguous(s) for s in per_type):
+                    assert ok[d]
+
+
+def test_heads_decode_every_sub_hypergraph():
+    """Every enumerated sub-hypergraph with heads (one type, n <= 4; two
+    types, n <= 2) decodes to mentions whose union of paths is itself, with
+    heads inside their mentions."""
+    for T, n_max in ((1, 4), (2, 2)):
+        for n in range(1, n_max + 1):
+            indices, _ = sub_hypergraphs(n, T, True)
+            K = n_kinds(True)
+            edges = np.zeros((len(indices), n * T * K + 1), dtype=np.int8)
+            np.put_along_axis(edges, indices, 1, axis=1)
+            edges = edges[:, :-1].reshape(-1, T, K)
+            doc_offsets = np.arange(len(indices) + 1) * n
+            back = edges_to_mentions(edges, doc_offsets)
+            assert np.all((back[:, 0] <= back[:, 3]) & (back[:, 3] <= back[:, 4]) & (back[:, 4] <= back[:, 1]))
+            np.testing.assert_array_equal(mentions_to_edges(back, doc_offsets, T), edges)
+            for d in range(0, len(indices), max(1, len(indices) // 50)):
+                mine = back[back[:, 0] // n == d] - np.array([d * n, d * n, 0, d * n, d * n])
+                np.testing.assert_array_equal(union_of_paths(mine.tolist(), n, T, True), edges[d * n : (d + 1) * n])
+
+
+def test_heads_examples():
+    """[the [US] president] with heads 'president' and 'US' (one type) reads
+    back; a mention and its head that is the whole mention; a mention whose
+    head ends before it; two mentions sharing a start whose heads could be
+    swapped read with the W-opened mention innermost."""
+    exact = np.array([[0, 2, 0, 2, 2], [1, 1, 0, 1, 1], [3, 3, 0, 3, 3], [4, 6, 0, 4, 4]])
+    edges = mentions_to_edges(exact, [0, 7], 1)
+    np.testing.assert_array_equal(edges_to_mentions(edges, [0, 7]), exact)
+    assert edges[0, 0, mh.HEAD_T_B] and edges[0, 0, mh.HEAD_B_B] and edges[1, 0, mh.HEAD_T_W]
+    assert edges[1, 0, mh.HEAD_B_W] and edges[1, 0, mh.HEAD_W_X] and edges[2, 0, mh.HEAD_W_X]
+    assert edges[4, 0, mh.HEAD_W_A] and edges[5, 0, mh.HEAD_A_A] and edges[6, 0, mh.HEAD_A_X]
+    swapped = np.array([[0, 1, 0, 1, 1], [0, 2, 0, 0, 1]])
+    e = mentions_to_edges(swapped, [0, 3], 1)
+    np.testing.assert_array_equal(edges_to_mentions(e, [0, 3]), [[0, 1, 0, 0, 1], [0, 2, 0, 1, 1]])
+    assert not representable(swapped, [0, 3], 1)[0]
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+
+
+def small_case(heads=False):
+    doc_offsets = np.array([0, 2, 2, 5])
+    return np.random.default_rng(0).normal(size=(5, 2, n_kinds(heads))), doc_offsets
+
+
+BAD_SCORES = {
+    "nan": lambda s, o: dict(scores=np.where(s > 1, np.nan, s)),
+    "inf": lambda s, o: dict(scores=np.where(s > 1, np.inf, s)),
+    "-inf": lambda s, o: dict(scores=np.where(s > 1, -np.inf, s)),
+    "2-d scores": lambda s, o: dict(scores=s[:, 0]),
+    "4-d scores": lambda s, o: dict(scores=s[..., None]),
+    "no types": lambda s, o: dict(scores=s[:, :0]),
+    "head kinds without heads": lambda s, o: dict(scores=np.zeros((5, 2, 17))),
+    "kinds without heads, heads=True": lambda s, o: dict(heads=True),
+    "string scores": lambda s, o: dict(scores=s.astype(str)),
+    "complex scores": lambda s, o: dict(scores=s.astype(complex)),
+    "extra token": lambda s, o: dict(scores=np.zeros((6, 2, 5))),
+    "doc_offsets not from 0": lambda s, o: dict(doc_offsets=o + 1),
+    "decreasing doc_offsets": lambda s, o: dict(doc_offsets=np.array([0, 3, 2, 5])),
+    "2-d doc_offsets": lambda s, o: dict(doc_offsets=o[None]),
+    "empty doc_offsets": lambda s, o: dict(doc_offsets=np.zeros(0, dtype=int)),
+    "float doc_offsets": lambda s, o: dict(doc_offsets=o.astype(float)),
+    "nan penalty": lambda s, o: dict(penalty=np.nan),
+    "inf penalty": lambda s, o: dict(penalty=np.inf),
+    "string penalty": lambda s, o: dict(penalty="1"),
+    "array penalty": lambda s, o: dict(penalty=np.ones(2)),
+    "boolean penalty": lambda s, o: dict(penalty=True),
+    "None penalty": lambda s, o: dict(penalty=None),
+    "string heads": lambda s, o: dict(heads="yes"),
+    "integer heads": lambda s, o: dict(heads=1),
+}
+
+
+@pytest.mark.parametrize("operation", [log_partition, marginals, viterbi])
+@pytest.mark.parametrize("case", sorted(BAD_SCORES))
+def test_bad_scores_raise_value_error(operation, case):
+    scores, doc_offsets = small_case()
+    arguments = dict(scores=scores, doc_offsets=doc_offsets, penalty=0.5, heads=False)
+    arguments.update(BAD_SCORES[case](scores, doc_offsets))
+    with pytest.raises(ValueError):
+        operation(**arguments)
+
+
+def test_accepted_argument_forms():
+    scores, doc_offsets = small_case()
+    expected = log_partition(scores, doc_offsets, 0.5)
+    np.testing.assert_array_equal(log_partition(scores.tolist(), doc_offsets.tolist(), np.float32(0.5)), expected)
+    np.testing.assert_array_equal(log_partition(scores, doc_offsets.astype(np.uint8), 0.5, np.bool_(False)), expected)
+    np.testing.assert_array_equal(log_partition(np.zeros((5, 2, 5), dtype=int), doc_offsets, 1), log_partition(np.zeros((5, 2, 5)), doc_offsets, 1.0))
+    _, edges = viterbi(scores, doc_offsets)
+    np.testing.assert_array_equal(edges_to_mentions(edges.astype(bool), doc_offsets), edges_to_mentions(edges, doc_offsets))
+
+
+def test_bad_edges_raise_value_error():
+    scores, doc_offsets = small_case()
+    _, edges = viterbi(scores, doc_offsets)
+    bad = {
+        "wrong kinds": edges[:, :, :4],
+        "2-d": edges[:, 0],
+        "value 2": edges * 2,
+        "float": edges.astype(float),
+        "no T hyperedge": np.where(np.arange(5)[None, None, :] < 2, 0, edges).astype(np.int8),
+        "extra token": np.concatenate([edges, edges[:1]]),
+    }
+    two_t = edges.copy()
+    two_t[0, 0, [mh.KIND_T_X, mh.KIND_T_I]] = 1
+    bad["two T hyperedges"] = two_t
+    continues_past_end = np.zeros_like(edges)
+    continues_past_end[:, :, mh.KIND_T_I] = 1
+    continues_past_end[:, :, mh.KIND_I_I] = 1  # the last token of each document would need token n
+    bad["I past the end"] = continues_past_end
+    orphan = np.zeros_like(edges)
+    orphan[:, :, mh.KIND_T_X] = 1
+    orphan[3, 1, mh.KIND_I_X] = 1  # an I hyperedge whose parent is not in the sub-hypergraph
+    bad["I node not reached"] = orphan
+    across = np.zeros_like(edges)
+    across[:, :, mh.KIND_T_X] = 1
+    across[1, 0, [mh.KIND_T_X, mh.KIND_T_I]] = [0, 1]
+    across[1, 0, mh.KIND_I_I] = 1  # continues from document 0 into document 2
+    across[2, 0, mh.KIND_I_X] = 1
+    bad["continuing across documents"] = across
+    for what, e in bad.items():
+        with pytest.raises(ValueError):
+            edges_to_mentions(e, doc_offsets)
+            pytest.fail(what)
+    with pytest.raises(ValueError):
+        edges_to_mentions(edges, [0, 2, 4])
+
+
+@pytest.mark.parametrize("operation", [mentions_to_edges, representable])
+def test_bad_mentions_raise_value_error(operation):
+    doc_offsets = [0, 2, 2, 5]
+    good = np.array([[0, 1, 0], [2, 4, 1]])
+    operation(good, doc_offsets, 2)
+    operation(np.array([[0, 1, 0, 1, 1], [2, 4, 1, 3, 4]]), doc_offsets, 2)
+    bad = [
+        (np.array([[1, 0, 0]]), 2),  # reversed
+        (np.array([[1, 2, 0]]), 2),  # across documents
+        (np.array([[4, 5, 0]]), 2),  # past the batch
+        (np.array([[-1, 0, 0]]), 2),
+        (np.array([[0, 1, 2]]), 2),  # unknown type
+        (np.array([[0, 1, -1]]), 2),
+        (np.array([[0, 1, 0, 0]]), 2),  # 4 columns
+        (np.array([0, 1, 0]), 2),  # 1-d
+        (np.array([[0.0, 1.0, 0.0]]), 2),  # floats
+        (np.array([[2, 4, 0, 1, 3]]), 2),  # head before the mention
+        (np.array([[2, 4, 0, 3, 5]]), 2),  # head after it
+        (np.array([[2, 4, 0, 4, 3]]), 2),  # reversed head
+        (good, 0),
+        (good, 1.5),
+        (good, True),
+    ]
+    for mentions, n_types in bad:
+        with pytest.raises(ValueError):
+            operation(mentions, doc_offsets, n_types)
+    with pytest.raises(ValueError):
+        operation(good, [1, 2, 5], 2)
