@@ -120,3 +120,29 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     assert "approximate randomization" in (project / "metrics" / "two_stage" / "report.md").read_text()
     pipeline = spacy.load(project / "training" / "two_stage" / "pipeline")
     assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
+
+
+def test_counting_input_adds_the_input_to_the_corpus_counts_for_one_call():
+    from spacy_depner.ml.nonlocal_features import CorpusStatistics, configure_nonlocal_features, corpus_statistics
+    from spacy_depner.two_stage_study import SECOND_STAGE, counting_input
+
+    second = second_stage_nlp()
+    words = "Paris is big . Kim met Lee".split()
+    examples = [example(second, words, [(0, 1, "LOC"), (4, 5, "PER"), (6, 7, "PER")], [(0, 1, "LOC"), (4, 5, "PER")])]
+    second.initialize(lambda: examples)
+    pair = spacy.blank("en", vocab=second.vocab)
+    pair.add_pipe("entity_ruler").add_patterns([{"label": "PER", "pattern": "Lee"}])
+    pair.add_pipe("first_stage_spans")
+    pair.add_pipe("chain_ner", name=SECOND_STAGE, source=second)
+    layer = next(n for n in pair.get_pipe(SECOND_STAGE).model.walk() if n.name == "nonlocal_features")
+    saved = dict(layer.attrs["corpus_statistics"])
+    inputs = [Doc(pair.vocab, words="Lee met Lee".split())]
+    counted = counting_input(pair)([d.copy() for d in inputs])
+    assert layer.attrs["corpus_statistics"] == saved  # restored
+    # the same as configuring the counts of training + input by hand
+    firsts = list(pair.pipe([d.copy() for d in inputs], disable=[SECOND_STAGE]))
+    configure_nonlocal_features(pair.get_pipe(SECOND_STAGE).model,
+                                corpus_statistics=corpus_statistics(firsts, "first_stage", CorpusStatistics.from_dict(saved)))
+    by_hand = list(pair.get_pipe(SECOND_STAGE).pipe(firsts))
+    assert [[(e.start, e.label_) for e in d.ents] for d in counted] == [[(e.start, e.label_) for e in d.ents] for d in by_hand]
+    assert layer.attrs["corpus_statistics"]["n_documents"] == saved["n_documents"] + 1
