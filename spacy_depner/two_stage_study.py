@@ -61,6 +61,7 @@ def crossval(
     steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
     jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+    resume: bool = typer.Option(False, help="Keep the first-stage models already trained in OUTPUT (model-last exists)"),
 ) -> None:
     """First stage on all of train, and on each fold's complement; its entities
     on train (cross-validated), dev and test to OUTPUT/first_stage_*.jsonl."""
@@ -72,6 +73,8 @@ def crossval(
     for f in range(folds):
         runs[f"fold{f}"] = train_command(config, output / f"fold{f}", data, steps, limit,
                                          ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)])
+    if resume:
+        runs = {name: command for name, command in runs.items() if not (output / name / "model-last").exists()}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
         seconds = {name: round(future.result(), 1) for name, future in futures.items()}
