@@ -1,0 +1,69 @@
+"""``python -m spacy_depner bench-types`` (Lu & Roth 2015, Table 3) end to end
+on tiny settings: one row per number of types, positive figures, ratios of
+1.00 for the baseline. No timing assertions."""
+import json
+import os
+import subprocess
+import sys
+
+SENTENCES = [
+    ("IL-7 gene expression and AP-kappa B activation .".split(), [(0, 2, "DNA"), (0, 1, "protein"), (4, 6, "protein")]),
+    ("Activation of the CD28 surface receptor requires c-fos and c-jun genes .".split(),
+     [(3, 6, "protein"), (3, 4, "protein"), (7, 11, "DNA"), (7, 8, "DNA"), (9, 10, "protein")]),
+    ("Both human T cells and mouse B cells were used .".split(), [(1, 8, "cell_type"), (2, 4, "cell_type")]),
+    ("No mention here .".split(), []),
+]
+
+
+def write_genia(path):
+    with path.open("w", encoding="utf8") as out:
+        for i, (words, mentions) in enumerate(SENTENCES):
+            entities = [{"start": s, "end": e, "type": t, "text": " ".join(words[s:e])} for s, e, t in mentions]
+            record = {"doc_id": f"MEDLINE:{i:08d}", "sent_id": f"MEDLINE:{i:08d}-0", "tokens": words, "entities": entities}
+            out.write(json.dumps(record) + "\n")
+
+
+def table_rows(text):
+    """The markdown table of the file as (header, rows) of cells."""
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    split = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    assert set(split[1]) == {"---"}
+    return split[0], split[2:]
+
+
+def test_bench_types_table(tmp_path):
+    genia = tmp_path / "genia.jsonl"
+    write_genia(genia)
+    output = tmp_path / "metrics" / "bench_types.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy_depner", "bench-types", "--types", "1,2", "--tokens", "2000", "--repeats", "1",
+         "--batch-size", "2", "--jsonl", str(genia), "--output", str(output)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    text = output.read_text(encoding="utf8")
+    assert text.startswith("# ") and "Table 3" in text.splitlines()[0]
+    assert text.strip() in done.stdout
+    header, rows = table_rows(text)
+    assert [row[0] for row in rows] == ["1", "2"]
+    assert [row[header.index("chain tags")] for row in rows] == ["5", "9"]  # 1 + 4T BILOU tags
+    for row in rows:
+        assert len(row) == len(header)
+        for name, cell in zip(header, row):
+            value = float(cell.replace(",", ""))
+            assert value >= 0 if name.endswith("mentions/word") else value > 0, (name, cell)
+    # zeroed output layers (the default): all scores 0, no mention predicted at any T
+    assert [row[header.index(name)] for row in rows for name in ("hypergraph mentions/word", "chain mentions/word")] == ["0.00"] * 4
+    ratios = [name for name in header if name.endswith("vs T=1")]
+    assert len(ratios) == 4  # two decoders, two pipelines
+    assert all(rows[0][header.index(name)] == "1.00" for name in ratios)
+
+
+def test_bench_types_rejects_bad_types(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy_depner", "bench-types", "--types", "5,0", "--output", str(tmp_path / "out.md")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0
+    assert "positive" in done.stderr
+    assert not (tmp_path / "out.md").exists()
