@@ -117,7 +117,9 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     result = json.loads((project / "metrics" / "two_stage" / "evaluation.json").read_text())
     assert result["documents"] == 2 and 0 < result["approximate_randomization"]["p_value"] <= 1
     assert result["time_ratio"] > 1.0
-    assert "approximate randomization" in (project / "metrics" / "two_stage" / "report.md").read_text()
+    report = (project / "metrics" / "two_stage" / "report.md").read_text()
+    assert "approximate randomization" in report
+    assert "| test | 2 | training |" in report and "| test | 2 | training + test |" in report and "| dev | 2 | training |" in report
     pipeline = spacy.load(project / "training" / "two_stage" / "pipeline")
     assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
 
