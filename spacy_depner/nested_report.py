@@ -84,6 +84,9 @@ def write_nested_report(metrics: Path, models: Path) -> Path:
     ]
     if decode.exists():
         parts.append(decode.read_text().replace("# Nested MAP decoding", "## Nested MAP decoding", 1))
+    types = metrics / "types.md"
+    if types.exists():
+        parts.append("#" + types.read_text().strip())  # its title one level down
     path = metrics / "report.md"
     path.write_text("\n\n".join(parts) + "\n", encoding="utf8")
     return path
