@@ -35,7 +35,8 @@ def _percent(value: Optional[float]) -> Optional[float]:
 
 
 def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
-    """P/R/F (percent) and words/s of every model on the evaluated split."""
+    """P/R/F (percent) and words/s of every model on the evaluated split; for
+    a model that finds heads, F1 of boundaries + type + head."""
     rows = []
     for model in sorted(MODELS, key=lambda m: list(CORPORA).index(m.corpus)):
         for key in (model.name, model.name + "@predicted", model.name + "@tuned"):
@@ -45,8 +46,9 @@ def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
             trees = result["trees"] if model.guided else "–"  # the other models read no tree
             title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
             rows.append([model.corpus, title, trees, _percent(result["p"]), _percent(result["r"]),
-                         _percent(result["f"]), result["words_per_second"], seconds.get(model.name)])
-    return table(["corpus", "model", "trees", "P", "R", "F", "words/s", "training s"], rows)
+                         _percent(result["f"]), _percent(result.get("head_f")), result["words_per_second"],
+                         seconds.get(model.name)])
+    return table(["corpus", "model", "trees", "P", "R", "F", "F with heads", "words/s", "training s"], rows)
 
 
 def guidance_table(evaluation: Dict) -> str:

@@ -50,6 +50,9 @@ MODELS = [
 ] + [
     NestedModel(f"{corpus}_hypergraph", corpus, f"{corpus}_hypergraph.cfg", [], "hypergraph_ner (MH)", tuned=True)
     for corpus in CORPORA
+] + [
+    NestedModel("gum_hypergraph_heads", "gum", "gum_hypergraph.cfg", ["--components.hypergraph_ner.heads", "true"],
+                "hypergraph_ner with heads (minspan)", tuned=True)
 ] + [NestedModel("gum_quadratic_dgm", "gum", "gum_nested.cfg", _structure("quadratic", True),
                  "nested_ner quadratic, DGM valid spans", guided=True)]
 PARSER = "gum_parser"

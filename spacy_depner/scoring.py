@@ -7,6 +7,8 @@ from spacy.training import Example
 from spacy.util import registry
 
 from .pipeline.doc_arrays import make_batch
+from .readers.genia import heads_key
+from .significance import item_counts
 from .structures.candidate_spans import span_index
 
 
@@ -50,5 +52,26 @@ def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
 
 def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", **kwargs) -> Dict[str, Any]:
     """P/R/F of the mentions in ``doc.spans[spans_key]``, overall and per label
-    (``spans_{key}_p``, ``_r``, ``_f``, ``_per_type``), overlaps allowed."""
-    return spancat_score(examples, spans_key=spans_key)
+    (``spans_{key}_p``, ``_r``, ``_f``, ``_per_type``), overlaps allowed. When
+    the references have the mentions' heads (``doc.spans[spans_key + "_heads"]``,
+    one per mention, in the same order), also P/R/F of boundaries + type + head
+    (``spans_{key}_head_p``, ``_r``, ``_f``), if the predictions have heads too."""
+    examples = list(examples)
+    scores = spancat_score(examples, spans_key=spans_key)
+    key = heads_key(spans_key)
+    if any(key in eg.reference.spans for eg in examples) and any(key in eg.predicted.spans for eg in examples):
+        counts = item_counts([_with_heads(eg.reference, spans_key) for eg in examples],
+                             [_with_heads(eg.predicted, spans_key) for eg in examples])
+        tp, fp, fn = counts.sum(axis=0) if len(counts) else (0, 0, 0)
+        p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+        scores.update({f"spans_{spans_key}_head_p": p, f"spans_{spans_key}_head_r": r,
+                       f"spans_{spans_key}_head_f": 2 * p * r / max(p + r, 1e-12)})
+    return scores
+
+
+def _with_heads(doc, spans_key: str) -> set:
+    """(start, end, label, head_start, head_end) of the Doc's mentions with heads (empty without)."""
+    key = heads_key(spans_key)
+    if spans_key not in doc.spans or key not in doc.spans:
+        return set()
+    return {(m.start, m.end, m.label_, h.start, h.end) for m, h in zip(doc.spans[spans_key], doc.spans[key])}

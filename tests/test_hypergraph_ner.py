@@ -142,3 +142,41 @@ def test_unknown_label_and_missing_parse_with_dependency_features():
     assert len(dep(parsed.copy()).spans[KEY]) <= 3
     with pytest.raises(ValueError, match="parse"):
         dep(Doc(dep.vocab, words=["Paris"]))
+
+
+HEADS = [  # words, mentions (start, end exclusive, label, head start, head end exclusive)
+    ("the University of Paris hospital".split(), [(1, 4, "ORG", 1, 2), (3, 4, "LOC", 3, 4), (0, 5, "FAC", 4, 5)]),
+    ("Mary saw the Bank of England".split(), [(0, 1, "PER", 0, 1), (2, 6, "ORG", 3, 4), (5, 6, "LOC", 5, 6)]),
+    ("Paris is big".split(), [(0, 1, "LOC", 0, 1)]),
+]
+
+
+def heads_example(nlp, words, found):
+    from spacy_depner.readers.genia import mentions_to_spans
+
+    return Example(Doc(nlp.vocab, words=words), mentions_to_spans(Doc(nlp.vocab, words=words), found, KEY))
+
+
+def test_learns_mentions_with_their_heads_and_scores_them():
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("hypergraph_ner", config={"model": MODEL, "heads": True})
+    examples = [heads_example(nlp, *row) for row in HEADS]
+    optimizer = nlp.initialize(lambda: examples)
+    assert ner.model.get_dim("nO") == 4 * 17
+    first = nlp.update(examples, sgd=optimizer, losses={})[KEY]
+    for _ in range(60):
+        last = nlp.update(examples, sgd=optimizer, losses={})[KEY]
+    assert last < 0.05 * first
+    for doc, (_, found) in zip(nlp.pipe([Doc(nlp.vocab, words=w) for w, _ in HEADS]), HEADS):
+        got = sorted((m.start, m.end, m.label_, h.start, h.end) for m, h in zip(doc.spans[KEY], doc.spans[KEY + "_heads"]))
+        assert got == sorted(found)
+    scores = nlp.evaluate(examples)
+    assert scores[f"spans_{KEY}_f"] == 1.0 and scores[f"spans_{KEY}_head_f"] == 1.0
+    # a wrong head costs the head score only
+    wrong = [heads_example(nlp, HEADS[1][0], [(0, 1, "PER", 0, 1), (2, 6, "ORG", 5, 6), (5, 6, "LOC", 5, 6)])]
+    scores = nlp.evaluate(wrong)
+    assert scores[f"spans_{KEY}_f"] == 1.0 and scores[f"spans_{KEY}_head_p"] == 2 / 3
+    # references without heads are an error in training
+    with pytest.raises(ValueError, match="_heads"):
+        ner.update([make_example(nlp, *CORPUS[3])])

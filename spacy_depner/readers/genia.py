@@ -76,9 +76,20 @@ def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
     return sentences
 
 
+def heads_key(spans_key: str) -> str:
+    """The span group of the mentions' heads, beside ``doc.spans[spans_key]``."""
+    return f"{spans_key}_heads"
+
+
 def mentions_to_spans(doc: Doc, mentions: Iterable[Tuple], spans_key: str) -> Doc:
-    """Put mentions (start, end_exclusive, label, ...) in ``doc.spans[spans_key]``."""
+    """Put mentions (start, end_exclusive, label) in ``doc.spans[spans_key]``;
+    mentions (start, end, label, head_start, head_end_exclusive) also put their
+    heads, in the same order and with the same labels, in
+    ``doc.spans[heads_key(spans_key)]``."""
+    mentions = list(mentions)
     doc.spans[spans_key] = [Span(doc, m[0], m[1], label=m[2]) for m in mentions]
+    if mentions and len(mentions[0]) == 5:
+        doc.spans[heads_key(spans_key)] = [Span(doc, m[3], m[4], label=m[2]) for m in mentions]
     return doc
 
 

@@ -325,14 +325,17 @@ def _doc(vocab: Vocab, sentences: List[GUMSentence], with_trees: bool, with_tags
 
 def gum_example(vocab: Vocab, sentences: List[GUMSentence], dependencies: str, spans_key: str = "nested_ner") -> Example:
     """One Example of one or more sentences. The reference has the trees, tags
-    and the mentions in ``doc.spans[spans_key]``; the input has the words, and
+    and the mentions in ``doc.spans[spans_key]`` (their heads, from minspan,
+    in ``doc.spans[spans_key + "_heads"]``); the input has the words, and
     the gold trees with ``dependencies="given"``. Sentences of several are
     marked in the input also without trees (gold segmentation)."""
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
     mentions, offset = [], 0
     for s in sentences:
-        mentions.extend((m.start + offset, m.end + offset, m.label) for m in s.mentions)
+        for m in s.mentions:  # a mention without a minspan takes its last word as its head
+            head = (m.head_start, m.head_end) if m.head_start is not None else (m.end - 1, m.end)
+            mentions.append((m.start + offset, m.end + offset, m.label, head[0] + offset, head[1] + offset))
         offset += len(s.sentence.words)
     reference = mentions_to_spans(_doc(vocab, sentences, True, True), mentions, spans_key)
     return Example(_doc(vocab, sentences, dependencies == "given", False), reference)
