@@ -15,7 +15,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import srsly
 import typer
@@ -27,36 +27,51 @@ two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local cons
 app.add_typer(two_stage, name="two-stage")
 
 SECOND_STAGE = "second_stage"
+CORPORA = ("ewt", "gum")  # UNER English-EWT entities; UD English-GUM named mentions
+
+
+def check_corpus(corpus: str) -> str:
+    if corpus not in CORPORA:
+        raise typer.BadParameter(f"corpus must be one of {', '.join(CORPORA)}, not {corpus!r}")
+    return corpus
+
+
+def default_output(corpus: str) -> Path:
+    return Path("training/two_stage" if corpus == "ewt" else f"training/two_stage_{corpus}")
 
 
 def first_stage_file(output: Path, split: str) -> Path:
     return output / f"first_stage_{split}.jsonl"
 
 
-def split_documents(vocab, data: Path, split: str, limit: int = 0):
-    """Examples of the split's documents, gold trees in the input."""
-    from .readers.documents import document_examples
+def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str = "ewt"):
+    """Examples of the split's documents, gold trees in the input: UNER
+    English-EWT entities, or UD English-GUM's named mentions."""
+    from .readers.documents import document_examples, gum_named_examples
 
+    if corpus == "gum":
+        return gum_named_examples(vocab, data / "ud_gum" / f"en_gum-ud-{split}.conllu", limit=limit)
     return document_examples(vocab, data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit=limit)
 
 
-def predict_records(model: Path, data: Path, split: str, ids: Sequence[int], limit: int) -> List[Dict]:
+def predict_records(model: Path, data: Path, split: str, ids: Sequence[int], limit: int, corpus: str) -> List[Dict]:
     """First-stage records of the documents ``ids`` of a split, by the pipeline at ``model``."""
     import spacy
 
     from .readers.documents import first_stage_records
 
     nlp = spacy.load(model)
-    examples = split_documents(nlp.vocab, data, split, limit)
+    examples = split_documents(nlp.vocab, data, split, limit, corpus)
     docs = list(nlp.pipe([examples[i].predicted for i in ids], batch_size=64))
     return first_stage_records(docs, ids)
 
 
 @two_stage.command("crossval")
 def crossval(
-    data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/)"),
-    output: Path = typer.Option(Path("training/two_stage"), help="Where the first-stage pipelines and entities go"),
-    config: Path = typer.Option(Path("configs/two_stage_first_ewt.cfg"), help="First-stage config (UNERDocuments readers with folds)"),
+    data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/ or ud_gum/)"),
+    corpus: str = typer.Option("ewt", help="ewt (UNER entities) or gum (GUM's named mentions)"),
+    output: Optional[Path] = typer.Option(None, help="Where the first-stage pipelines and entities go (default training/two_stage[_gum])"),
+    config: Optional[Path] = typer.Option(None, help="First-stage config with folds (default configs/two_stage_first_CORPUS.cfg)"),
     folds: int = typer.Option(10, help="Cross-validation folds of the training documents (the paper: 10)"),
     steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
@@ -69,6 +84,9 @@ def crossval(
 
     if folds < 2:
         raise typer.BadParameter("cross-validation needs at least 2 folds")
+    corpus = check_corpus(corpus)
+    output = output or default_output(corpus)
+    config = config or Path(f"configs/two_stage_first_{corpus}.cfg")
     runs = {"first": train_command(config, output / "first", data, steps, limit, [])}
     for f in range(folds):
         runs[f"fold{f}"] = train_command(config, output / f"fold{f}", data, steps, limit,
@@ -80,15 +98,17 @@ def crossval(
         seconds = {name: round(future.result(), 1) for name, future in futures.items()}
     import spacy
 
-    n_train = len(split_documents(spacy.blank("en").vocab, data, "train", limit))
+    n_train = len(split_documents(spacy.blank("en").vocab, data, "train", limit, corpus))
     records = []
     for f in range(folds):
-        records += predict_records(output / f"fold{f}" / "model-best", data, "train", fold_indices(n_train, folds, only_fold=f), limit)
+        records += predict_records(output / f"fold{f}" / "model-best", data, "train", fold_indices(n_train, folds, only_fold=f),
+                                   limit, corpus)
     srsly.write_jsonl(first_stage_file(output, "train"), sorted(records, key=lambda r: r["document"]))
     for split in ("dev", "test"):
-        n = len(split_documents(spacy.blank("en").vocab, data, split, limit if split == "dev" else 0))
-        srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", data, split, range(n),
-                                                                          limit if split == "dev" else 0))
+        split_limit = limit if split == "dev" else 0
+        n = len(split_documents(spacy.blank("en").vocab, data, split, split_limit, corpus))
+        srsly.write_jsonl(first_stage_file(output, split),
+                          predict_records(output / "first" / "model-best", data, split, range(n), split_limit, corpus))
     (output / "crossval_seconds.json").write_text(json.dumps({"folds": folds, "steps": steps, "seconds": seconds}, indent=2))
     typer.echo(json.dumps(seconds, indent=2))
 
@@ -96,12 +116,16 @@ def crossval(
 @two_stage.command("train")
 def train(
     data: Path = typer.Option(..., help="Data directory"),
-    output: Path = typer.Option(Path("training/two_stage"), help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
-    config: Path = typer.Option(Path("configs/two_stage_second_ewt.cfg"), help="Second-stage config"),
+    corpus: str = typer.Option("ewt", help="ewt or gum"),
+    output: Optional[Path] = typer.Option(None, help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
+    config: Optional[Path] = typer.Option(None, help="Second-stage config (default configs/two_stage_second_CORPUS.cfg)"),
     steps: int = typer.Option(3000, help="Training steps"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
 ) -> None:
     """Train the second stage on the cross-validated first-stage entities of train (dev: the full first stage's)."""
+    corpus = check_corpus(corpus)
+    output = output or default_output(corpus)
+    config = config or Path(f"configs/two_stage_second_{corpus}.cfg")
     command = train_command(config, output / "second", data, steps, limit,
                             ["--paths.first_stage_train", str(first_stage_file(output, "train")),
                              "--paths.first_stage_dev", str(first_stage_file(output, "dev"))])
@@ -169,8 +193,9 @@ def timed_pipe(pipe, examples, repeats: int = 3):
 @two_stage.command("evaluate")
 def evaluate(
     data: Path = typer.Option(..., help="Data directory"),
-    output: Path = typer.Option(Path("training/two_stage"), help="Folder of the first and second stages"),
-    metrics: Path = typer.Option(Path("metrics/two_stage/evaluation.json"), help="JSON file to write"),
+    corpus: str = typer.Option("ewt", help="ewt or gum"),
+    output: Optional[Path] = typer.Option(None, help="Folder of the first and second stages (default training/two_stage[_gum])"),
+    metrics: Optional[Path] = typer.Option(None, help="JSON file to write (default metrics/two_stage/evaluation[_gum].json)"),
     split: str = typer.Option("test", help="Split to score"),
     iterations: int = typer.Option(1000, help="Approximate randomization iterations (the paper: 1000)"),
     count_input: bool = typer.Option(False, help="Also count the first stage's entities on SPLIT in the corpus features"),
@@ -184,17 +209,20 @@ def evaluate(
     from .evaluate import _prf
     from .significance import approximate_randomization
 
+    corpus = check_corpus(corpus)
+    output = output or default_output(corpus)
+    metrics = metrics or Path("metrics/two_stage/evaluation.json" if corpus == "ewt" else f"metrics/two_stage/evaluation_{corpus}.json")
     first = spacy.load(output / "first" / "model-best")
     pair = assemble(output / "first" / "model-best", output / "second" / "model-best")
     pair.to_disk(output / "pipeline")
-    examples = split_documents(first.vocab, data, split)
+    examples = split_documents(first.vocab, data, split, corpus=corpus)
     first_docs, first_seconds = timed_pipe(first.pipe, examples)
     pair_docs, pair_seconds = timed_pipe(counting_input(pair) if count_input else pair.pipe, examples)
     a, b = entity_counts(pair_docs, examples), entity_counts(first_docs, examples)
     test = approximate_randomization(a, b, n_iterations=iterations)
     words = sum(len(eg.predicted) for eg in examples)
     result = {
-        "split": split, "documents": len(examples), "words": words,
+        "corpus": corpus, "split": split, "documents": len(examples), "words": words,
         "corpus_counts": "training + " + split if count_input else "training",
         "first_stage": {**_prf(b), "seconds": round(first_seconds, 3), "words_per_second": round(words / first_seconds)},
         "two_stage": {**_prf(a), "seconds": round(pair_seconds, 3), "words_per_second": round(words / pair_seconds)},
@@ -218,16 +246,18 @@ def report(
         result = json.loads(path.read_text())
         test = result["approximate_randomization"]
         first, pair = result["first_stage"], result["two_stage"]
-        rows.append([result["split"], result["documents"], result.get("corpus_counts", "training"),
+        rows.append([result.get("corpus", "ewt"), result["split"], result["documents"], result.get("corpus_counts", "training"),
                      first["p"], first["r"], first["f"], pair["p"], pair["r"], pair["f"],
                      round(100.0 * test["delta"], 2), round(test["p_value"], 4), first["words_per_second"],
                      pair["words_per_second"], result["time_ratio"]])
     text = "\n\n".join([
-        "# Two-stage non-local consistency (Krishnan & Manning 2006) on UNER English-EWT",
+        "# Two-stage non-local consistency (Krishnan & Manning 2006)",
+        "Corpora: ewt, UNER English-EWT entities; gum, UD English-GUM's named mentions (head with a proper noun, "
+        "outermost of nested ones; CC BY-NC-SA 4.0, non-commercial). "
         "Whole documents, gold trees. First stage: the linear-chain CRF; second stage: the same with the "
         "non-local majority features. p: approximate randomization of the F1 difference (two-sided). "
         "time ratio: inference time of the pair / the first stage alone.",
-        table(["split", "documents", "corpus counts", "first P", "first R", "first F", "two-stage P", "two-stage R",
+        table(["corpus", "split", "documents", "corpus counts", "first P", "first R", "first F", "two-stage P", "two-stage R",
                "two-stage F", "ΔF", "p", "first words/s", "two-stage words/s", "time ratio"], rows),
     ]) + "\n"
     (metrics / "report.md").write_text(text, encoding="utf8")

@@ -47,9 +47,12 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     metrics = project / "metrics" / "nested"
     evaluation = json.loads((metrics / "evaluation.json").read_text())["models"]
     expected = {f"{c}_{m}" for c in ("genia", "gum") for m in ("semi_markov", "cyk", "quadratic", "spancat", "hypergraph", "hypergraph@tuned")}
-    assert set(evaluation) == expected | {"gum_quadratic_dgm", "gum_quadratic_dgm@predicted"}
+    assert set(evaluation) == expected | {"gum_quadratic_dgm", "gum_quadratic_dgm@predicted", "gum_hypergraph_heads",
+                                          "gum_hypergraph_heads@tuned"}
+    assert 0.0 <= evaluation["gum_hypergraph_heads"]["head_f"] <= evaluation["gum_hypergraph_heads"]["f"]
+    assert "head_f" not in evaluation["gum_hypergraph"]
     tuned = json.loads((project / "training" / "nested" / "tuned_penalties.json").read_text())
-    assert set(tuned) == {"genia_hypergraph", "gum_hypergraph"}
+    assert set(tuned) == {"genia_hypergraph", "gum_hypergraph", "gum_hypergraph_heads"}
     assert all(t["tuned_f"] >= t["before_f"] for t in tuned.values())
     for result in evaluation.values():
         assert 0.0 <= result["f"] <= 1.0 and result["words_per_second"] > 0

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, Span
@@ -15,6 +16,7 @@ from spacy.training import Example
 from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
 from spacy_depner.pipeline.two_stage import configure_second_stage
 
+from test_nested_workflow import replicate_conllu
 from test_study_workflow import replicate
 
 HERE = Path(__file__).parent
@@ -36,6 +38,28 @@ def test_folds_partition_the_documents_and_never_train_on_their_own_fold(n, fold
 def test_bad_fold_settings_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         fold_indices(10, **kwargs)
+
+
+def test_gum_named_mentions_are_the_outermost_mentions_with_a_proper_noun_head():
+    from spacy_depner.readers.documents import gum_named_examples
+    from spacy_depner.readers.gum import read_gum
+
+    nlp = spacy.blank("en")
+    path = HERE / "data" / "nested_gum.conllu"
+    examples = gum_named_examples(nlp.vocab, path)
+    documents = read_gum(path)
+    assert len(examples) == len(documents)
+    for eg, document in zip(examples, documents):
+        sentences = list(document)
+        words = [w for s in sentences for w in s.sentence.words]
+        upos = [p for s in sentences for p in s.sentence.upos]
+        assert [t.text for t in eg.predicted] == words
+        offsets = np.cumsum([0] + [len(s.sentence.words) for s in sentences])
+        named = {(m.start + o, m.end + o, m.label) for s, o in zip(sentences, offsets) for m in s.mentions
+                 if any(upos[h + o] == "PROPN" for h in range(m.head_start, m.head_end))}
+        outermost = {m for m in named if not any(n != m and n[0] <= m[0] and m[1] <= n[1] for n in named)}
+        assert {(e.start, e.end, e.label_) for e in eg.reference.ents} == outermost
+    assert any(len(eg.reference.ents) for eg in examples)
 
 
 def test_records_round_trip_and_check_the_document_length():
@@ -100,10 +124,13 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     (data / "uner_ewt").mkdir()
     conllu = (HERE / "data" / "tiny.conllu").read_text()
     iob2 = (HERE / "data" / "tiny.iob2").read_text()
+    (data / "ud_gum").mkdir()
+    gum = (HERE / "data" / "nested_gum.conllu").read_text()
     for split, copies in (("train", 6), ("dev", 2), ("test", 2)):
         (data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu").write_text(replicate(conllu, copies))
         name = "en_ewt-ud-train.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"
         (data / "uner_ewt" / name).write_text(replicate(iob2, copies))
+        (data / "ud_gum" / f"en_gum-ud-{split}.conllu").write_text(replicate_conllu(gum, copies))
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "project.yml", project)
@@ -119,7 +146,11 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     assert result["time_ratio"] > 1.0
     report = (project / "metrics" / "two_stage" / "report.md").read_text()
     assert "approximate randomization" in report
-    assert "| test | 2 | training |" in report and "| test | 2 | training + test |" in report and "| dev | 2 | training |" in report
+    for corpus, documents in (("ewt", 2), ("gum", 4)):
+        for split, counts in (("test", "training"), ("test", "training + test"), ("dev", "training")):
+            assert f"| {corpus} | {split} | {documents} | {counts} |" in report
+    gum_records = [json.loads(line) for line in (project / "training" / "two_stage_gum" / "first_stage_train.jsonl").read_text().splitlines()]
+    assert [r["document"] for r in gum_records] == list(range(12))
     pipeline = spacy.load(project / "training" / "two_stage" / "pipeline")
     assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
 

@@ -188,7 +188,8 @@ class HypergraphNER(EntityPipe):
     def tune_penalty(self, examples: Sequence[Example], step: float = 0.01, low: float = -3.0, high: float = 3.0,
                      batch_size: int = 256) -> Dict[str, float]:
         """Set ``mention_penalty`` to the value of low, low + step, ..., high
-        with the best F1 of the mentions on ``examples`` (Lu & Roth 2015,
+        with the best F1 of the mentions (with heads: boundaries + type +
+        head) on ``examples`` (Lu & Roth 2015,
         sec. 3.7: a fixed-step search; the first best value on ties). The
         hyperedge scores are computed once; each value costs one MAP decoding.
         Returns the chosen penalty, its P/R/F and those of the previous one."""

@@ -22,6 +22,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 
+from .conllu import sentences_to_doc
 from .uner import DEFAULT_LABELS, DEPENDENCIES, corpus_examples, read_uner_corpus
 
 
@@ -63,6 +64,69 @@ def document_examples(vocab, conllu: Path, iob2: Path, dependencies: str = "give
     return examples[:limit] if limit else examples
 
 
+def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: int = 0) -> List[Example]:
+    """One Example per UD English-GUM document (the first ``limit``, 0: all)
+    whose reference entities (``doc.ents``) are GUM's *named* mentions: those
+    whose head (minspan) holds a proper noun (UPOS PROPN), labelled with their
+    entity type; of nested named mentions only the outermost is kept (an
+    entity of ``doc.ents`` cannot hold another). The input has the words, the
+    sentence starts and, with ``dependencies="given"``, the gold trees."""
+    from .gum import _doc, read_gum
+
+    if dependencies not in DEPENDENCIES:
+        raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
+    documents = read_gum(path)
+    examples = []
+    for document in documents[:limit] if limit else documents:
+        sentences = list(document)
+        upos = [p for s in sentences for p in s.sentence.upos]
+        named, offset = [], 0
+        for s in sentences:
+            for m in s.mentions:
+                head = range(m.head_start, m.head_end) if m.head_start is not None else range(m.end - 1, m.end)
+                if any(s.sentence.upos[h] == "PROPN" for h in head):
+                    named.append((m.start + offset, m.end + offset, m.label))
+            offset += len(s.sentence.words)
+        tags, covered_until = ["O"] * len(upos), 0
+        for start, end, label in sorted(named, key=lambda m: (m[0], -m[1])):  # outermost first
+            if start >= covered_until:
+                tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
+                covered_until = end
+        reference = sentences_to_doc(vocab, [s.sentence for s in sentences], with_trees=True, with_tags=True, ents=tags)
+        examples.append(Example(_doc(vocab, sentences, dependencies == "given", False), reference))
+    return examples
+
+
+def documents_reader(load: Callable[[Language], List[Example]], source: str, folds: int, exclude_fold: int,
+                     only_fold: int, first_stage: Optional[Path], spans_key: str) -> Callable[[Language], Iterable[Example]]:
+    """A reader over the documents ``load`` gives (once): the kept folds, with
+    the first stage's entities of ``first_stage`` in the input Docs."""
+    fold_indices(0, folds, exclude_fold, only_fold)  # checks the fold settings now
+    cache: Dict[str, List[Example]] = {}
+
+    def read(nlp: Language) -> Iterable[Example]:
+        if "examples" not in cache:
+            examples = load(nlp)
+            kept = fold_indices(len(examples), folds, exclude_fold, only_fold)
+            examples = [examples[i] for i in kept]
+            if first_stage is not None:
+                records = {r["document"]: r for r in srsly.read_jsonl(first_stage)}
+                missing = [i for i in kept if i not in records]
+                if missing:
+                    raise ValueError(f"{first_stage} has no first-stage record for documents {missing[:5]} of {source}")
+                for i, eg in zip(kept, examples):
+                    attach_first_stage(eg.predicted, records[i], spans_key)
+            cache["examples"] = examples
+        return [Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]]  # evaluation replaces eg.predicted
+
+    return read
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (all) or positive, not {limit!r}")
+
+
 @registry.readers("spacy_depner.UNERDocuments.v1")
 def create_uner_documents_reader(
     conllu: Path,
@@ -82,24 +146,27 @@ def create_uner_documents_reader(
     document). limit: the first N documents only (0: all), before the folds."""
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
-    fold_indices(0, folds, exclude_fold, only_fold)  # checks the fold settings now
-    if limit < 0:
-        raise ValueError(f"limit must be 0 (all) or positive, not {limit!r}")
-    cache: Dict[str, List[Example]] = {}
+    _check_limit(limit)
+    return documents_reader(lambda nlp: document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit), str(conllu),
+                            folds, exclude_fold, only_fold, first_stage, spans_key)
 
-    def read(nlp: Language) -> Iterable[Example]:
-        if "examples" not in cache:
-            examples = document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit)
-            kept = fold_indices(len(examples), folds, exclude_fold, only_fold)
-            examples = [examples[i] for i in kept]
-            if first_stage is not None:
-                records = {r["document"]: r for r in srsly.read_jsonl(first_stage)}
-                missing = [i for i in kept if i not in records]
-                if missing:
-                    raise ValueError(f"{first_stage} has no first-stage record for documents {missing[:5]} of {conllu}")
-                for i, eg in zip(kept, examples):
-                    attach_first_stage(eg.predicted, records[i], spans_key)
-            cache["examples"] = examples
-        return [Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]]  # evaluation replaces eg.predicted
 
-    return read
+@registry.readers("spacy_depner.GUMNamedDocuments.v1")
+def create_gum_named_documents_reader(
+    path: Path,
+    dependencies: str = "given",
+    folds: int = 0,
+    exclude_fold: int = -1,
+    only_fold: int = -1,
+    first_stage: Optional[Path] = None,
+    spans_key: str = "first_stage",
+    limit: int = 0,
+) -> Callable[[Language], Iterable[Example]]:
+    """Corpus reader for ``spacy train``: one Example per GUM document, its
+    named mentions as ``doc.ents`` (``gum_named_examples``), with the folds
+    and first-stage options of ``spacy_depner.UNERDocuments.v1``."""
+    if dependencies not in DEPENDENCIES:
+        raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
+    _check_limit(limit)
+    return documents_reader(lambda nlp: gum_named_examples(nlp.vocab, path, dependencies, limit), str(path),
+                            folds, exclude_fold, only_fold, first_stage, spans_key)
