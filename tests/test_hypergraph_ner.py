@@ -177,6 +177,7 @@ def test_learns_mentions_with_their_heads_and_scores_them():
     wrong = [heads_example(nlp, HEADS[1][0], [(0, 1, "PER", 0, 1), (2, 6, "ORG", 5, 6), (5, 6, "LOC", 5, 6)])]
     scores = nlp.evaluate(wrong)
     assert scores[f"spans_{KEY}_f"] == 1.0 and scores[f"spans_{KEY}_head_p"] == 2 / 3
-    # references without heads are an error in training
+    # a reference without mentions needs no heads; references with mentions but no heads are an error
+    assert KEY in ner.update([heads_example(nlp, ["Hello", "there"], [])], sgd=optimizer)
     with pytest.raises(ValueError, match="_heads"):
         ner.update([make_example(nlp, *CORPUS[3])])

@@ -129,7 +129,7 @@ class HypergraphNER(EntityPipe):
         mentions = np.concatenate([entities, (ids - 1)[:, None]], axis=1).astype(np.int64)
         if not self.cfg["heads"]:
             return mentions
-        if any(key in eg.reference.spans and heads_key(key) not in eg.reference.spans for eg in examples):
+        if any(len(eg.reference.spans.get(key, [])) and heads_key(key) not in eg.reference.spans for eg in examples):
             raise ValueError(f"'{self.name}' has heads = true: the reference Docs need the mentions' heads in "
                              f"doc.spans[{heads_key(key)!r}], one per mention of doc.spans[{key!r}], in the same order")
         head_rows, _ = self.gold_entities(examples, doc_offsets, heads_key(key))
