@@ -15,7 +15,7 @@ in pipelines.
 """
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import typer
@@ -37,36 +37,54 @@ def best_time(run: Callable[[], object], repeats: int) -> float:
     return min(times)
 
 
-def build_pipeline(last: str, examples):
-    """A blank English pipeline: tok2vec + ``last`` listening to it, initialized."""
+def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Optional[List[str]] = None, **settings):
+    """A blank English pipeline: tok2vec + ``last`` listening to it (its
+    ``model``, by default spaCy's parser model for ``ner`` and the span
+    scorer otherwise; other component ``settings``), initialized on
+    ``examples`` (with ``labels``, if given)."""
     import spacy
 
     nlp = spacy.blank("en")
     nlp.add_pipe("tok2vec")
-    if last == "ner":
+    if model is None and last == "ner":
         model = {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
                  "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": LISTENER}
-    else:
+    elif model is None:
         model = {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": LISTENER}
-    nlp.add_pipe(last, config={"model": model})
+    nlp.add_pipe(last, config={"model": model, **settings})
+    if labels is not None:
+        nlp.config["initialize"]["components"][last] = {"labels": labels}
     nlp.initialize(lambda: examples)
     return nlp
+
+
+def pipeline_seconds(pipes: Dict, docs, repeats: int, batch_size: int, warm_up: int = 200) -> Tuple[Dict, Dict]:
+    """Best wall time of each ``pipe`` (an ``nlp.pipe``: Docs and batch_size
+    in, Docs out) over copies of ``docs``, after a warm-up on the first
+    ``warm_up`` Docs (numba compilation, caches), the pipes interleaved so
+    that all see the same machine load; and the Docs each annotated in its
+    last run."""
+    for pipe in pipes.values():
+        list(pipe([doc.copy() for doc in docs[:warm_up]], batch_size=batch_size))
+    seconds = {key: [] for key in pipes}
+    annotated = {}
+    for _ in range(repeats):
+        for key, pipe in pipes.items():
+            copies = [doc.copy() for doc in docs]
+            start = time.perf_counter()
+            annotated[key] = list(pipe(copies, batch_size=batch_size))
+            seconds[key].append(time.perf_counter() - start)
+    return {key: min(values) for key, values in seconds.items()}, annotated
 
 
 def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     docs = [eg.predicted for eg in examples]
     n_words = sum(len(doc) for doc in docs)
     pipelines = {name: build_pipeline(name, examples[:200]) for name in ("ner", "dgm_ner")}
-    for nlp in pipelines.values():  # warm-up: numba compilation, caches
-        list(nlp.pipe([doc.copy() for doc in docs[:200]], batch_size=batch_size))
-    seconds = {name: [] for name in pipelines}
-    for _ in range(repeats):  # interleaved so that both see the same machine load
-        for name, nlp in pipelines.items():
-            copies = [doc.copy() for doc in docs]
-            seconds[name].append(best_time(lambda: list(nlp.pipe(copies, batch_size=batch_size)), 1))
-    base = n_words / min(seconds["ner"])
+    seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
+    base = n_words / seconds["ner"]
     return [
-        {"pipeline": f"tok2vec + {name}", "words/s": n_words / min(s), "ratio vs ner": n_words / min(s) / base}
+        {"pipeline": f"tok2vec + {name}", "words/s": n_words / s, "ratio vs ner": n_words / s / base}
         for name, s in seconds.items()
     ]
 
@@ -308,24 +326,17 @@ def type_decoder_rows(types: List[int], n_tokens: int, sentence_length: int, rep
 
 
 def build_types_pipeline(component: str, n_types: int, examples, zero_output: bool = True):
-    """A blank English pipeline: tok2vec + ``component`` (``hypergraph_ner``, or
-    ``chain_ner`` with BILOU) listening to it, with the labels TYPE0..TYPE{T-1},
-    initialized (untrained weights). ``zero_output``: zero the weights of the
-    scorer's output layer (the transitions start at zero), so that every score
-    is 0 and both components predict no mention at all, whatever T: the time
-    then depends on T only (with the random initialization the hypergraph
-    predicts about 0.7 mentions per word and type, and making Spans of them
-    costs more than decoding). Scoring and decoding cost the same either way."""
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("tok2vec")
-    config = {"model": {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": LISTENER}}
-    if component == "chain_ner":
-        config["scheme"] = "BILOU"
-    nlp.add_pipe(component, config=config)
-    nlp.config["initialize"]["components"][component] = {"labels": [f"TYPE{t}" for t in range(n_types)]}
-    nlp.initialize(lambda: examples)
+    """tok2vec + ``component`` (``hypergraph_ner``, or ``chain_ner`` with
+    BILOU) with the labels TYPE0..TYPE{T-1}, initialized (untrained weights).
+    ``zero_output``: zero the weights of the scorer's output layer (the
+    transitions start at zero), so that every score is 0 and both components
+    predict no mention at all, whatever T: the time then depends on T only
+    (with the random initialization the hypergraph predicts about 0.7
+    mentions per word and type, and making Spans of them costs more than
+    decoding). Scoring and decoding cost the same either way."""
+    settings = {"scheme": "BILOU"} if component == "chain_ner" else {}
+    nlp = build_pipeline(component, examples, {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": LISTENER},
+                         [f"TYPE{t}" for t in range(n_types)], **settings)
     if zero_output:
         layer = nlp.get_pipe(component).model.get_ref("output_layer")
         for name in ("W", "b"):
@@ -348,22 +359,13 @@ def type_pipeline_rows(types: List[int], examples, repeats: int, batch_size: int
     components = {"hypergraph": "hypergraph_ner", "chain": "chain_ner"}
     pipelines = {(T, name): build_types_pipeline(component, T, examples[:50], zero_output)
                  for T in types for name, component in components.items()}
-    for nlp in pipelines.values():  # warm-up: numba compilation, caches
-        list(nlp.pipe([doc.copy() for doc in docs[:200]], batch_size=batch_size))
-    seconds = {key: [] for key in pipelines}
-    mentions = {}
-    for _ in range(repeats):  # interleaved so that all see the same machine load
-        for key, nlp in pipelines.items():
-            copies = [doc.copy() for doc in docs]
-            start = time.perf_counter()
-            annotated = list(nlp.pipe(copies, batch_size=batch_size))
-            seconds[key].append(time.perf_counter() - start)
-            mentions[key] = sum(predicted_mentions(doc) for doc in annotated)
+    seconds, annotated = pipeline_seconds({key: nlp.pipe for key, nlp in pipelines.items()}, docs, repeats, batch_size)
+    mentions = {key: sum(predicted_mentions(doc) for doc in key_docs) for key, key_docs in annotated.items()}
     rows = {T: {} for T in types}
     for T in types:
         for name in components:
-            rows[T][f"{name} pipeline words/s"] = n_words / min(seconds[T, name])
-            rows[T][f"{name} pipeline words/s vs T={types[0]}"] = min(seconds[types[0], name]) / min(seconds[T, name])
+            rows[T][f"{name} pipeline words/s"] = n_words / seconds[T, name]
+            rows[T][f"{name} pipeline words/s vs T={types[0]}"] = seconds[types[0], name] / seconds[T, name]
             rows[T][f"{name} mentions/word"] = mentions[T, name] / max(n_words, 1)
     return rows
 

@@ -19,51 +19,54 @@ from .readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from .significance import f1_from_counts, item_counts
 
 
-def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
-    """Docs of the corpus's sentences (one per sentence, words only) parsed by
-    the pipeline at ``parser_path``. Each Doc is marked as one sentence, which
-    spaCy's parser respects: one root per sentence, as in the gold trees, so
-    that no lattice loses spans to a sentence split the gold data lacks."""
+def parse_words(parser_path: Path, sentences, batch_size: int = 256):
+    """Docs of (words, spaces, sent_starts) triples parsed by the pipeline at
+    ``parser_path``, in its vocab, and that vocab. spaCy's parser respects the
+    sentence starts: one root per marked sentence, as in the gold trees."""
     import spacy
     from spacy.tokens import Doc
 
     parser_nlp = spacy.load(parser_path)
-    docs = [
-        Doc(parser_nlp.vocab, words=s.words, spaces=s.spaces, sent_starts=[i == 0 for i in range(len(s.words))])
-        for s in corpus.sentences
-    ]
+    docs = [Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences]
     return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
+
+
+def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
+    """Docs of the corpus's sentences (one per sentence, words only, each
+    marked as one sentence, so that no lattice loses spans to a sentence
+    split the gold data lacks) parsed by the pipeline at ``parser_path``."""
+    return parse_words(parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in corpus.sentences),
+                       batch_size)
 
 
 def parsed_docs(parser_path: Path, docs, batch_size: int = 256) -> List:
     """The Docs' words parsed by the pipeline at ``parser_path``, in its
-    vocab; each Doc keeps its sentence starts (the parser respects them)."""
-    import spacy
-    from spacy.tokens import Doc
+    vocab; each Doc keeps its sentence starts."""
+    items = (([t.text for t in d], [bool(t.whitespace_) for t in d], [bool(t.is_sent_start) for t in d]) for d in docs)
+    return parse_words(parser_path, items, batch_size)[0]
 
-    parser_nlp = spacy.load(parser_path)
-    copies = [Doc(parser_nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d],
-                  sent_starts=[bool(t.is_sent_start) for t in d]) for d in docs]
-    return list(parser_nlp.pipe(copies, batch_size=batch_size))
+
+def uas_las(predicted_heads, predicted_deps, gold_heads, gold_deps) -> Dict[str, float]:
+    """UAS and LAS (percent, punctuation included) from flat arrays of heads
+    (a root is its own head) and lowercased dependency labels."""
+    heads_right = np.asarray(predicted_heads) == np.asarray(gold_heads)
+    labels_right = np.asarray(predicted_deps) == np.asarray(gold_deps)
+    return {"uas": round(100.0 * heads_right.mean(), 2), "las": round(100.0 * (heads_right & labels_right).mean(), 2)}
 
 
 def tree_agreement(predicted, gold) -> Dict[str, float]:
-    """UAS and LAS (percent, punctuation included) of Docs against Docs with the gold trees."""
-    pairs = [(p, g) for p, g in zip(predicted, gold) if len(g)]
-    heads = np.concatenate([[t.head.i for t in p] for p, _ in pairs]) == np.concatenate([[t.head.i for t in g] for _, g in pairs])
-    deps = np.array([t.dep_.lower() for p, _ in pairs for t in p]) == np.array([t.dep_.lower() for _, g in pairs for t in g])
-    return {"uas": round(100.0 * heads.mean(), 2), "las": round(100.0 * (heads & deps).mean(), 2)}
+    """UAS and LAS of Docs against Docs with the gold trees."""
+    def flat(docs):
+        return [t.head.i for d in docs for t in d], [t.dep_.lower() for d in docs for t in d]
+
+    return uas_las(*flat(predicted), *flat(gold))
 
 
 def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
-    """UAS and LAS (percent, punctuation included) of the Docs' trees against the
-    corpus's gold trees; a root is its own head in both."""
-    predicted_heads = np.concatenate([[t.head.i for t in doc] for doc in docs if len(doc)])
-    predicted_deps = np.array([t.dep_.lower() for doc in docs for t in doc])
-    gold_heads = np.concatenate([[h if h >= 0 else i for i, h in enumerate(s.heads)] for s in corpus.sentences if s.words])
-    gold_deps = np.array([("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)])
-    heads_right = predicted_heads == gold_heads
-    return {"uas": round(100.0 * heads_right.mean(), 2), "las": round(100.0 * (heads_right & (predicted_deps == gold_deps)).mean(), 2)}
+    """UAS and LAS of the Docs' trees against the corpus's gold trees."""
+    gold_heads = [h if h >= 0 else i for s in corpus.sentences for i, h in enumerate(s.heads)]
+    gold_deps = [("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)]
+    return uas_las([t.head.i for doc in docs for t in doc], [t.dep_.lower() for doc in docs for t in doc], gold_heads, gold_deps)
 
 
 def entity_sets(docs) -> List[set]:
@@ -239,18 +242,27 @@ def tune_penalty_command(
 ) -> None:
     """Set the mention penalty of a hypergraph_ner pipeline for the best F1 on
     development data (a fixed-step search) and save the pipeline to OUTPUT."""
-    import spacy
-
     if (jsonl is None) == (gum is None):
         raise typer.BadParameter("give one of --jsonl or --gum")
+    typer.echo(json.dumps(tune_pipeline_penalty(model, output, jsonl, gum, component, step, low, high), indent=2))
+
+
+def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None,
+                          component: str = "hypergraph_ner", step: float = 0.01, low: float = -3.0,
+                          high: float = 3.0) -> Dict[str, float]:
+    """``tune_penalty`` of the hypergraph_ner component of the pipeline at
+    ``model`` on a GENIA or GUM development file (the components before it
+    annotate the inputs); the tuned pipeline is saved to ``output``."""
+    import spacy
+
     nlp = spacy.load(model)
     if component not in nlp.pipe_names:
-        raise typer.BadParameter(f"{model} has no component {component!r} (it has {nlp.pipe_names})")
+        raise ValueError(f"{model} has no component {component!r} (it has {nlp.pipe_names})")
     pipe = nlp.get_pipe(component)
     examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.cfg["spans_key"])
-    with nlp.select_pipes(disable=[component]):  # the components before it annotate the inputs
+    with nlp.select_pipes(disable=[component]):
         for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples])):
             eg.predicted = doc
     result = pipe.tune_penalty(examples, step=step, low=low, high=high)
     nlp.to_disk(output)
-    typer.echo(json.dumps(result, indent=2))
+    return result

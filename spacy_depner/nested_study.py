@@ -11,14 +11,13 @@ dependency guidance).
 GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its JSON-lines files.
 """
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List, NamedTuple
 
 import typer
 
 from .cli import app
-from .study import run_logged, train_command
+from .study import run_all, train_command
 
 nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
 app.add_typer(nested_study, name="nested-study")
@@ -58,8 +57,9 @@ MODELS = [
 PARSER = "gum_parser"
 
 
-def corpus_file(data: Path, corpus: str, split: str) -> Path:
-    return data / CORPORA[corpus].format(split=split)
+def corpus_files(data: Path, corpus: str, split: str) -> Dict[str, Path]:
+    """The split's file as the keyword of the readers' commands: {"jsonl": ...} (GENIA) or {"gum": ...}."""
+    return {"jsonl" if corpus == "genia" else "gum": data / CORPORA[corpus].format(split=split)}
 
 
 @nested_study.command("train")
@@ -76,9 +76,7 @@ def train(
     runs = {PARSER: train_command(configs / "parser_gum.cfg", output / PARSER, data, parser_steps, limit, [])}
     for model in MODELS:
         runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, model.overrides)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
-        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    seconds = run_all(runs, output / "logs", jobs)
     (output / "train_seconds.json").write_text(json.dumps({"steps": steps, "parser_steps": parser_steps, "seconds": seconds}, indent=2))
     typer.echo(json.dumps(seconds, indent=2))
 
@@ -91,24 +89,14 @@ def tune(
 ) -> None:
     """Tune the mention penalty of every hypergraph model on dev for F1; the
     tuned pipeline goes beside model-best, as model-tuned."""
-    import spacy
-
-    from .evaluate import nested_file_examples
+    from .evaluate import tune_pipeline_penalty
 
     results = {}
     for model in MODELS:
-        if not model.tuned:
-            continue
-        nlp = spacy.load(models / model.name / "model-best")
-        pipe = nlp.get_pipe("hypergraph_ner")
-        source = corpus_file(data, model.corpus, "dev")
-        examples = nested_file_examples(nlp.vocab, *((source, None) if model.corpus == "genia" else (None, source)), pipe.cfg["spans_key"])
-        with nlp.select_pipes(disable=["hypergraph_ner"]):
-            for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples])):
-                eg.predicted = doc
-        results[model.name] = pipe.tune_penalty(examples, step=step)
-        nlp.to_disk(models / model.name / "model-tuned")
-        typer.echo(f"{model.name}: {results[model.name]}")
+        if model.tuned:
+            results[model.name] = tune_pipeline_penalty(models / model.name / "model-best", models / model.name / "model-tuned",
+                                                        **corpus_files(data, model.corpus, "dev"), step=step)
+            typer.echo(f"{model.name}: {results[model.name]}")
     (models / "tuned_penalties.json").write_text(json.dumps(results, indent=2))
 
 
@@ -125,11 +113,10 @@ def evaluate(
 
     results: Dict[str, Dict] = {}
     for model in MODELS:
-        path, source = models / model.name / "model-best", corpus_file(data, model.corpus, split)
-        files = {"jsonl": source} if model.corpus == "genia" else {"gum": source}
+        path, files = models / model.name / "model-best", corpus_files(data, model.corpus, split)
         results[model.name] = nested_scores(path, **files)
         if model.guided:
-            results[model.name + "@predicted"] = nested_scores(path, gum=source, parser=models / PARSER / "model-best")
+            results[model.name + "@predicted"] = nested_scores(path, **files, parser=models / PARSER / "model-best")
         if model.tuned:
             results[model.name + "@tuned"] = nested_scores(models / model.name / "model-tuned", **files)
         typer.echo(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")

@@ -80,6 +80,13 @@ def run_logged(command: List[str], log: Path) -> float:
     return time.perf_counter() - start
 
 
+def run_all(runs: Dict[str, List[str]], logs: Path, jobs: int) -> Dict[str, float]:
+    """Run the commands ``jobs`` at a time (``run_logged``, logs to LOGS/NAME.log); wall seconds per name."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {name: pool.submit(run_logged, command, logs / f"{name}.log") for name, command in runs.items()}
+        return {name: round(future.result(), 1) for name, future in futures.items()}
+
+
 @study.command("train")
 def train(
     data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/)"),
@@ -97,9 +104,7 @@ def train(
         if model.dependency_features:
             overrides = [f"--components.{model.component}.model.dependency_features", "true"]
         runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, overrides)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
-        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    seconds = run_all(runs, output / "logs", jobs)
     (output / "train_seconds.json").write_text(json.dumps({"steps": steps, "parser_steps": parser_steps, "seconds": seconds}, indent=2))
     typer.echo(json.dumps(seconds, indent=2))
 

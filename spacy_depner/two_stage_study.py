@@ -12,8 +12,6 @@ Manning (2006) on UD English-EWT + UNER, one Example per document.
     report    metrics/two_stage/report.md
 """
 import json
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -21,7 +19,7 @@ import srsly
 import typer
 
 from .cli import app
-from .study import data_file, run_logged, train_command
+from .study import data_file, run_all, run_logged, train_command
 
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
 app.add_typer(two_stage, name="two-stage")
@@ -30,14 +28,11 @@ SECOND_STAGE = "second_stage"
 CORPORA = ("ewt", "gum")  # UNER English-EWT entities; UD English-GUM named mentions
 
 
-def check_corpus(corpus: str) -> str:
+def corpus_output(corpus: str, output: Optional[Path]) -> Path:
+    """OUTPUT, or the default folder of CORPUS's models (training/two_stage[_gum]); checks CORPUS."""
     if corpus not in CORPORA:
         raise typer.BadParameter(f"corpus must be one of {', '.join(CORPORA)}, not {corpus!r}")
-    return corpus
-
-
-def default_output(corpus: str) -> Path:
-    return Path("training/two_stage" if corpus == "ewt" else f"training/two_stage_{corpus}")
+    return output or Path("training/two_stage" if corpus == "ewt" else f"training/two_stage_{corpus}")
 
 
 def first_stage_file(output: Path, split: str) -> Path:
@@ -54,15 +49,13 @@ def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str =
     return document_examples(vocab, data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit=limit)
 
 
-def predict_records(model: Path, data: Path, split: str, ids: Sequence[int], limit: int, corpus: str) -> List[Dict]:
-    """First-stage records of the documents ``ids`` of a split, by the pipeline at ``model``."""
+def predict_records(model: Path, examples, ids: Sequence[int]) -> List[Dict]:
+    """First-stage records of the documents ``ids`` of ``examples``, by the pipeline at ``model``."""
     import spacy
 
     from .readers.documents import first_stage_records
 
-    nlp = spacy.load(model)
-    examples = split_documents(nlp.vocab, data, split, limit, corpus)
-    docs = list(nlp.pipe([examples[i].predicted for i in ids], batch_size=64))
+    docs = list(spacy.load(model).pipe([examples[i].predicted.copy() for i in ids], batch_size=64))
     return first_stage_records(docs, ids)
 
 
@@ -84,8 +77,7 @@ def crossval(
 
     if folds < 2:
         raise typer.BadParameter("cross-validation needs at least 2 folds")
-    corpus = check_corpus(corpus)
-    output = output or default_output(corpus)
+    output = corpus_output(corpus, output)
     config = config or Path(f"configs/two_stage_first_{corpus}.cfg")
     runs = {"first": train_command(config, output / "first", data, steps, limit, [])}
     for f in range(folds):
@@ -93,22 +85,19 @@ def crossval(
                                          ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)])
     if resume:
         runs = {name: command for name, command in runs.items() if not (output / name / "model-last").exists()}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
-        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    seconds = run_all(runs, output / "logs", jobs)
     import spacy
 
-    n_train = len(split_documents(spacy.blank("en").vocab, data, "train", limit, corpus))
+    vocab = spacy.blank("en").vocab
+    train_examples = split_documents(vocab, data, "train", limit, corpus)
     records = []
     for f in range(folds):
-        records += predict_records(output / f"fold{f}" / "model-best", data, "train", fold_indices(n_train, folds, only_fold=f),
-                                   limit, corpus)
+        records += predict_records(output / f"fold{f}" / "model-best", train_examples,
+                                   fold_indices(len(train_examples), folds, only_fold=f))
     srsly.write_jsonl(first_stage_file(output, "train"), sorted(records, key=lambda r: r["document"]))
     for split in ("dev", "test"):
-        split_limit = limit if split == "dev" else 0
-        n = len(split_documents(spacy.blank("en").vocab, data, split, split_limit, corpus))
-        srsly.write_jsonl(first_stage_file(output, split),
-                          predict_records(output / "first" / "model-best", data, split, range(n), split_limit, corpus))
+        examples = split_documents(vocab, data, split, limit if split == "dev" else 0, corpus)
+        srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", examples, range(len(examples))))
     (output / "crossval_seconds.json").write_text(json.dumps({"folds": folds, "steps": steps, "seconds": seconds}, indent=2))
     typer.echo(json.dumps(seconds, indent=2))
 
@@ -123,8 +112,7 @@ def train(
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
 ) -> None:
     """Train the second stage on the cross-validated first-stage entities of train (dev: the full first stage's)."""
-    corpus = check_corpus(corpus)
-    output = output or default_output(corpus)
+    output = corpus_output(corpus, output)
     config = config or Path(f"configs/two_stage_second_{corpus}.cfg")
     command = train_command(config, output / "second", data, steps, limit,
                             ["--paths.first_stage_train", str(first_stage_file(output, "train")),
@@ -177,19 +165,6 @@ def counting_input(pair):
     return pipe
 
 
-def timed_pipe(pipe, examples, repeats: int = 3):
-    """Predicted Docs and the best of ``repeats`` wall times of ``pipe`` (an
-    ``nlp.pipe``) over copies of the inputs."""
-    list(pipe([eg.predicted.copy() for eg in examples[:5]]))  # warm-up: numba cache, allocations
-    best, docs = float("inf"), None
-    for _ in range(repeats):
-        copies = [eg.predicted.copy() for eg in examples]
-        start = time.perf_counter()
-        docs = list(pipe(copies, batch_size=64))
-        best = min(best, time.perf_counter() - start)
-    return docs, best
-
-
 @two_stage.command("evaluate")
 def evaluate(
     data: Path = typer.Option(..., help="Data directory"),
@@ -206,27 +181,27 @@ def evaluate(
     corpus's first-stage entities, and with --count-input those on SPLIT too."""
     import spacy
 
+    from .bench import pipeline_seconds
     from .evaluate import _prf
     from .significance import approximate_randomization
 
-    corpus = check_corpus(corpus)
-    output = output or default_output(corpus)
+    output = corpus_output(corpus, output)
     metrics = metrics or Path("metrics/two_stage/evaluation.json" if corpus == "ewt" else f"metrics/two_stage/evaluation_{corpus}.json")
     first = spacy.load(output / "first" / "model-best")
     pair = assemble(output / "first" / "model-best", output / "second" / "model-best")
     pair.to_disk(output / "pipeline")
     examples = split_documents(first.vocab, data, split, corpus=corpus)
-    first_docs, first_seconds = timed_pipe(first.pipe, examples)
-    pair_docs, pair_seconds = timed_pipe(counting_input(pair) if count_input else pair.pipe, examples)
-    a, b = entity_counts(pair_docs, examples), entity_counts(first_docs, examples)
+    pipes = {"first": first.pipe, "pair": counting_input(pair) if count_input else pair.pipe}
+    seconds, annotated = pipeline_seconds(pipes, [eg.predicted for eg in examples], repeats=3, batch_size=64, warm_up=5)
+    a, b = entity_counts(annotated["pair"], examples), entity_counts(annotated["first"], examples)
     test = approximate_randomization(a, b, n_iterations=iterations)
     words = sum(len(eg.predicted) for eg in examples)
     result = {
         "corpus": corpus, "split": split, "documents": len(examples), "words": words,
         "corpus_counts": "training + " + split if count_input else "training",
-        "first_stage": {**_prf(b), "seconds": round(first_seconds, 3), "words_per_second": round(words / first_seconds)},
-        "two_stage": {**_prf(a), "seconds": round(pair_seconds, 3), "words_per_second": round(words / pair_seconds)},
-        "time_ratio": round(pair_seconds / first_seconds, 3),
+        "first_stage": {**_prf(b), "seconds": round(seconds["first"], 3), "words_per_second": round(words / seconds["first"])},
+        "two_stage": {**_prf(a), "seconds": round(seconds["pair"], 3), "words_per_second": round(words / seconds["pair"])},
+        "time_ratio": round(seconds["pair"] / seconds["first"], 3),
         "approximate_randomization": test,
     }
     metrics.parent.mkdir(parents=True, exist_ok=True)

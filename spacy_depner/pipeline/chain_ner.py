@@ -20,7 +20,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..structures import linear_chain
-from .doc_arrays import require_parse
+from .doc_arrays import doc_offsets_of, require_parse
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
 
@@ -100,14 +100,10 @@ class LinearChainNER(EntityPipe):
             require_parse(docs, self.name)
         return docs, self.gazetteer.codes(docs)
 
-    @staticmethod
-    def _doc_offsets(docs: List[Doc]) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
-
     def _chain_args(self, docs, scores, transitions):
         return (
             np.asarray(self.model.ops.to_numpy(scores), dtype=np.float64),
-            self._doc_offsets(docs),
+            doc_offsets_of(docs),
             np.asarray(self.model.ops.to_numpy(transitions), dtype=np.float64),
             self._allowed(),
         )
@@ -117,7 +113,7 @@ class LinearChainNER(EntityPipe):
         docs = list(docs)
         scores, transitions = self.model.predict(self._inputs(docs))
         _, tags = linear_chain.viterbi(*self._chain_args(docs, scores, transitions))
-        return tags, self._doc_offsets(docs)
+        return tags, doc_offsets_of(docs)
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         tags, doc_offsets = predictions

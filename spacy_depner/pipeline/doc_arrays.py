@@ -3,7 +3,7 @@
 The glue between spaCy Docs and the structures, which take flat arrays. One
 Python step per Doc; everything per token is numpy.
 """
-from typing import Iterable, List, NamedTuple
+from typing import Iterable, List, NamedTuple, Tuple
 
 import numpy as np
 from spacy.attrs import HEAD, SENT_START
@@ -63,16 +63,26 @@ def sentence_starts(doc: Doc) -> np.ndarray:
     return starts
 
 
+def doc_offsets_of(docs: List[Doc]) -> np.ndarray:
+    """(B + 1,) int64: the tokens of Doc b are doc_offsets[b]:doc_offsets[b+1] of the batch."""
+    return np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
+
+
+def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
+    """doc_offsets (B + 1,) and sentence_offsets (U + 1,) of a batch of Docs,
+    in batch token coordinates (int64)."""
+    doc_offsets = doc_offsets_of(docs)
+    starts = [sentence_starts(doc) + offset for doc, offset in zip(docs, doc_offsets)]
+    return doc_offsets, np.concatenate(starts + [doc_offsets[-1:]]).astype(np.int64)
+
+
 def make_batch(docs: List[Doc], structure: str, max_length, component: str = "dgm_ner") -> Batch:
     """The flat arrays of a batch of Docs and its candidate spans."""
     if structure in NEEDS_TREES:
         require_parse(docs, component)
-    lengths = np.array([len(doc) for doc in docs], dtype=np.int64)
-    doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    doc_offsets, sentence_offsets = batch_offsets(docs)
     heads = [doc_heads(doc, offset) for doc, offset in zip(docs, doc_offsets)]
-    starts = [sentence_starts(doc) + offset for doc, offset in zip(docs, doc_offsets)]
     heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
-    sentence_offsets = np.concatenate(starts + [doc_offsets[-1:]]).astype(np.int64)
     spans = candidate_spans(structure, heads, sentence_offsets, max_length)
     return Batch(heads, sentence_offsets, doc_offsets, spans, spans_per_doc(spans, doc_offsets))
 

@@ -160,7 +160,7 @@ class EntityPipe(TrainablePipe):
             raise ValueError(
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
-        configure_second_stage(self.model, self.labels, [eg.predicted for eg in get_examples()])
+        configure_second_stage(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
         self.initialize_model([eg.predicted for eg in islice(get_examples(), 10)])
 
     def loaded(self) -> None:

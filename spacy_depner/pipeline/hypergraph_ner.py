@@ -32,7 +32,7 @@ from thinc.api import Model
 from ..readers.genia import heads_key
 from ..structures import mention_hypergraph
 from .chain_ner import DEFAULT_MODEL
-from .doc_arrays import require_parse, sentence_starts
+from .doc_arrays import batch_offsets, require_parse
 from .entity_pipe import EntityPipe
 
 
@@ -76,13 +76,6 @@ class HypergraphNER(EntityPipe):
         n_tokens = sum(len(doc) for doc in docs)
         return docs, np.zeros((n_tokens, 0), dtype=np.int32)  # no gazetteer codes
 
-    @staticmethod
-    def _offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
-        """Doc offsets (B + 1,) and sentence offsets (U + 1,): each sentence is one hypergraph."""
-        doc_offsets = np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
-        starts = [sentence_starts(doc) + offset for doc, offset in zip(docs, doc_offsets)]
-        return doc_offsets, np.concatenate(starts + [doc_offsets[-1:]]).astype(np.int64)
-
     def _edge_scores(self, scores) -> np.ndarray:
         """(N, T, K) hyperedge scores from the model's (N, T * K) output."""
         return self.model.ops.to_numpy(scores).reshape(scores.shape[0], len(self.labels), self.n_kinds)
@@ -94,7 +87,7 @@ class HypergraphNER(EntityPipe):
 
     def predict(self, docs: Iterable[Doc]):
         docs = list(docs)
-        return (*self._offsets(docs), self.hyperedge_scores(docs))
+        return (*batch_offsets(docs), self.hyperedge_scores(docs))
 
     def decode(self, sentence_offsets: np.ndarray, edge_scores: np.ndarray, penalty: float) -> Tuple[np.ndarray, np.ndarray]:
         """MAP mentions (M, 3) [first, last, type] (M, 5 with heads: and
@@ -145,12 +138,10 @@ class HypergraphNER(EntityPipe):
         n_types = len(self.labels)
         edges = mention_hypergraph.mentions_to_edges(mentions, sentence_offsets, n_types)
         gold = np.unique(mentions, axis=0)
-        back = np.unique(mention_hypergraph.edges_to_mentions(edges, sentence_offsets), axis=0)
-        _, counts = np.unique(np.concatenate([gold, back]), axis=0, return_counts=True)
-        return edges, int(gold.shape[0] - np.count_nonzero(counts == 2))
+        return edges, gold.shape[0] - common_rows(gold, mention_hypergraph.edges_to_mentions(edges, sentence_offsets))
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
-        doc_offsets, sentence_offsets = self._offsets(docs)
+        doc_offsets, sentence_offsets = batch_offsets(docs)
         (scores, transitions), backprop = self.model.begin_update(self._inputs(docs))
         gold, n_ambiguous = self._gold_edges(examples, doc_offsets, sentence_offsets)
         loss, d_edges = self.get_loss(examples, (sentence_offsets, self._edge_scores(scores), gold))
@@ -197,16 +188,16 @@ class HypergraphNER(EntityPipe):
             raise ValueError(f"need step > 0 and low <= high, not step={step}, low={low}, high={high}")
         examples = list(examples)
         docs = [eg.predicted for eg in examples]
-        doc_offsets, sentence_offsets = self._offsets(docs)
+        doc_offsets, sentence_offsets = batch_offsets(docs)
         edge_scores = np.concatenate([self.hyperedge_scores(docs[i:i + batch_size]) for i in range(0, len(docs), batch_size)]) \
             if docs else np.zeros((0, len(self.labels), self.n_kinds), dtype=np.float32)
-        gold = {tuple(int(x) for x in row) for row in self.gold_mentions(examples, doc_offsets)}
+        gold = np.unique(self.gold_mentions(examples, doc_offsets), axis=0)
 
         def prf(penalty: float) -> Dict[str, float]:
             _, edges = mention_hypergraph.viterbi(edge_scores, sentence_offsets, penalty, self.cfg["heads"])
-            predicted = {tuple(int(x) for x in row) for row in mention_hypergraph.edges_to_mentions(edges, sentence_offsets)}
-            tp = len(gold & predicted)
-            p, r = tp / max(len(predicted), 1), tp / max(len(gold), 1)
+            predicted = np.unique(mention_hypergraph.edges_to_mentions(edges, sentence_offsets), axis=0)
+            tp = common_rows(gold, predicted)
+            p, r = tp / max(predicted.shape[0], 1), tp / max(gold.shape[0], 1)
             return {"penalty": penalty, "p": p, "r": r, "f": 2 * p * r / max(p + r, 1e-12)}
 
         before = prf(self.cfg["mention_penalty"])
@@ -214,3 +205,10 @@ class HypergraphNER(EntityPipe):
         best = max((prf(round(float(x), 10)) for x in grid), key=lambda result: result["f"])
         self.cfg["mention_penalty"] = best["penalty"]
         return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}
+
+
+def common_rows(a: np.ndarray, b: np.ndarray) -> int:
+    """How many distinct rows of the int array ``a`` (M, C) are rows of ``b`` (M', C)."""
+    a, b = np.unique(a, axis=0), np.unique(b, axis=0)
+    _, counts = np.unique(np.concatenate([a, b]), axis=0, return_counts=True)
+    return int(np.count_nonzero(counts == 2))

@@ -25,7 +25,7 @@ from thinc.api import Model
 
 from ..structures import nested_mentions
 from ..structures.candidate_spans import all_spans, span_index, valid_spans
-from .doc_arrays import doc_heads, require_parse, sentence_starts
+from .doc_arrays import batch_offsets, doc_heads, require_parse
 from .dgm_ner import DEFAULT_MODEL
 from .entity_pipe import EntityPipe
 
@@ -105,10 +105,7 @@ class NestedNER(EntityPipe):
     def _batch(self, docs: List[Doc]) -> SentenceBatch:
         if self.cfg["dependency_guided"] or self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
-        lengths = np.array([len(doc) for doc in docs], dtype=np.int64)
-        doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        starts = [sentence_starts(doc) + offset for doc, offset in zip(docs, doc_offsets)]
-        sentence_offsets = np.concatenate(starts + [doc_offsets[-1:]]).astype(np.int64)
+        doc_offsets, sentence_offsets = batch_offsets(docs)
         longest = int(np.diff(sentence_offsets).max(initial=0))
         if longest > self.cfg["max_sentence_length"]:
             raise ValueError(

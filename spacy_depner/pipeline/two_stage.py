@@ -14,7 +14,7 @@ the training Docs by the reader (``spacy_depner.UNERDocuments.v1`` with
 ``first_stage``: cross-validated predictions, so that they are as noisy as on
 new text).
 """
-from typing import Iterable, List, Sequence
+from typing import Callable, Iterable, Sequence
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -56,12 +56,13 @@ def make_first_stage_spans(nlp: Language, name: str, spans_key: str) -> FirstSta
     return FirstStageSpans(name, spans_key)
 
 
-def configure_second_stage(model: Model, labels: Sequence[str], docs: List[Doc]) -> int:
+def configure_second_stage(model: Model, labels: Sequence[str], get_docs: Callable[[], Iterable[Doc]]) -> int:
     """Give every NonLocalFeatures layer of ``model`` the label list and the
-    corpus counts of the first-stage entities of ``docs`` (the training Docs,
-    first-stage entities in the layer's span group). Returns the number of
-    such layers (0: nothing to do, the Docs are not read)."""
+    corpus counts of the first-stage entities of the Docs ``get_docs()``
+    gives (the training Docs, first-stage entities in the layer's span
+    group). Returns the number of such layers; without one, ``get_docs`` is
+    not called."""
     layers = [node for node in model.walk() if node.name == LAYER_NAME]
     for layer in layers:
-        configure_nonlocal_features(layer, labels, corpus_statistics(docs, spans_key=layer.attrs["spans_key"]))
+        configure_nonlocal_features(layer, labels, corpus_statistics(get_docs(), spans_key=layer.attrs["spans_key"]))
     return len(layers)

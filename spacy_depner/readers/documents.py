@@ -79,7 +79,6 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
     examples = []
     for document in documents[:limit] if limit else documents:
         sentences = list(document)
-        upos = [p for s in sentences for p in s.sentence.upos]
         named, offset = [], 0
         for s in sentences:
             for m in s.mentions:
@@ -87,7 +86,7 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
                 if any(s.sentence.upos[h] == "PROPN" for h in head):
                     named.append((m.start + offset, m.end + offset, m.label))
             offset += len(s.sentence.words)
-        tags, covered_until = ["O"] * len(upos), 0
+        tags, covered_until = ["O"] * offset, 0
         for start, end, label in sorted(named, key=lambda m: (m[0], -m[1])):  # outermost first
             if start >= covered_until:
                 tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
@@ -97,11 +96,17 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
     return examples
 
 
-def documents_reader(load: Callable[[Language], List[Example]], source: str, folds: int, exclude_fold: int,
-                     only_fold: int, first_stage: Optional[Path], spans_key: str) -> Callable[[Language], Iterable[Example]]:
+def documents_reader(load: Callable[[Language], List[Example]], source: str, dependencies: str, limit: int, folds: int,
+                     exclude_fold: int, only_fold: int, first_stage: Optional[Path],
+                     spans_key: str) -> Callable[[Language], Iterable[Example]]:
     """A reader over the documents ``load`` gives (once): the kept folds, with
-    the first stage's entities of ``first_stage`` in the input Docs."""
-    fold_indices(0, folds, exclude_fold, only_fold)  # checks the fold settings now
+    the first stage's entities of ``first_stage`` in the input Docs. The
+    settings are checked now, before any file is read."""
+    if dependencies not in DEPENDENCIES:
+        raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (all) or positive, not {limit!r}")
+    fold_indices(0, folds, exclude_fold, only_fold)
     cache: Dict[str, List[Example]] = {}
 
     def read(nlp: Language) -> Iterable[Example]:
@@ -122,11 +127,6 @@ def documents_reader(load: Callable[[Language], List[Example]], source: str, fol
     return read
 
 
-def _check_limit(limit: int) -> None:
-    if limit < 0:
-        raise ValueError(f"limit must be 0 (all) or positive, not {limit!r}")
-
-
 @registry.readers("spacy_depner.UNERDocuments.v1")
 def create_uner_documents_reader(
     conllu: Path,
@@ -144,11 +144,8 @@ def create_uner_documents_reader(
     a subset of folds, optionally with a first stage's entities in the input
     Docs (``first_stage``: a JSON-lines file with a record for each kept
     document). limit: the first N documents only (0: all), before the folds."""
-    if dependencies not in DEPENDENCIES:
-        raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
-    _check_limit(limit)
     return documents_reader(lambda nlp: document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit), str(conllu),
-                            folds, exclude_fold, only_fold, first_stage, spans_key)
+                            dependencies, limit, folds, exclude_fold, only_fold, first_stage, spans_key)
 
 
 @registry.readers("spacy_depner.GUMNamedDocuments.v1")
@@ -165,8 +162,5 @@ def create_gum_named_documents_reader(
     """Corpus reader for ``spacy train``: one Example per GUM document, its
     named mentions as ``doc.ents`` (``gum_named_examples``), with the folds
     and first-stage options of ``spacy_depner.UNERDocuments.v1``."""
-    if dependencies not in DEPENDENCIES:
-        raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
-    _check_limit(limit)
     return documents_reader(lambda nlp: gum_named_examples(nlp.vocab, path, dependencies, limit), str(path),
-                            folds, exclude_fold, only_fold, first_stage, spans_key)
+                            dependencies, limit, folds, exclude_fold, only_fold, first_stage, spans_key)
