@@ -7,7 +7,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
-from tiny_corpus import SMALL_TOK2VEC
+from tiny_corpus import SMALL_TOK2VEC, train_component
 
 KEY = "hypergraph_ner"
 MODEL = {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 32, "tok2vec": SMALL_TOK2VEC}
@@ -27,17 +27,8 @@ def make_example(nlp, words, found):
 
 
 def train(steps=60, **config):
-    fix_random_seed(0)
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("hypergraph_ner", config={"model": MODEL, **config})
-    examples = [make_example(nlp, *row) for row in CORPUS]
-    optimizer = nlp.initialize(lambda: examples)
-    history = []
-    for _ in range(steps):
-        losses = {}
-        nlp.update(examples, sgd=optimizer, losses=losses)
-        history.append(losses)
-    return nlp, ner, examples, history
+    return train_component("hypergraph_ner", {"model": MODEL, **config},
+                           lambda nlp: [make_example(nlp, *row) for row in CORPUS], steps)
 
 
 def mentions(docs):

@@ -5,9 +5,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import fix_random_seed
 
-from tiny_corpus import SMALL_TOK2VEC
+from tiny_corpus import SMALL_TOK2VEC, train_component
 
 KEY = "nested_ner"
 # words, heads (absolute; a root is its own head), deps, mentions (start, end exclusive, label)
@@ -30,17 +29,9 @@ def make_example(nlp, words, heads, deps, mentions, trees=True):
 
 
 def train(steps=40, trees=True, **config):
-    fix_random_seed(0)
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}, **config})
-    examples = [make_example(nlp, *row, trees=trees) for row in NESTED]
-    optimizer = nlp.initialize(lambda: examples)
-    history = []
-    for _ in range(steps):
-        losses = {}
-        nlp.update(examples, sgd=optimizer, losses=losses)
-        history.append(losses)
-    return nlp, ner, examples, history
+    model = {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}
+    return train_component("nested_ner", {"model": model, **config},
+                           lambda nlp: [make_example(nlp, *row, trees=trees) for row in NESTED], steps)
 
 
 def mentions(docs):

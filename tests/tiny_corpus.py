@@ -24,3 +24,18 @@ def make_example(nlp, words, heads, deps, ents, trees=True):
 
 def input_doc(nlp, words, heads=None, deps=None):
     return Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+
+
+def train_component(factory: str, config: dict, make_examples, steps: int):
+    """A blank English pipeline with ``factory`` trained ``steps`` times on
+    ``make_examples(nlp)`` (seed 0): (nlp, component, examples, the losses of each step)."""
+    import spacy
+    from spacy.util import fix_random_seed
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe(factory, config=config)
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    history = [nlp.update(examples, sgd=optimizer, losses={}) for _ in range(steps)]
+    return nlp, component, examples, history
