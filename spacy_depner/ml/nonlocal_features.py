@@ -12,7 +12,7 @@ usable anywhere a tok2vec is (the ``tok2vec`` of ``chain_ner``'s
 
 The six features (document token-, entity-, superentity-majority, then the
 same at corpus level; values 0 = none, 1..K = a label) are computed in the
-forward pass by ``spacy_depner.nonlocal_features.nonlocal_features`` (see
+forward pass by ``spacy_depner.ml.majority_labels.nonlocal_features`` (see
 there for the definitions, sec. 4 of the paper, and the tie rule) from:
 
 - ``doc.spans[spans_key]``: the first stage's entities of that Doc. A missing
@@ -67,7 +67,7 @@ from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d
 
-from ..nonlocal_features import N_FEATURES, CorpusStatistics, Span, nonlocal_features
+from .majority_labels import N_FEATURES, CorpusStatistics, Span, nonlocal_features
 
 LAYER_NAME = "nonlocal_features"
 

@@ -21,13 +21,13 @@ from spacy_depner.ml.nonlocal_features import (
     corpus_statistics,
 )
 from spacy_depner.ml.tag_scorer import build_tag_scorer
-from spacy_depner.nonlocal_features import CorpusStatistics, nonlocal_features
+from spacy_depner.ml.majority_labels import CorpusStatistics, nonlocal_features
 from spacy_depner.readers.uner import corpus_examples, document_groups, read_uner_corpus
 
 LABELS = ["PER", "LOC", "ORG", "MISC"]
 PER, LOC, ORG, MISC = 1, 2, 3, 4
 DOC_TOKEN, DOC_ENTITY, DOC_SUPER, CORPUS_TOKEN, CORPUS_ENTITY, CORPUS_SUPER = range(6)
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def features(text, spans, labels=LABELS, corpus=None):

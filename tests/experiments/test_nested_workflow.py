@@ -2,7 +2,6 @@
 like the real data directory, with a few training steps: every table of
 metrics/nested/report.md is filled, from files the workflow wrote."""
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -10,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
+from corpus_copies import replicate_conllu
+
+HERE = Path(__file__).parents[1]
 ROOT = HERE.parent
 
-
-def replicate_conllu(text: str, copies: int) -> str:
-    """The documents of a CoNLL-U text ``copies`` times, with new doc and sent ids."""
-    out = []
-    for k in range(copies):
-        out.append(re.sub(r"# (newdoc id|sent_id) = (\S+)", lambda m: f"# {m.group(1)} = {m.group(2)}-{k}", text.strip()))
-    return "\n\n".join(out) + "\n\n"
 
 
 @pytest.fixture(scope="module")

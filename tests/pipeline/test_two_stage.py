@@ -16,10 +16,9 @@ from spacy.training import Example
 from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
 from spacy_depner.pipeline.two_stage import configure_second_stage
 
-from test_nested_workflow import replicate_conllu
-from test_study_workflow import replicate
+from corpus_copies import replicate, replicate_conllu
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]
 ROOT = HERE.parent
 
 

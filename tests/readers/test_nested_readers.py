@@ -31,7 +31,7 @@ from spacy_depner.nested_coverage import (
 from spacy_depner.readers.genia import read_genia
 from spacy_depner.readers.gum import GUM_LABELS, read_gum, read_gum_corpus
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 GENIA, GUM = DATA / "nested_genia.jsonl", DATA / "nested_gum.conllu"
 
 GENIA_MENTIONS = [

@@ -497,7 +497,7 @@ for operation in (log_partition, marginals, viterbi):
     else:
         print(operation.__name__, "returned", repr(result).replace(chr(10), " "), flush=True)
 """
-    repo = str(Path(__file__).resolve().parents[1])
+    repo = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, cwd=repo, env=env)
     outcome = done.stdout.strip().splitlines()

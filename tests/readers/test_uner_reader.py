@@ -8,7 +8,7 @@ from spacy.util import registry
 from spacy_depner.readers.conllu import read_conllu
 from spacy_depner.readers.uner import clean_tags, read_uner_corpus
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 CONLLU, IOB2 = DATA / "tiny.conllu", DATA / "tiny.iob2"
 
 

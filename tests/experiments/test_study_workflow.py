@@ -2,7 +2,6 @@
 real data directory, with a few training steps: every table of the report is
 filled, and no network is needed."""
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -10,18 +9,11 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent
+from corpus_copies import replicate
+
+HERE = Path(__file__).parents[1]
 ROOT = HERE.parent
 
-
-def replicate(text: str, copies: int) -> str:
-    """The sentences of a CoNLL-U or IOB2 text ``copies`` times, with new sent_ids."""
-    blocks = [b for b in text.strip().split("\n\n") if b.strip()]
-    out = []
-    for k in range(copies):
-        for block in blocks:
-            out.append(re.sub(r"# sent_id = (\S+)", lambda m: f"# sent_id = {m.group(1)}-{k}", block))
-    return "\n\n".join(out) + "\n\n"
 
 
 @pytest.fixture(scope="module")
