@@ -1,7 +1,7 @@
 """Exactness of ``spacy_depner.structures.candidate_spans`` against brute force.
 
 Every span function is compared, as a set and as a sorted array, with the
-references of ``brute_force.py`` (explicit path search in the undirected
+references of ``brute_candidate_spans`` (explicit path search in the undirected
 dependency graph, Definition 1 of Jie, Muis & Lu 2017 taken literally) on
 random batches: non-projective random recursive trees, forests, trees whose
 arcs cross sentence ends, roots written as -1 or as the token itself, empty
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brute_force import (
-    is_tree,
+from brute_candidate_spans import (
     brute_all_spans,
     brute_single_arc_spans,
     brute_valid_spans,
     is_projective,
+    is_tree,
     is_valid_by_covering,
     is_valid_by_increasing_path,
     neighbours_of,

@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
-from brute_force import is_tree
+from brute_candidate_spans import is_tree
 
 from spacy_depner.structures.candidate_spans import valid_spans
 from spacy_depner.structures.random_trees import _prufer_heads, random_forest, random_tree

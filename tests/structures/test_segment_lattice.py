@@ -5,7 +5,8 @@ non-projective trees, candidate spans from each span function or a random
 subset), K = 1..4 labels and random normal scores and transitions of scale up
 to 5, every output of ``log_partition``, ``marginals``, ``viterbi`` and
 ``transition_counts`` is compared with an enumeration of every labelled
-segmentation (``brute_force.brute_lattice``), to a relative error of 1e-9.
+segmentation (``brute_segment_lattice.brute_lattice``), to a relative error
+of 1e-9.
 """
 import os
 import subprocess
@@ -18,13 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brute_force import (
-    brute_lattice,
-    pure_python_labelled_segmentations,
-    pure_python_score,
-    random_recursive_tree,
-    transition_counts_of,
-)
+from brute_candidate_spans import random_recursive_tree
+from brute_segment_lattice import brute_lattice, pure_python_labelled_segmentations, pure_python_score, transition_counts_of
 from spacy_depner.structures.candidate_spans import all_spans, single_arc_spans, valid_spans
 from spacy_depner.structures.segment_lattice import log_partition, marginals, transition_counts, viterbi
 

@@ -1,0 +1,287 @@
+"""Shared part of the nested mention CRFs of ``nested_mentions`` (Corro 2023):
+the dense span layout, the mention axioms, the charts, and the rules that
+several structures share.
+
+* Layout: ``dense_span_offsets``, ``dense_spans``, ``dense_rows`` (public,
+  re-exported by ``nested_mentions``, whose docstring describes the layout)
+  and ``_row``, the row of a span.
+* Axioms: ``_widths`` (the widest allowed span of each document),
+  ``_mention_axioms`` (the label axioms [t, i, j] combined as in rule (g):
+  log-sum or max over t) and ``_best_label`` (the label that wins it).
+* Rules of the CYK-like (sec. 4.2) and quadratic (sec. 5) systems alike:
+  (g) [|->, i, j] [t, i, j] => [<->, i, j] (``_close_mention``, its outside
+  ``_mention_marginals``), the first-level mentions (h) [->, i] [<->, i, j]
+  => [->, j] and (i) [->, j - 1] => [->, j] (``_first_level``, its outside
+  ``_outside_first_level``; ``_best_extension`` is the max of rule (h), and
+  of rule (a) of the semi-Markov system), and the back-trace steps
+  ``_record`` and ``_expand_ready``.
+* ``_charts``: the chart buffers of a batch, reused by every document.
+
+Charts (log weights), fenceposts, stored at [i, j - i]:
+    prefix[j] = [->, j]; part[i, j] = [|->, i, j]; full[i, j] = [<->, i, j];
+    left[i, j] = [<-|, i, j] (quadratic); mention[i, j] = the label axioms
+    [t, i, j] combined by rule (g) (log-sum or max over t), -inf exactly
+    where the span is excluded (scores are finite, so a span is allowed iff
+    mention > -inf). Charts are column-major (i contiguous): the quadratic
+    inside pass runs along widths. Two derived
+    quantities merge rules with the same shape: ready[i, k] = part[i, k] (+)
+    full[i, k] (k > i), the antecedent "[|->, i, k] or [<->, i, k]" of rules
+    (c)/(e) and (d)/(f) (and (j)/(k) + (d)/(f) in the quadratic system), and
+    unit[j] = 1 (+) full[j - 1, j], "word j - 1 is a gap or a one-word child".
+"""
+import numpy as np
+from numba import njit
+
+from .batch_layout import logaddexp, check_doc_offsets, max_doc_length
+
+NEG_INF = -np.inf
+
+
+# ---------------------------------------------------------------------------
+# Semiring helpers
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _plus(a, b, use_max):
+    """Semiring sum: max (Viterbi; ties keep ``a``) or log-sum-exp."""
+    if use_max:
+        return a if a >= b else b
+    return logaddexp(a, b)
+
+
+# ---------------------------------------------------------------------------
+# Layout and mention axioms
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _row(row0, i, j):
+    """Dense row of the span of fenceposts (i, j), i.e. words i..j-1."""
+    return row0 + (j - 1) * j // 2 + i
+
+
+def dense_span_offsets(doc_offsets) -> np.ndarray:
+    """(D + 1,) int64: the spans (rows of ``scores``) of document d are
+    span_offsets[d]:span_offsets[d+1], n_d (n_d + 1) / 2 of them."""
+    doc_offsets = check_doc_offsets(doc_offsets)
+    n = np.diff(doc_offsets)
+    return np.concatenate([[0], np.cumsum(n * (n + 1) // 2)]).astype(np.int64)
+
+
+def dense_spans(doc_offsets) -> np.ndarray:
+    """(S, 2) int64: first and last word (inclusive, batch coordinates) of
+    every row of the dense layout, sorted by document then (last, first);
+    the same array as ``candidate_spans.all_spans(doc_offsets, None)``."""
+    doc_offsets = check_doc_offsets(doc_offsets)
+    pieces = [np.zeros((0, 2), dtype=np.int64)]
+    for first, end in zip(doc_offsets[:-1].tolist(), doc_offsets[1:].tolist()):
+        last, start = np.tril_indices(end - first)  # row-major: (last, first) with first <= last
+        pieces.append(np.stack([start + first, last + first], axis=1).astype(np.int64))
+    return np.concatenate(pieces)
+
+
+def dense_rows(spans, doc_offsets) -> np.ndarray:
+    """(M,) int64: the row of each span (M, 2) (first and last word,
+    inclusive, batch coordinates) in the dense layout. A span that is
+    reversed or not inside a single document is a ValueError."""
+    doc_offsets = check_doc_offsets(doc_offsets)
+    spans = np.asarray(spans)
+    if spans.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if spans.ndim != 2 or spans.shape[1] != 2 or spans.dtype.kind not in "iu":
+        raise ValueError(f"spans must be an integer array of shape (M, 2), not {spans.dtype} {spans.shape}")
+    spans = spans.astype(np.int64)
+    first, last = spans[:, 0], spans[:, 1]
+    doc = np.searchsorted(doc_offsets, first, side="right") - 1
+    doc_end = doc_offsets[np.minimum(doc + 1, doc_offsets.shape[0] - 1)]
+    if np.any(first < 0) or np.any(first > last) or np.any(last >= doc_end) or np.any(doc >= doc_offsets.shape[0] - 1):
+        raise ValueError("every span must have first <= last inside a single document")
+    start = doc_offsets[doc]
+    a, b = first - start, last - start
+    return dense_span_offsets(doc_offsets)[doc] + b * (b + 1) // 2 + a
+
+
+@njit(cache=True)
+def _widths(doc_offsets, span_offsets, mask, max_length):
+    """Per document, the length of its longest allowed span (0 if none)."""
+    D = doc_offsets.shape[0] - 1
+    widths = np.zeros(D, dtype=np.int64)
+    for d in range(D):
+        n = doc_offsets[d + 1] - doc_offsets[d]
+        row0 = span_offsets[d]
+        top = n if max_length < 0 else min(n, max_length)
+        W = 0
+        for j in range(1, n + 1):
+            for i in range(max(0, j - top), j - W):  # only spans longer than W can raise it
+                if mask[_row(row0, i, j)]:
+                    W = j - i
+                    break
+        widths[d] = W
+    return widths
+
+
+@njit(cache=True)
+def _mention_axioms(scores, mask, row0, n, W, use_max, mention):
+    """mention[i, w] for the spans (i, i + w), 1 <= w <= W (-inf where the span is excluded):
+    the axioms [t, i, i + w] of every label, combined as in rule (g): log-sum
+    (or max) over t. Spans longer than W are not allowed (W already accounts
+    for max_length)."""
+    T = scores.shape[1]
+    for j in range(1, n + 1):
+        for i in range(max(0, j - W), j):
+            w = j - i
+            r = _row(row0, i, j)
+            ok = mask[r]
+            if not ok:
+                mention[i, w] = NEG_INF
+                continue
+            top = np.float64(scores[r, 0])  # float64 arithmetic for float32 scores too
+            for t in range(1, T):
+                top = max(top, np.float64(scores[r, t]))
+            if use_max:
+                mention[i, w] = top
+            else:
+                acc = 0.0
+                for t in range(T):
+                    acc += np.exp(scores[r, t] - top)
+                mention[i, w] = top + np.log(acc)
+
+
+@njit(cache=True, inline="always")
+def _best_label(scores, r):
+    """The label of the axiom [t, i, j] that won rule (g) in the max semiring
+    (first maximum, as ``_mention_axioms``)."""
+    T = scores.shape[1]
+    best = 0
+    for t in range(1, T):
+        if scores[r, t] > scores[r, best]:
+            best = t
+    return best
+
+
+# ---------------------------------------------------------------------------
+# Rules shared by the CYK-like and the quadratic systems: (g), (h), (i)
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _best_extension(j, W, chart, prefix):
+    """max over i of prefix[i] + chart[i, j - i] (the best last segment of
+    [->, j] by rule (a) or (h)), in four independent running maxima so that
+    the loop is not one chain of dependent max operations; max is exact, so
+    the value is the one of a left-to-right scan. Excluded spans hold -inf
+    in ``mention`` and ``full``."""
+    a0 = a1 = a2 = a3 = NEG_INF
+    i = max(0, j - W)
+    while i + 3 < j:
+        a0 = max(a0, prefix[i] + chart[i, j - i])
+        a1 = max(a1, prefix[i + 1] + chart[i + 1, j - i - 1])
+        a2 = max(a2, prefix[i + 2] + chart[i + 2, j - i - 2])
+        a3 = max(a3, prefix[i + 3] + chart[i + 3, j - i - 3])
+        i += 4
+    while i < j:
+        a0 = max(a0, prefix[i] + chart[i, j - i])
+        i += 1
+    return max(max(a0, a1), max(a2, a3))
+
+
+@njit(cache=True, inline="always")
+def _first_level(j, W, mention, full, prefix, use_max):
+    """Rules (h) [->, i] [<->, i, j] => [->, j] and (i) [->, j - 1] => [->, j]."""
+    if use_max:
+        prefix[j] = max(prefix[j - 1], _best_extension(j, W, full, prefix))
+        return
+    acc = prefix[j - 1]  # (i)
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            acc = _plus(acc, prefix[i] + full[i, j - i], use_max)  # (h)
+    prefix[j] = acc
+
+
+@njit(cache=True, inline="always")
+def _close_mention(i, w, p, mention, part, full, ready, use_max):
+    """Rule (g): [|->, i, j] [t, i, j] => [<->, i, j] for the span of width w
+    at i, whose partial analysis (inside weight p) is complete; ``ready`` is
+    the span as a left antecedent: with or without the mention."""
+    part[i, w] = p
+    if mention[i, w] > NEG_INF:
+        f = p + mention[i, w]
+        full[i, w] = f
+        ready[i, w] = _plus(p, f, use_max)
+    else:
+        full[i, w] = NEG_INF
+        ready[i, w] = p
+
+
+@njit(cache=True, inline="always")
+def _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full):
+    """Outside of rules (h) and (i) for the column j."""
+    b = out_prefix[j]
+    out_prefix[j - 1] = logaddexp(out_prefix[j - 1], b)  # (i)
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:  # (h)
+            out_prefix[i] = logaddexp(out_prefix[i], b + full[i, j - i])
+            out_full[i, j - i] = logaddexp(out_full[i, j - i], b + prefix[i])
+
+
+@njit(cache=True, inline="always")
+def _mention_marginals(scores, row0, i, j, part, of, log_z, marginals):
+    """Rule (g): the marginal of <t, i, j> is exp(part + w_t + out(full) - log Z)."""
+    r = _row(row0, i, j)
+    for t in range(scores.shape[1]):
+        marginals[r, t] = np.exp(part + scores[r, t] + of - log_z)
+
+
+# ---------------------------------------------------------------------------
+# Viterbi back-trace steps (max semiring)
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _record(scores, row0, i, j, labels, stack, top):
+    """Mark the mention on (i, j) with its best label; push its [|->, i, j]
+    for expansion when it may have children (j - i >= 2)."""
+    r = _row(row0, i, j)
+    labels[r] = _best_label(scores, r)
+    if j - i >= 2:
+        stack[top, 0] = i
+        stack[top, 1] = j
+        top += 1
+    return top
+
+
+@njit(cache=True, inline="always")
+def _expand_ready(scores, row0, i, k, mention, part, full, labels, stack, top):
+    """ready[i, k] = part (+) full: a mention on (i, k) iff full won the max."""
+    w = k - i
+    if mention[i, w] > NEG_INF and full[i, w] > part[i, w]:
+        return _record(scores, row0, i, k, labels, stack, top)
+    if w >= 2:
+        stack[top, 0] = i
+        stack[top, 1] = k
+        top += 1
+    return top
+
+
+# ---------------------------------------------------------------------------
+# Charts
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _charts(doc_offsets, widths):
+    """Charts for the longest document, stored [i, j - i] up to the widest
+    allowed span of the batch: O(n W) memory, reused by every document."""
+    m = max_doc_length(doc_offsets) + 1
+    Wm = 1
+    for d in range(widths.shape[0]):
+        Wm = max(Wm, widths[d])
+    mention = np.empty((Wm + 1, m)).T
+    part = np.empty((Wm + 1, m)).T
+    full = np.empty((Wm + 1, m)).T
+    ready = np.empty((Wm + 1, m)).T
+    left = np.empty((Wm + 1, m)).T
+    unit = np.empty(m)
+    prefix = np.empty(m)
+    return mention, part, full, ready, left, unit, prefix
