@@ -72,28 +72,50 @@ of its corpus, as in the paper. The counts serialize with
 square of the entity lengths (every contiguous part of every entity is a key),
 which is small for flat NER corpora.
 """
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 Span = Tuple[int, int, str]
-Document = Tuple[Sequence[str], Sequence[Span]]
 Counts = Dict[str, Dict[str, int]]
 
 N_FEATURES = 6
-FEATURE_NAMES = (
-    "document_token_majority",
-    "document_entity_majority",
-    "document_superentity_majority",
-    "corpus_token_majority",
-    "corpus_entity_majority",
-    "corpus_superentity_majority",
-)
 # The outside label (O) in the token counts: no spaCy label is the empty string.
 OUTSIDE = ""
 # Joins lowercased tokens into the key of a token sequence (tokens may contain spaces).
 KEY_SEPARATOR = "\x1f"
 STATISTICS_VERSION = 1
+
+
+class Words(NamedTuple):
+    """A document's tokens as ids into its distinct lowercased texts:
+    ``vocabulary[ids[i]]`` is token i lowercased."""
+
+    ids: np.ndarray  # (n,) int64
+    vocabulary: List[str]  # distinct lowercased texts
+
+    @classmethod
+    def from_types(cls, types: Sequence[str], type_ids: np.ndarray) -> "Words":
+        """Tokens ``types[type_ids[i]]`` (types need not be distinct once lowercased)."""
+        lowered = np.array([text.lower() for text in types], dtype=object)  # one step per distinct text
+        vocabulary, inverse = np.unique(lowered, return_inverse=True)
+        return cls(inverse.reshape(-1)[np.asarray(type_ids, dtype=np.int64)], vocabulary.tolist())
+
+    @classmethod
+    def from_tokens(cls, tokens: Union[Sequence[str], "Words"]) -> "Words":
+        """The Words of a list of token texts (Words are returned as they are)."""
+        if isinstance(tokens, Words):
+            return tokens
+        types, type_ids = np.unique(np.array(list(tokens), dtype=object), return_inverse=True)
+        return cls.from_types(types.tolist(), type_ids.reshape(-1))
+
+    def lowered(self) -> np.ndarray:
+        """(n,) object array of the lowercased token texts."""
+        return np.array(self.vocabulary, dtype=object)[self.ids] if len(self.ids) else np.zeros(0, dtype=object)
+
+
+# A document: its token texts (or their Words) and the first stage's entities.
+Document = Tuple[Union[Sequence[str], Words], Sequence[Span]]
 
 
 def sequence_key(lowercased_tokens: Sequence[str]) -> str:
@@ -128,8 +150,8 @@ def _add(counts: Counts, key: str, label: str, count: int = 1) -> None:
         by_label[label] = by_label.get(label, 0) + count
 
 
-def count_document(lowered: Sequence[str], spans: Sequence[Span]) -> Tuple[Counts, Counts, Counts]:
-    """The first-stage label counts of one document (lowercased tokens, checked spans).
+def count_document(words: Words, spans: Sequence[Span]) -> Tuple[Counts, Counts, Counts]:
+    """The first-stage label counts of one document (its Words, checked spans).
 
     Returns ``(tokens, entities, superentities)``:
         tokens: lowercased token -> label (``OUTSIDE`` for O) -> occurrences
@@ -138,29 +160,33 @@ def count_document(lowered: Sequence[str], spans: Sequence[Span]) -> Tuple[Count
             occurrences that strictly contain it (each entity counts once per
             distinct contained sequence)
     """
-    n = len(lowered)
-    tokens: Counts = {}
+    lowered = words.lowered()
     entities: Counts = {}
     superentities: Counts = {}
-    covering: Dict[int, set] = {}
+    # Column 0: O; column 1 + k: the k-th distinct label of the spans.
+    columns = [OUTSIDE] + sorted({label for _, _, label in spans})
+    column_of = {label: k for k, label in enumerate(columns)}
+    covered = np.zeros((len(lowered), len(columns)), dtype=bool)
     for start, end, label in spans:
-        words = lowered[start:end]
-        _add(entities, sequence_key(words), label)
+        words_of_span = lowered[start:end].tolist()
+        _add(entities, sequence_key(words_of_span), label)
         length = end - start
         contained = {
-            sequence_key(words[i:j]) for i in range(length) for j in range(i + 1, length + 1) if j - i < length
+            sequence_key(words_of_span[i:j])
+            for i in range(length)
+            for j in range(i + 1, length + 1)
+            if j - i < length
         }
         for key in contained:
             _add(superentities, key, label)
-        for position in range(start, end):
-            covering.setdefault(position, set()).add(label)
-    for position in range(n):
-        labels = covering.get(position)
-        if labels is None:
-            _add(tokens, lowered[position], OUTSIDE)
-        else:
-            for label in labels:
-                _add(tokens, lowered[position], label)
+        covered[start:end, column_of[label]] = True
+    covered[:, 0] = ~covered[:, 1:].any(axis=1)
+    # Every position votes once per distinct covering label (or once for O).
+    positions, voted = np.nonzero(covered)
+    pairs, counts = np.unique(words.ids[positions] * len(columns) + voted, return_counts=True)
+    tokens: Counts = {}
+    for pair, count in zip(pairs.tolist(), counts.tolist()):  # one step per distinct (text, label)
+        _add(tokens, words.vocabulary[pair // len(columns)], columns[pair % len(columns)], count)
     return tokens, entities, superentities
 
 
@@ -199,7 +225,7 @@ def _covering_spans(spans: Sequence[Span], n_tokens: int) -> np.ndarray:
 
 
 def majority_columns(
-    lowered: Sequence[str],
+    words: Words,
     spans: Sequence[Span],
     chosen: np.ndarray,
     counts: Tuple[Mapping, Mapping, Mapping],
@@ -209,37 +235,37 @@ def majority_columns(
     a document's tokens read from ``counts`` (document or corpus counts, as
     returned by ``count_document``); ``chosen`` from ``_covering_spans``."""
     token_counts, entity_counts, superentity_counts = counts
-    n = len(lowered)
-    out = np.zeros((n, 3), dtype=np.int32)
-    if n == 0:
+    ids, vocabulary = words
+    out = np.zeros((len(ids), 3), dtype=np.int32)
+    if len(ids) == 0:
         return out
-    token_values: Dict[str, int] = {}
-    outside_values: Dict[str, Tuple[int, int]] = {}
-    for position, word in enumerate(lowered):
-        value = token_values.get(word)
-        if value is None:
-            value = token_values[word] = majority(token_counts.get(word), label_index, with_outside=True)
-        out[position, 0] = value
+    # One value per distinct lowercased text, gathered for every token.
+    token_values = np.array(
+        [majority(token_counts.get(word), label_index, with_outside=True) for word in vocabulary], dtype=np.int32
+    )
+    out[:, 0] = token_values[ids]
     # Tokens inside an entity: the values of the entity's sequence.
+    lowered = words.lowered()
     span_values = np.zeros((max(len(spans), 1), 2), dtype=np.int32)
     for k, (start, end, _) in enumerate(spans):
-        key = sequence_key(lowered[start:end])
+        key = sequence_key(lowered[start:end].tolist())
         span_values[k, 0] = majority(entity_counts.get(key), label_index)
         span_values[k, 1] = majority(superentity_counts.get(key), label_index)
     inside = chosen >= 0
     out[inside, 1:] = span_values[chosen[inside]]
     # Tokens outside every entity: the token as a single-token entity, and every
-    # entity containing it (strict supersequences plus the single-token entity).
-    for position in np.flatnonzero(~inside).tolist():
-        word = lowered[position]
-        values = outside_values.get(word)
-        if values is None:
-            as_entity = entity_counts.get(word)
-            containing: Dict[str, int] = dict(superentity_counts.get(word) or {})
-            for label, count in (as_entity or {}).items():
-                containing[label] = containing.get(label, 0) + count
-            values = outside_values[word] = (majority(as_entity, label_index), majority(containing, label_index))
-        out[position, 1], out[position, 2] = values
+    # entity containing it (strict supersequences plus the single-token entity),
+    # one value per distinct text outside entities.
+    outside = ~inside
+    outside_values = np.zeros((len(vocabulary), 2), dtype=np.int32)
+    for word_id in np.unique(ids[outside]).tolist():
+        word = vocabulary[word_id]
+        as_entity = entity_counts.get(word)
+        containing: Dict[str, int] = dict(superentity_counts.get(word) or {})
+        for label, count in (as_entity or {}).items():
+            containing[label] = containing.get(label, 0) + count
+        outside_values[word_id] = majority(as_entity, label_index), majority(containing, label_index)
+    out[outside, 1:] = outside_values[ids[outside]]
     return out
 
 
@@ -264,8 +290,8 @@ class CorpusStatistics:
         """Add the counts of ``documents`` (``(tokens, spans)`` pairs), e.g. of the
         corpus about to be processed. Returns self."""
         for tokens, spans in documents:
-            lowered = [token.lower() for token in tokens]
-            counts = count_document(lowered, _check_spans(spans, len(lowered)))
+            words = Words.from_tokens(tokens)
+            counts = count_document(words, _check_spans(spans, len(words.ids)))
             for into, added in zip((self.tokens, self.entities, self.superentities), counts):
                 _merge(into, added)
             self.n_documents += 1
@@ -326,14 +352,14 @@ def label_index(labels: Sequence[str]) -> Dict[str, int]:
 
 
 def nonlocal_features(
-    tokens: Sequence[str],
+    tokens: Union[Sequence[str], Words],
     spans: Sequence[Span],
     labels: Sequence[str],
     corpus: Optional[CorpusStatistics] = None,
 ) -> np.ndarray:
     """The six majority features of every token of one document.
 
-    tokens: the document's token texts (n); spans: the first stage's entities,
+    tokens: the document's token texts (n), or their ``Words``; spans: the first stage's entities,
     ``(start, end_exclusive, label)``; labels: K labels, feature value 1 + k
     for ``labels[k]``; corpus: corpus counts (which should include this
     document, see the module docstring), or None for no corpus features.
@@ -343,11 +369,12 @@ def nonlocal_features(
     tie rule: module docstring (Krishnan & Manning 2006, sec. 4).
     """
     index = label_index(labels)
-    lowered = [token.lower() for token in tokens]
-    spans = _check_spans(spans, len(lowered))
-    chosen = _covering_spans(spans, len(lowered))
-    out = np.zeros((len(lowered), N_FEATURES), dtype=np.int32)
-    out[:, :3] = majority_columns(lowered, spans, chosen, count_document(lowered, spans), index)
+    words = Words.from_tokens(tokens)
+    n = len(words.ids)
+    spans = _check_spans(spans, n)
+    chosen = _covering_spans(spans, n)
+    out = np.zeros((n, N_FEATURES), dtype=np.int32)
+    out[:, :3] = majority_columns(words, spans, chosen, count_document(words, spans), index)
     if corpus is not None:
-        out[:, 3:] = majority_columns(lowered, spans, chosen, corpus.counts, index)
+        out[:, 3:] = majority_columns(words, spans, chosen, corpus.counts, index)
     return out

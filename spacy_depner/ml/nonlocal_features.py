@@ -62,12 +62,13 @@ How a pipeline uses it (the paper's two stages):
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
+from spacy.attrs import ORTH
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d
 
-from .majority_labels import N_FEATURES, CorpusStatistics, Span, nonlocal_features
+from .majority_labels import N_FEATURES, CorpusStatistics, Span, Words, nonlocal_features
 
 LAYER_NAME = "nonlocal_features"
 
@@ -128,16 +129,19 @@ def init_nonlocal_features(model: Model, X: Optional[List[Doc]] = None, Y=None) 
     return model
 
 
-def doc_document(doc: Doc, spans_key: str) -> Tuple[List[str], List[Span]]:
-    """``(tokens, spans)`` of a Doc for ``nonlocal_features``: the token texts
-    and the first stage's entities in ``doc.spans[spans_key]``."""
+def doc_document(doc: Doc, spans_key: str) -> Tuple[Words, List[Span]]:
+    """``(words, spans)`` of a Doc for ``nonlocal_features``: the token texts
+    as ``Words`` (read from the Doc's ORTH array, one string look-up per
+    distinct text) and the first stage's entities in ``doc.spans[spans_key]``."""
     if spans_key not in doc.spans:
         raise ValueError(
             f"NonLocalFeatures: the Doc has no span group {spans_key!r}. The first stage's "
             f"predicted entities must be copied to doc.spans[{spans_key!r}] before the second "
             f"stage runs (e.g. doc.spans[{spans_key!r}] = list(doc.ents))."
         )
-    return [token.text for token in doc], [(span.start, span.end, span.label_) for span in doc.spans[spans_key]]
+    types, type_ids = np.unique(doc.to_array(ORTH).reshape(-1), return_inverse=True)
+    words = Words.from_types([doc.vocab.strings[orth] for orth in types.tolist()], type_ids.reshape(-1))
+    return words, [(span.start, span.end, span.label_) for span in doc.spans[spans_key]]
 
 
 def corpus_statistics(

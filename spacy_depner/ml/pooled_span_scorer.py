@@ -19,7 +19,7 @@ from spacy.util import registry
 from thinc.api import Linear, Model, chain, list2ragged
 from thinc.types import Floats2d, Ints2d, Ragged
 
-from .span_scorer import with_dependency_features
+from .dependency_features import token_encoder
 
 
 @registry.architectures("spacy_depner.PooledSpanScorer.v1")
@@ -30,7 +30,7 @@ def build_pooled_span_scorer(
     dependency_width: int = 32,
 ) -> Model[Tuple[List[Doc], Ints2d], Tuple[Floats2d, Floats2d]]:
     """Span-label and transition scores from pooled span vectors over any spaCy tok2vec."""
-    encoder = with_dependency_features(tok2vec, dependency_width) if dependency_features else chain(tok2vec, list2ragged())
+    encoder = token_encoder(tok2vec, dependency_features, dependency_width, join=list2ragged)
     output_layer = Linear()
     span_layers = chain(extract_spans(), build_mean_max_reducer(hidden_width), output_layer)
     return Model(
@@ -61,21 +61,23 @@ def init_pooled_span_scorer(model: Model, X=None, Y=None) -> Model:
     return model
 
 
-def _span_input(model: Model, vectors, lengths: List[int], spans: np.ndarray) -> Tuple[Ragged, Ragged]:
-    """(token vectors as a Ragged per doc, spans as local [start, end) per doc)."""
-    lengths_array = np.asarray(lengths, dtype=np.int64)
+def _span_input(model: Model, vectors, lengths: List[int], spans: Ints2d) -> Tuple[Ragged, Ragged]:
+    """(token vectors as a Ragged per doc, spans as local [start, end) per doc),
+    on model.ops."""
+    xp = model.ops.xp
+    spans = model.ops.asarray2i(spans)
+    lengths_array = model.ops.asarray1i(lengths)
     if not isinstance(vectors, Ragged):
-        vectors = Ragged(vectors, model.ops.asarray1i(lengths_array))
-    doc_offsets = np.concatenate([[0], np.cumsum(lengths_array)])
-    doc_of_span = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
-    local = np.stack([spans[:, 0], spans[:, 1] + 1], axis=1) - doc_offsets[doc_of_span, None]
-    spans_per_doc = np.bincount(doc_of_span, minlength=len(lengths)) if len(spans) else np.zeros(len(lengths), np.int64)
-    return vectors, Ragged(model.ops.asarray2i(local.astype(np.int32)), model.ops.asarray1i(spans_per_doc))
+        vectors = Ragged(vectors, lengths_array)
+    doc_offsets = xp.concatenate([xp.zeros(1, dtype="int32"), xp.cumsum(lengths_array, dtype="int32")])
+    doc_of_span = xp.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
+    local = xp.stack([spans[:, 0], spans[:, 1] + 1], axis=1) - doc_offsets[doc_of_span, None]
+    spans_per_doc = xp.bincount(doc_of_span, minlength=len(lengths)) if len(spans) else xp.zeros(len(lengths), dtype="int32")
+    return vectors, Ragged(model.ops.asarray2i(local), model.ops.asarray1i(spans_per_doc))
 
 
 def pooled_span_scorer_forward(model: Model, inputs, is_train: bool):
     docs, spans = inputs
-    spans = np.ascontiguousarray(model.ops.to_numpy(spans), dtype=np.int64)
     encoder, span_layers = model.layers
     if spans.shape[0] == 0:
         n_labels = model.get_dim("nO") - 1

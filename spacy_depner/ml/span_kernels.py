@@ -1,38 +1,43 @@
-"""Numba kernels that turn per-token label scores into span-label scores.
+"""Numba kernels that turn per-token label scores into span-label scores: the
+CPU fast path of ``span_scorer.assemble_span_scores`` (which has the same
+numbers in ``model.ops`` array operations for any device).
 
-No spaCy, no thinc. With T entity labels, ``token_scores`` (N, 1 + 3T) holds
-per token: column 0 the O score, then T begin, T end and T inside scores. A
-span a..b (inclusive) gets
+No spaCy, no thinc. With T entity labels and ``o`` outside columns (1 for the
+O score of ``SpanScorer``, 0 for ``MentionScorer``), ``token_scores``
+(N, o + 3T) holds per token: the O score if o == 1, then T begin, T end and T
+inside scores. A span a..b (inclusive) gets
 
-    score[s, 0]   = O[a]                                    (used for a == b)
-    score[s, 1+y] = begin[a, y] + end[b, y] + sum_{t=a..b} inside[t, y] + width[min(b-a, W-1), y]
+    score[s, 0]   = O[a]                                    (if o == 1; used for a == b)
+    score[s, o+y] = begin[a, y] + end[b, y] + sum_{t=a..b} inside[t, y] + width[min(b-a, W-1), y]
 
-so its cost is O(1) per span and label, whatever its length (prefix sums).
+so its cost is O(1) per span and label, whatever its length (prefix sums, in
+float64).
 """
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True)
-def assemble_span_scores(token_scores, spans, width_scores):
-    """token_scores (N, 1+3T), spans (S, 2), width_scores (W, T) -> (S, 1+T) float32."""
+def assemble_span_scores(token_scores, spans, width_scores, o):
+    """token_scores (N, o+3T), spans (S, 2), width_scores (W, T) -> (S, o+T) float32."""
     N = token_scores.shape[0]
     T = width_scores.shape[1]
     W = width_scores.shape[0]
     prefix = np.zeros((N + 1, T))
     for t in range(N):
         for y in range(T):
-            prefix[t + 1, y] = prefix[t, y] + token_scores[t, 1 + 2 * T + y]
-    out = np.empty((spans.shape[0], T + 1), dtype=np.float32)
+            prefix[t + 1, y] = prefix[t, y] + token_scores[t, o + 2 * T + y]
+    out = np.empty((spans.shape[0], o + T), dtype=np.float32)
     for s in range(spans.shape[0]):
         a = spans[s, 0]
         b = spans[s, 1]
         w = min(b - a, W - 1)
-        out[s, 0] = token_scores[a, 0]
+        for c in range(o):
+            out[s, c] = token_scores[a, c]
         for y in range(T):
-            out[s, 1 + y] = (
-                token_scores[a, 1 + y]
-                + token_scores[b, 1 + T + y]
+            out[s, o + y] = (
+                token_scores[a, o + y]
+                + token_scores[b, o + T + y]
                 + (prefix[b + 1, y] - prefix[a, y])
                 + width_scores[w, y]
             )
@@ -40,22 +45,23 @@ def assemble_span_scores(token_scores, spans, width_scores):
 
 
 @njit(cache=True)
-def assemble_span_scores_backward(d_scores, spans, n_tokens, n_widths):
-    """Gradient of ``assemble_span_scores``: d_scores (S, 1+T) ->
-    (d_token_scores (N, 1+3T), d_width_scores (W, T)), float32."""
-    T = d_scores.shape[1] - 1
-    d_tokens = np.zeros((n_tokens, 1 + 3 * T), dtype=np.float32)
+def assemble_span_scores_backward(d_scores, spans, n_tokens, n_widths, o):
+    """Gradient of ``assemble_span_scores``: d_scores (S, o+T) ->
+    (d_token_scores (N, o+3T), d_width_scores (W, T)), float32."""
+    T = d_scores.shape[1] - o
+    d_tokens = np.zeros((n_tokens, o + 3 * T), dtype=np.float32)
     d_prefix = np.zeros((n_tokens + 1, T))
     d_widths = np.zeros((n_widths, T), dtype=np.float32)
     for s in range(spans.shape[0]):
         a = spans[s, 0]
         b = spans[s, 1]
         w = min(b - a, n_widths - 1)
-        d_tokens[a, 0] += d_scores[s, 0]
+        for c in range(o):
+            d_tokens[a, c] += d_scores[s, c]
         for y in range(T):
-            g = d_scores[s, 1 + y]
-            d_tokens[a, 1 + y] += g
-            d_tokens[b, 1 + T + y] += g
+            g = d_scores[s, o + y]
+            d_tokens[a, o + y] += g
+            d_tokens[b, o + T + y] += g
             d_prefix[b + 1, y] += g
             d_prefix[a, y] -= g
             d_widths[w, y] += g
@@ -63,5 +69,5 @@ def assemble_span_scores_backward(d_scores, spans, n_tokens, n_widths):
         running = 0.0
         for t in range(n_tokens - 1, -1, -1):
             running += d_prefix[t + 1, y]
-            d_tokens[t, 1 + 2 * T + y] = running
+            d_tokens[t, o + 2 * T + y] = running
     return d_tokens, d_widths

@@ -11,20 +11,20 @@ transitions)``:
     transitions: Floats2d (T + 1, T + 1), tag-transition scores, index T the
         document boundary
 
-A tok2vec embeds the tokens; optionally each token's vector is joined with its
-head's vector and dependency-label embedding (as in ``SpanScorer``) and with
-an embedding of its gazetteer codes; a maxout layer and a linear layer give
-the tag scores. The model knows nothing of the tag constraints or the chain's
-dynamic program.
+The layers of ``TokenScorer`` (a tok2vec, optionally joined with each token's
+head's vector and dependency-label embedding, a maxout and a linear layer),
+with an embedding of the gazetteer codes joined to the maxout layer's input,
+and the transition scores. The model knows nothing of the tag constraints or
+the chain's dynamic program.
 """
 from typing import List, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Linear, Maxout, Model, chain, glorot_uniform_init, list2array
+from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d, Ints2d
 
-from .span_scorer import with_dependency_features
+from .token_scorer import init_encoder, init_head, token_layers_model
 
 GAZETTEER_CODES = 5
 
@@ -40,18 +40,11 @@ def build_tag_scorer(
 ) -> Model[Tuple[List[Doc], Ints2d], Tuple[Floats2d, Floats2d]]:
     """Tag and transition scores over any spaCy tok2vec. ``nO`` (tags) and
     ``n_gazetteer`` (gazetteer labels, 0 for none) are set by the component."""
-    encoder = with_dependency_features(tok2vec, dependency_width) if dependency_features else chain(tok2vec, list2array())
-    output_layer = Linear()
-    head = chain(Maxout(nO=hidden_width, nP=maxout_pieces, normalize=True), output_layer)
-    return Model(
-        "tag_scorer",
-        tag_scorer_forward,
-        init=init_tag_scorer,
-        layers=[encoder, head],
-        dims={"nO": None, "n_gazetteer": None, "gazetteer_width": gazetteer_width},
-        params={"gazetteer_embeddings": None, "transitions": None},
-        refs={"tok2vec": tok2vec, "output_layer": output_layer},
-        attrs={"dependency_features": dependency_features},
+    return token_layers_model(
+        "tag_scorer", tag_scorer_forward, init_tag_scorer,
+        tok2vec, hidden_width, maxout_pieces, dependency_features, dependency_width,
+        dims={"n_gazetteer": None, "gazetteer_width": gazetteer_width},
+        params=("gazetteer_embeddings", "transitions"),
     )
 
 
@@ -59,16 +52,10 @@ def init_tag_scorer(model: Model, X=None, Y=None) -> Model:
     """nO and n_gazetteer must be set before initialization."""
     n_tags, n_gazetteer = model.get_dim("nO"), model.get_dim("n_gazetteer")
     width = model.get_dim("gazetteer_width")
-    encoder, head = model.layers
-    encoder.initialize(X=X[0] if X is not None else None)
-    model.get_ref("output_layer").set_dim("nO", n_tags)
+    sample = init_encoder(model, X[0] if X is not None else None)
     gazetteer = glorot_uniform_init(model.ops, (n_gazetteer * GAZETTEER_CODES, width))
     model.set_param("gazetteer_embeddings", gazetteer)
-    if X is not None and X[0]:
-        sample, _ = encoder(X[0], is_train=False)
-        head.initialize(X=model.ops.xp.hstack([sample, model.ops.alloc2f(sample.shape[0], n_gazetteer * width)]))
-    else:
-        head.initialize()
+    init_head(model, sample, n_gazetteer * width)
     model.set_param("transitions", model.ops.alloc2f(n_tags + 1, n_tags + 1))
     return model
 
