@@ -1,4 +1,4 @@
-"""Tests of ``spacy_depner.significance``: F1 from counts, per-item counts,
+"""Tests of ``spacy_depner.evaluation.significance``: F1 from counts, per-item counts,
 the paired bootstrap (Koehn 2004) and approximate randomization (Noreen 1989;
 Yeh 2000) on entity F1.
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_depner.significance import (
+from spacy_depner.evaluation.significance import (
     approximate_randomization,
     f1_from_counts,
     item_counts,

@@ -1,10 +1,15 @@
-"""``python -m spacy_depner bench-types`` (Lu & Roth 2015, Table 3) end to end
+"""``python -m experiments bench-types`` (Lu & Roth 2015, Table 3) end to end
 on tiny settings: one row per number of types, positive figures, ratios of
 1.00 for the baseline. No timing assertions."""
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
 
 SENTENCES = [
     ("IL-7 gene expression and AP-kappa B activation .".split(), [(0, 2, "DNA"), (0, 1, "protein"), (4, 6, "protein")]),
@@ -31,14 +36,15 @@ def table_rows(text):
     return split[0], split[2:]
 
 
+@pytest.mark.slow
 def test_bench_types_table(tmp_path):
     genia = tmp_path / "genia.jsonl"
     write_genia(genia)
     output = tmp_path / "metrics" / "bench_types.md"
     done = subprocess.run(
-        [sys.executable, "-m", "spacy_depner", "bench-types", "--types", "1,2", "--tokens", "2000", "--repeats", "1",
+        [sys.executable, "-m", "experiments", "bench-types", "--types", "1,2", "--tokens", "2000", "--repeats", "1",
          "--batch-size", "2", "--jsonl", str(genia), "--output", str(output)],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stderr
     text = output.read_text(encoding="utf8")
@@ -61,8 +67,9 @@ def test_bench_types_table(tmp_path):
 
 def test_bench_types_rejects_bad_types(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "spacy_depner", "bench-types", "--types", "5,0", "--output", str(tmp_path / "out.md")],
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "experiments", "bench-types", "--types", "5,0", "--jsonl", str(tmp_path / "genia.jsonl"),
+         "--output", str(tmp_path / "out.md")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
     )
     assert done.returncode != 0
     assert "positive" in done.stderr

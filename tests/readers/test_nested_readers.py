@@ -25,7 +25,7 @@ import pytest
 import spacy
 from spacy.util import registry
 
-from spacy_depner.nested_coverage import (
+from spacy_depner.evaluation.nested_coverage import (
     coverage_main, genia_coverage, gum_coverage, max_flat, max_laminar, max_quadratic, nested_coverage_report,
 )
 from spacy_depner.readers.genia import read_genia

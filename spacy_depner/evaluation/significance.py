@@ -5,7 +5,7 @@ shape ``(M, 3)`` whose row ``m`` holds (true positives, false positives,
 false negatives) of system A, resp. system B, on item ``m`` (a sentence or a
 document; the same ``M`` items, in the same order, for both systems).  The F1
 of a set of items is computed from the summed counts (micro-averaged),
-``F1 = 2*TP / (2*TP + FP + FN)``, and is 0 when the denominator is 0.  Since
+``F1 = 2*TP / (2*TP + FP + FN)`` (``metrics.f1``), and is 0 when the denominator is 0.  Since
 F1 is not a mean of per-item scores, the tests resample or permute the items
 and recompute F1 from the counts each time.
 
@@ -32,6 +32,8 @@ from typing import Dict, Hashable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from .metrics import f1, prf_from_counts
+
 __all__ = [
     "f1_from_counts",
     "item_counts",
@@ -42,9 +44,9 @@ __all__ = [
 #: Approximate memory bound of one block of random draws and its temporaries.
 _CHUNK_BYTES = 50 * 2**20
 #: Temporary bytes per (row, item) cell: bootstrap holds int64 indices (8) and
-#: the gathered (.., 4) int64 values (32); randomization holds float64
+#: the gathered (.., 6) int64 counts (48); randomization holds float64
 #: uniforms (8), the boolean mask (1) and its int64 copy for the product (8).
-_BYTES_PER_CELL = 40
+_BYTES_PER_CELL = 56
 #: Relative tolerance of the "at least as extreme" comparison of the
 #: randomization test, so that shuffled differences equal to the observed one
 #: up to floating-point rounding count as ties (and therefore as extreme).
@@ -100,20 +102,10 @@ def _chunk_rows(n: int, m: int, chunk_rows: Optional[int]) -> int:
     return _check_positive(chunk_rows, "chunk_rows")
 
 
-def _f1(num2tp: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Elementwise ``2TP / (2TP + FP + FN)`` from the summed ``2TP`` and
-    denominator (integer arrays of the same shape); 0 where ``den == 0``."""
-    num2tp = np.asarray(num2tp, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.zeros(np.broadcast(num2tp, den).shape, dtype=np.float64)
-    np.divide(num2tp, den, out=out, where=den > 0)
-    return out
-
-
-def _f1_terms(counts: np.ndarray) -> np.ndarray:
-    """(M, 2) int64 per-item ``[2TP, 2TP + FP + FN]`` of (M, 3) counts."""
-    tp2 = 2 * counts[:, 0]
-    return np.stack([tp2, tp2 + counts[:, 1] + counts[:, 2]], axis=1)
+def _f1_of_sums(sums: np.ndarray, first: int) -> np.ndarray:
+    """F1 (``metrics.f1``) of the summed (TP, FP, FN) in columns
+    ``first .. first + 2`` of ``sums`` (..., C)."""
+    return f1(sums[..., first], sums[..., first + 1], sums[..., first + 2])
 
 
 def f1_from_counts(counts: ArrayLike) -> float:
@@ -132,10 +124,7 @@ def f1_from_counts(counts: ArrayLike) -> float:
         arr = arr[None, :]
     if arr.ndim == 2 and arr.shape[0] == 0 and arr.shape[1] == 3:
         return 0.0
-    arr = _as_counts(arr, "counts")
-    tp, fp, fn = (int(v) for v in arr.sum(axis=0))
-    den = 2 * tp + fp + fn
-    return 2 * tp / den if den else 0.0
+    return prf_from_counts(_as_counts(arr, "counts"))["f"]
 
 
 def item_counts(
@@ -207,9 +196,9 @@ def paired_bootstrap(
     a, b = _as_pair(a, b)
     n = _check_positive(n_samples, "n_samples")
     m = a.shape[0]
-    terms = np.concatenate([_f1_terms(a), _f1_terms(b)], axis=1)  # (M, 4)
+    terms = np.concatenate([a, b], axis=1)  # (M, 6): (TP, FP, FN) of A, then of B
     total = terms.sum(axis=0)
-    delta = float(_f1(total[0], total[1]) - _f1(total[2], total[3]))
+    delta = float(_f1_of_sums(total, 0) - _f1_of_sums(total, 3))
 
     rng = np.random.default_rng(seed)
     rows = _chunk_rows(n, m, chunk_rows)
@@ -217,8 +206,8 @@ def paired_bootstrap(
     for start in range(0, n, rows):
         k = min(rows, n - start)
         idx = rng.integers(0, m, size=(k, m))  # (k, M)
-        sums = terms[idx].sum(axis=1)  # (k, 4)
-        d = _f1(sums[:, 0], sums[:, 1]) - _f1(sums[:, 2], sums[:, 3])
+        sums = terms[idx].sum(axis=1)  # (k, 6)
+        d = _f1_of_sums(sums, 0) - _f1_of_sums(sums, 3)
         n_pos += int(np.count_nonzero(d > 0))
         n_neg += int(np.count_nonzero(d < 0))
 
@@ -283,10 +272,9 @@ def approximate_randomization(
     a, b = _as_pair(a, b)
     n = _check_positive(n_iterations, "n_iterations")
     m = a.shape[0]
-    ta, tb = _f1_terms(a), _f1_terms(b)  # (M, 2) each
-    diff = tb - ta  # what swapping item m adds to A' (and removes from B')
-    total_a, total_b = ta.sum(axis=0), tb.sum(axis=0)
-    delta = float(_f1(total_a[0], total_a[1]) - _f1(total_b[0], total_b[1]))
+    diff = b - a  # what swapping item m adds to A' (and removes from B')
+    total_a, total_b = a.sum(axis=0), b.sum(axis=0)
+    delta = float(_f1_of_sums(total_a, 0) - _f1_of_sums(total_b, 0))
     threshold = abs(delta) * (1.0 - _TIE_RTOL)
 
     rng = np.random.default_rng(seed)
@@ -295,9 +283,9 @@ def approximate_randomization(
     for start in range(0, n, rows):
         k = min(rows, n - start)
         mask = rng.random((k, m)) < 0.5  # (k, M), True = swapped
-        shift = mask.astype(np.int64) @ diff  # (k, 2)
+        shift = mask.astype(np.int64) @ diff  # (k, 3)
         sa, sb = total_a + shift, total_b - shift
-        d = np.abs(_f1(sa[:, 0], sa[:, 1]) - _f1(sb[:, 0], sb[:, 1]))
+        d = np.abs(_f1_of_sums(sa, 0) - _f1_of_sums(sb, 0))
         n_extreme += int(np.count_nonzero(d >= threshold))
 
     return {

@@ -1,15 +1,13 @@
 """The markdown report of the nested-mention experiments, from the JSON and
-markdown files that ``coverage``, ``nested-study evaluate`` and
-``bench-nested`` write under ``metrics/nested``."""
+markdown files that ``python -m spacy_depner coverage``, ``python -m
+experiments nested-study evaluate`` and ``bench-nested`` write in the
+metrics folder (P/R/F and UAS/LAS as fractions; the report prints percents)."""
 import json
-import os
-import platform
-import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
-from .nested_study import CORPORA, MODELS, SPLITS
-from .study_report import table
+from .nested_models import CORPORA, MODELS, SPLITS
+from .tables import machine, percent, table
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
 
@@ -30,10 +28,6 @@ def coverage_table(metrics: Path) -> str:
     return table(["corpus", "split", "sentences", "mentions", *(f"{s} %" for s in SPACES), "spans/token", "DGM spans/token"], rows)
 
 
-def _percent(value: Optional[float]) -> Optional[float]:
-    return None if value is None else round(100.0 * value, 2)
-
-
 def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
     """P/R/F (percent) and words/s of every model on the evaluated split; for
     a model that finds heads, F1 of boundaries + type + head."""
@@ -45,8 +39,8 @@ def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
                 continue
             trees = result["trees"] if model.guided else "–"  # the other models read no tree
             title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
-            rows.append([model.corpus, title, trees, _percent(result["p"]), _percent(result["r"]),
-                         _percent(result["f"]), _percent(result.get("head_f")), result["words_per_second"],
+            rows.append([model.corpus, title, trees, percent(result["p"]), percent(result["r"]),
+                         percent(result["f"]), percent(result.get("head_f")), result["words_per_second"],
                          seconds.get(model.name)])
     return table(["corpus", "model", "trees", "P", "R", "F", "F with heads", "words/s", "training s"], rows)
 
@@ -60,10 +54,10 @@ def guidance_table(evaluation: Dict) -> str:
         guided = models.get(key)
         if plain is None or guided is None:
             continue
-        rows.append([trees, _percent(plain["f"]), _percent(guided["f"]), round(100.0 * (guided["f"] - plain["f"]), 2),
+        rows.append([trees, percent(plain["f"]), percent(guided["f"]), round(100.0 * (guided["f"] - plain["f"]), 2),
                      plain["words_per_second"], guided["words_per_second"],
                      round(guided["words_per_second"] / max(plain["words_per_second"], 1e-9), 2),
-                     guided.get("parser", {}).get("uas"), guided.get("parser", {}).get("las")])
+                     percent(guided.get("parser", {}).get("uas")), percent(guided.get("parser", {}).get("las"))])
     return table(["trees", "F every span", "F DGM spans", "ΔF", "words/s every span", "words/s DGM spans", "speed ratio",
                   "parser UAS", "parser LAS"], rows)
 
@@ -74,8 +68,7 @@ def write_nested_report(metrics: Path, models: Path) -> Path:
     seconds = json.loads(train_file.read_text())["seconds"] if train_file.exists() else {}
     decode = metrics / "decode.md"
     parts: List[str] = [
-        f"# Nested mentions: GENIA and UD English-GUM ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
-        f"{os.cpu_count()} cores)",
+        f"# Nested mentions: GENIA and UD English-GUM ({machine()})",
         "UD English-GUM is CC BY-NC-SA 4.0: non-commercial use only.",
         "## Coverage of the mentions by each search space (Corro 2023, Table 5)",
         coverage_table(metrics),

@@ -1,28 +1,16 @@
 """The markdown report and the speed chart of the DGM study, from the JSON
-files that ``python -m spacy_depner study`` writes."""
+files that ``python -m experiments study`` writes (P/R/F and UAS/LAS as
+fractions; the report prints percents)."""
 import json
-import platform
-import os
-import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict
 
 import numpy as np
 
-from .significance import paired_bootstrap
-from .study import FAMILIES, MODELS, TITLES
+from spacy_depner.evaluation.significance import paired_bootstrap
 
-
-def table(header: List[str], rows: List[List]) -> str:
-    def cell(value):
-        if value is None:
-            return "–"
-        if isinstance(value, float):
-            return f"{value:.3g}" if abs(value) < 0.1 else f"{value:.2f}" if abs(value) < 1000 else f"{value:,.0f}"
-        return str(value)
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
+from .dgm_models import FAMILIES, MODELS, TITLES
+from .tables import machine, percent, table
 
 
 def title(name: str) -> str:
@@ -31,7 +19,7 @@ def title(name: str) -> str:
 
 def prf_tables(evaluation: Dict) -> str:
     """Tables 2 (with dependency features) and 3 (without) of the paper: P/R/F
-    on dev and test, gold ("given") and predicted trees."""
+    (percent) on dev and test, gold ("given") and predicted trees."""
     parts = []
     for heading, dep in (("Table 2: with dependency features", True), ("Table 3: without dependency features", False)):
         rows = []
@@ -39,7 +27,7 @@ def prf_tables(evaluation: Dict) -> str:
             names = [m.name for m in MODELS if m.dependency_features is dep] + ([] if dep else ["ner"])
             for name in names:
                 scores = evaluation["models"][name]
-                rows.append([trees, title(name)] + [scores[f"{split}_{trees}"][k] for split in ("dev", "test") for k in ("p", "r", "f")])
+                rows.append([trees, title(name)] + [percent(scores[f"{split}_{trees}"][k]) for split in ("dev", "test") for k in ("p", "r", "f")])
         parts.append(f"### {heading}\n\n" + table(["trees", "model", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows))
     return "\n\n".join(parts)
 
@@ -113,10 +101,10 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     train_seconds_path = models / "train_seconds.json"
     train_seconds = json.loads(train_seconds_path.read_text()) if train_seconds_path.exists() else {}
     speed_chart(speed, metrics / "speed.png")
-    parser = evaluation["parser"]
+    parser = {split: {k: percent(v) for k, v in scores.items()} for split, scores in evaluation["parser"].items()}
     sections = [
         "# DGM study on UD English-EWT r2.9 + UNER English-EWT",
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, no GPU; "
+        f"Measured {machine()}, no GPU; "
         f"{train_seconds.get('steps', '?')} training steps per NER model, {train_seconds.get('parser_steps', '?')} for the parser. "
         "Every NER model is trained with the gold trees; the predicted rows give it the trees of the study's parser "
         f"(UAS/LAS dev {parser['dev']['uas']}/{parser['dev']['las']}, test {parser['test']['uas']}/{parser['test']['las']}). "

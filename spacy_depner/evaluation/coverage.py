@@ -1,17 +1,18 @@
-"""``python -m spacy_depner coverage``: how much of the gold entities each
-lattice can represent, and how many candidate spans per token it has."""
-import json
+"""How much of the gold entities each flat lattice can represent, and how
+many candidate spans per token it has (Jie, Muis & Lu 2017, Tables 1 and 4),
+on a corpus's gold trees or on a parser's. Coverage is a percent of the gold
+entities, as in the paper's tables."""
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 import numpy as np
-import typer
 
-from .cli import app
-from .readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
-from .structures.candidate_spans import candidate_spans, span_index
+from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
+from ..structures.candidate_spans import candidate_spans, span_index
+from .corpus_scores import parse_corpus
 
+#: report key -> (structure, max_length) of ``candidate_spans``
 LATTICES = {"semi_markov_L8": ("semi_markov", 8), "dgm_s": ("dgm_s", None), "dgm": ("dgm", None)}
 
 
@@ -34,8 +35,6 @@ def corpus_arrays(corpus: UNERCorpus):
 def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:
     """The corpus with each sentence's heads replaced by those of the parser
     pipeline at ``parser`` (-1 for a root)."""
-    from .evaluate import parse_corpus
-
     docs, _ = parse_corpus(parser, corpus)
     sentences = [
         replace(s, heads=[-1 if t.head.i == t.i else t.head.i for t in doc], deprels=[t.dep_ for t in doc])
@@ -66,31 +65,3 @@ def coverage_report(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, parser
     if parser is not None:
         corpus = with_parsed_trees(corpus, parser)
     return lattice_report(corpus)
-
-
-@app.command("coverage")
-def coverage(
-    conllu: Optional[Path] = typer.Option(None, help="CoNLL-U file with the trees (flat entities, with --uner)"),
-    uner: Optional[Path] = typer.Option(None, help="UNER IOB2 file with the entities of the same sentences"),
-    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file (nested mentions)"),
-    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (nested mentions in Entity=)"),
-    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones (with --conllu)"),
-    output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),
-) -> None:
-    """Print JSON. With --conllu and --uner: sentences, tokens, entities,
-    coverage and spans_per_token of the semi-Markov (L=8), DGM-S and DGM
-    lattices (gold trees, or a parser's). With --jsonl or --gum: coverage of
-    the nested mentions by the flat, nested and quadratic search spaces (and
-    DGM valid spans of GUM's trees)."""
-    from .nested_coverage import coverage_main
-
-    if (conllu is None) != (uner is None):
-        raise typer.BadParameter("--conllu and --uner go together")
-    if sum(x is not None for x in (conllu, jsonl, gum)) != 1:
-        raise typer.BadParameter("give one of: --conllu with --uner, --jsonl, --gum")
-    report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum)
-    text = json.dumps(report, indent=2)
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf8")
-    typer.echo(text)

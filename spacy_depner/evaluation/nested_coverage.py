@@ -38,7 +38,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .structures.candidate_spans import candidate_spans, span_index
+from ..structures.candidate_spans import candidate_spans, span_index
 
 SPACES = ("flat", "nested", "quadratic")
 
@@ -204,7 +204,7 @@ def nested_coverage_report(sentences_words: Sequence[Sequence[str]], mentions: S
 
 def genia_coverage(path) -> Dict:
     """``nested_coverage_report`` of a GENIA JSON-lines file (no trees)."""
-    from .readers.genia import read_genia
+    from ..readers.genia import read_genia
 
     sentences = read_genia(path)
     report = {"corpus": "genia", "file": str(path)}
@@ -215,7 +215,7 @@ def genia_coverage(path) -> Dict:
 def gum_coverage(path) -> Dict:
     """``nested_coverage_report`` of a GUM CoNLL-U file, with its gold trees
     (adds ``dgm``), plus the document count and the reader's counts."""
-    from .readers.gum import read_gum_corpus
+    from ..readers.gum import read_gum_corpus
 
     corpus = read_gum_corpus(path)
     sentences = [s for d in corpus.documents for s in d]
@@ -227,8 +227,8 @@ def gum_coverage(path) -> Dict:
 
 
 def coverage_main(jsonl: Optional[Path] = None, gum: Optional[Path] = None) -> Dict:
-    """Body of ``python -m spacy_depner coverage --jsonl FILE | --gum FILE``:
-    the report of one GENIA JSON-lines file or one GUM CoNLL-U file."""
+    """The report of one GENIA JSON-lines file or one GUM CoNLL-U file (what
+    ``python -m spacy_depner coverage --jsonl FILE | --gum FILE`` prints)."""
     if (jsonl is None) == (gum is None):
         raise ValueError("give exactly one of jsonl (a GENIA JSON-lines file) or gum (a GUM CoNLL-U file)")
     return genia_coverage(jsonl) if jsonl is not None else gum_coverage(gum)

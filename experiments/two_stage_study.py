@@ -1,4 +1,4 @@
-"""``python -m spacy_depner two-stage ...``: the two-stage model of Krishnan &
+"""``python -m experiments two-stage ...``: the two-stage model of Krishnan &
 Manning (2006) on UD English-EWT + UNER, one Example per document.
 
     crossval  trains the first stage on all of train and, for k-fold
@@ -9,30 +9,35 @@ Manning (2006) on UD English-EWT + UNER, one Example per document.
     evaluate  first stage alone vs the assembled two-stage pipeline on test:
               P/R/F, approximate randomization (Krishnan & Manning's test),
               inference time of the pair / the first stage
-    report    metrics/two_stage/report.md
+    report    METRICS/report.md
 """
 import json
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import srsly
 import typer
 
-from .cli import app
-from .study import data_file, run_all, run_logged, train_command
+from spacy_depner.evaluation.corpus_scores import entity_counts
+from spacy_depner.evaluation.metrics import prf_from_counts
+from spacy_depner.evaluation.significance import approximate_randomization
+from spacy_depner.pipeline.corpus_counts import counting_pipe
+
+from .dgm_models import data_file
+from .outputs import write_file, write_json
+from .runs import run_all, run_logged, train_command
+from .tables import percent, table
+from .timing import pipeline_seconds
 
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
-app.add_typer(two_stage, name="two-stage")
 
 SECOND_STAGE = "second_stage"
 CORPORA = ("ewt", "gum")  # UNER English-EWT entities; UD English-GUM named mentions
 
 
-def corpus_output(corpus: str, output: Optional[Path]) -> Path:
-    """OUTPUT, or the default folder of CORPUS's models (training/two_stage[_gum]); checks CORPUS."""
+def check_corpus(corpus: str) -> None:
     if corpus not in CORPORA:
         raise typer.BadParameter(f"corpus must be one of {', '.join(CORPORA)}, not {corpus!r}")
-    return output or Path("training/two_stage" if corpus == "ewt" else f"training/two_stage_{corpus}")
 
 
 def first_stage_file(output: Path, split: str) -> Path:
@@ -42,7 +47,7 @@ def first_stage_file(output: Path, split: str) -> Path:
 def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str = "ewt"):
     """Examples of the split's documents, gold trees in the input: UNER
     English-EWT entities, or UD English-GUM's named mentions."""
-    from .readers.documents import document_examples, gum_named_examples
+    from spacy_depner.readers.documents import document_examples, gum_named_examples
 
     if corpus == "gum":
         return gum_named_examples(vocab, data / "ud_gum" / f"en_gum-ud-{split}.conllu", limit=limit)
@@ -53,7 +58,7 @@ def predict_records(model: Path, examples, ids: Sequence[int]) -> List[Dict]:
     """First-stage records of the documents ``ids`` of ``examples``, by the pipeline at ``model``."""
     import spacy
 
-    from .readers.documents import first_stage_records
+    from spacy_depner.readers.documents import first_stage_records
 
     docs = list(spacy.load(model).pipe([examples[i].predicted.copy() for i in ids], batch_size=64))
     return first_stage_records(docs, ids)
@@ -63,8 +68,8 @@ def predict_records(model: Path, examples, ids: Sequence[int]) -> List[Dict]:
 def crossval(
     data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/ or ud_gum/)"),
     corpus: str = typer.Option("ewt", help="ewt (UNER entities) or gum (GUM's named mentions)"),
-    output: Optional[Path] = typer.Option(None, help="Where the first-stage pipelines and entities go (default training/two_stage[_gum])"),
-    config: Optional[Path] = typer.Option(None, help="First-stage config with folds (default configs/two_stage_first_CORPUS.cfg)"),
+    output: Path = typer.Option(..., help="Where the first-stage pipelines and entities go"),
+    config: Path = typer.Option(..., help="First-stage config with folds (e.g. configs/two_stage_first_CORPUS.cfg)"),
     folds: int = typer.Option(10, help="Cross-validation folds of the training documents (the paper: 10)"),
     steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
@@ -73,12 +78,11 @@ def crossval(
 ) -> None:
     """First stage on all of train, and on each fold's complement; its entities
     on train (cross-validated), dev and test to OUTPUT/first_stage_*.jsonl."""
-    from .readers.documents import fold_indices
+    from spacy_depner.readers.documents import fold_indices
 
     if folds < 2:
         raise typer.BadParameter("cross-validation needs at least 2 folds")
-    output = corpus_output(corpus, output)
-    config = config or Path(f"configs/two_stage_first_{corpus}.cfg")
+    check_corpus(corpus)
     runs = {"first": train_command(config, output / "first", data, steps, limit, [])}
     for f in range(folds):
         runs[f"fold{f}"] = train_command(config, output / f"fold{f}", data, steps, limit,
@@ -98,7 +102,7 @@ def crossval(
     for split in ("dev", "test"):
         examples = split_documents(vocab, data, split, limit if split == "dev" else 0, corpus)
         srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", examples, range(len(examples))))
-    (output / "crossval_seconds.json").write_text(json.dumps({"folds": folds, "steps": steps, "seconds": seconds}, indent=2))
+    write_json(output / "crossval_seconds.json", {"folds": folds, "steps": steps, "seconds": seconds})
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -106,19 +110,18 @@ def crossval(
 def train(
     data: Path = typer.Option(..., help="Data directory"),
     corpus: str = typer.Option("ewt", help="ewt or gum"),
-    output: Optional[Path] = typer.Option(None, help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
-    config: Optional[Path] = typer.Option(None, help="Second-stage config (default configs/two_stage_second_CORPUS.cfg)"),
+    output: Path = typer.Option(..., help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
+    config: Path = typer.Option(..., help="Second-stage config (e.g. configs/two_stage_second_CORPUS.cfg)"),
     steps: int = typer.Option(3000, help="Training steps"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
 ) -> None:
     """Train the second stage on the cross-validated first-stage entities of train (dev: the full first stage's)."""
-    output = corpus_output(corpus, output)
-    config = config or Path(f"configs/two_stage_second_{corpus}.cfg")
+    check_corpus(corpus)
     command = train_command(config, output / "second", data, steps, limit,
                             ["--paths.first_stage_train", str(first_stage_file(output, "train")),
                              "--paths.first_stage_dev", str(first_stage_file(output, "dev"))])
     seconds = run_logged(command, output / "logs" / "second.log")
-    (output / "second_seconds.json").write_text(json.dumps({"steps": steps, "seconds": round(seconds, 1)}))
+    write_json(output / "second_seconds.json", {"steps": steps, "seconds": round(seconds, 1)}, indent=None)
     typer.echo(f"second stage trained in {seconds:.0f} s")
 
 
@@ -134,95 +137,56 @@ def assemble(first: Path, second: Path):
     return nlp
 
 
-def entity_counts(docs, examples):
-    from .significance import item_counts
-
-    gold = [{(e.start, e.end, e.label_) for e in eg.reference.ents} for eg in examples]
-    return item_counts(gold, [{(e.start, e.end, e.label_) for e in doc.ents} for doc in docs])
-
-
-def counting_input(pair):
-    """``pipe(docs)`` of the two-stage pipeline that first adds the first
-    stage's entities on ``docs`` to the second stage's corpus counts (the
-    paper's corpus-level features at test time), then runs the second stage;
-    the counts are restored afterwards."""
-    from .ml.nonlocal_features import LAYER_NAME, CorpusStatistics, configure_nonlocal_features, corpus_statistics
-
-    second = pair.get_pipe(SECOND_STAGE)
-    layer = next(node for node in second.model.walk() if node.name == LAYER_NAME)
-
-    def pipe(docs, batch_size=64):
-        saved = layer.attrs["corpus_statistics"]
-        with pair.select_pipes(disable=[SECOND_STAGE]):
-            docs = list(pair.pipe(docs, batch_size=batch_size))
-        counts = corpus_statistics(docs, layer.attrs["spans_key"], CorpusStatistics.from_dict(saved) if saved else None)
-        configure_nonlocal_features(second.model, corpus_statistics=counts)
-        try:
-            return list(second.pipe(docs, batch_size=batch_size))
-        finally:
-            layer.attrs["corpus_statistics"] = saved
-
-    return pipe
-
-
 @two_stage.command("evaluate")
 def evaluate(
     data: Path = typer.Option(..., help="Data directory"),
     corpus: str = typer.Option("ewt", help="ewt or gum"),
-    output: Optional[Path] = typer.Option(None, help="Folder of the first and second stages (default training/two_stage[_gum])"),
-    metrics: Optional[Path] = typer.Option(None, help="JSON file to write (default metrics/two_stage/evaluation[_gum].json)"),
+    output: Path = typer.Option(..., help="Folder of the first and second stages"),
+    metrics: Path = typer.Option(..., help="JSON file to write"),
     split: str = typer.Option("test", help="Split to score"),
     iterations: int = typer.Option(1000, help="Approximate randomization iterations (the paper: 1000)"),
     count_input: bool = typer.Option(False, help="Also count the first stage's entities on SPLIT in the corpus features"),
 ) -> None:
-    """First stage vs two-stage on SPLIT (whole documents, gold trees): P/R/F,
+    """First stage vs two-stage on SPLIT (whole documents, gold trees): P/R/F (fractions),
     approximate randomization p-value, inference time ratio; the assembled
     pipeline is saved to OUTPUT/pipeline. Corpus features count the training
     corpus's first-stage entities, and with --count-input those on SPLIT too."""
     import spacy
 
-    from .bench import pipeline_seconds
-    from .evaluate import _prf
-    from .significance import approximate_randomization
-
-    output = corpus_output(corpus, output)
-    metrics = metrics or Path("metrics/two_stage/evaluation.json" if corpus == "ewt" else f"metrics/two_stage/evaluation_{corpus}.json")
+    check_corpus(corpus)
     first = spacy.load(output / "first" / "model-best")
     pair = assemble(output / "first" / "model-best", output / "second" / "model-best")
     pair.to_disk(output / "pipeline")
     examples = split_documents(first.vocab, data, split, corpus=corpus)
-    pipes = {"first": first.pipe, "pair": counting_input(pair) if count_input else pair.pipe}
+    pipes = {"first": first.pipe, "pair": counting_pipe(pair, SECOND_STAGE) if count_input else pair.pipe}
     seconds, annotated = pipeline_seconds(pipes, [eg.predicted for eg in examples], repeats=3, batch_size=64, warm_up=5)
-    a, b = entity_counts(annotated["pair"], examples), entity_counts(annotated["first"], examples)
+    references = [eg.reference for eg in examples]
+    a, b = entity_counts(annotated["pair"], references), entity_counts(annotated["first"], references)
     test = approximate_randomization(a, b, n_iterations=iterations)
     words = sum(len(eg.predicted) for eg in examples)
     result = {
         "corpus": corpus, "split": split, "documents": len(examples), "words": words,
         "corpus_counts": "training + " + split if count_input else "training",
-        "first_stage": {**_prf(b), "seconds": round(seconds["first"], 3), "words_per_second": round(words / seconds["first"])},
-        "two_stage": {**_prf(a), "seconds": round(seconds["pair"], 3), "words_per_second": round(words / seconds["pair"])},
+        "first_stage": {**prf_from_counts(b), "seconds": round(seconds["first"], 3), "words_per_second": round(words / seconds["first"])},
+        "two_stage": {**prf_from_counts(a), "seconds": round(seconds["pair"], 3), "words_per_second": round(words / seconds["pair"])},
         "time_ratio": round(seconds["pair"] / seconds["first"], 3),
         "approximate_randomization": test,
     }
-    metrics.parent.mkdir(parents=True, exist_ok=True)
-    metrics.write_text(json.dumps(result, indent=2))
-    typer.echo(json.dumps(result, indent=2))
+    typer.echo(write_json(metrics, result))
 
 
 @two_stage.command("report")
 def report(
-    metrics: Path = typer.Option(Path("metrics/two_stage"), help="Folder of evaluation*.json (from evaluate --metrics)"),
+    metrics: Path = typer.Option(..., help="Folder of evaluation*.json (from evaluate --metrics)"),
 ) -> None:
     """Write METRICS/report.md: one row per evaluation file (split, corpus counts)."""
-    from .study_report import table
-
     rows = []
     for path in sorted(metrics.glob("evaluation*.json")):
         result = json.loads(path.read_text())
         test = result["approximate_randomization"]
         first, pair = result["first_stage"], result["two_stage"]
         rows.append([result.get("corpus", "ewt"), result["split"], result["documents"], result.get("corpus_counts", "training"),
-                     first["p"], first["r"], first["f"], pair["p"], pair["r"], pair["f"],
+                     *(percent(stage[k]) for stage in (first, pair) for k in ("p", "r", "f")),
                      round(100.0 * test["delta"], 2), round(test["p_value"], 4), first["words_per_second"],
                      pair["words_per_second"], result["time_ratio"]])
     text = "\n\n".join([
@@ -235,5 +199,4 @@ def report(
         table(["corpus", "split", "documents", "corpus counts", "first P", "first R", "first F", "two-stage P", "two-stage R",
                "two-stage F", "ΔF", "p", "first words/s", "two-stage words/s", "time ratio"], rows),
     ]) + "\n"
-    (metrics / "report.md").write_text(text, encoding="utf8")
-    typer.echo(text)
+    typer.echo(write_file(metrics / "report.md", text))

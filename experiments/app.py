@@ -1,0 +1,14 @@
+"""The typer app of ``python -m experiments``: it imports the study and
+benchmark modules and registers their commands (they never import this one)."""
+import typer
+
+from . import bench_dgm, bench_nested, bench_types, dgm_study, nested_study, two_stage_study
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="The studies and benchmarks of spacy-depner's project.yml")
+app.add_typer(dgm_study.study, name="study")
+app.add_typer(nested_study.nested_study, name="nested-study")
+app.add_typer(two_stage_study.two_stage, name="two-stage")
+app.command("bench")(bench_dgm.bench)
+app.command("bench-nested")(bench_nested.bench_nested)
+app.command("bench-types")(bench_types.bench_types)

@@ -1,0 +1,158 @@
+"""``python -m experiments bench``: speed tables of ``dgm_ner`` and its
+lattices, every figure a ratio against a baseline measured in the same run.
+
+1. Pipeline words/s: tok2vec + ``dgm_ner`` vs tok2vec + spaCy's ``ner`` (same
+   tok2vec settings, same Docs with their given trees, same batch size).
+2. Decoder-only tokens/s (candidate spans + Viterbi, and forward-backward) for
+   ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
+3. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
+   (unbounded span length), relative to n = 50.
+"""
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import typer
+
+from .outputs import write_file
+from .tables import machine, records_table
+from .timing import best_time, pipeline_seconds
+
+LISTENER = {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "*"}
+LABELS = ["PER", "ORG", "LOC"]
+DECODERS = [("semi_markov", 8), ("dgm_s", None), ("dgm", None)]
+
+
+def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Optional[List[str]] = None, **settings):
+    """A blank English pipeline: tok2vec + ``last`` listening to it (its
+    ``model``, by default spaCy's parser model for ``ner`` and the span
+    scorer otherwise; other component ``settings``), initialized on
+    ``examples`` (with ``labels``, if given)."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec")
+    if model is None and last == "ner":
+        model = {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
+                 "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": LISTENER}
+    elif model is None:
+        model = {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": LISTENER}
+    nlp.add_pipe(last, config={"model": model, **settings})
+    if labels is not None:
+        nlp.config["initialize"]["components"][last] = {"labels": labels}
+    nlp.initialize(lambda: examples)
+    return nlp
+
+
+def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
+    docs = [eg.predicted for eg in examples]
+    n_words = sum(len(doc) for doc in docs)
+    pipelines = {name: build_pipeline(name, examples[:200]) for name in ("ner", "dgm_ner")}
+    seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
+    base = n_words / seconds["ner"]
+    return [
+        {"pipeline": f"tok2vec + {name}", "words/s": n_words / s, "ratio vs ner": n_words / s / base}
+        for name, s in seconds.items()
+    ]
+
+
+def decode(structure: str, max_length: Optional[int], batches, scores, transitions, operation: str) -> None:
+    from spacy_depner.structures import segment_lattice
+    from spacy_depner.structures.candidate_spans import candidate_spans
+
+    run = segment_lattice.viterbi if operation == "viterbi" else segment_lattice.marginals
+    for (heads, sentence_offsets), batch_scores in zip(batches, scores):
+        spans = candidate_spans(structure, heads, sentence_offsets, max_length)
+        run(spans, np.array([0, spans.shape[0]]), sentence_offsets[[0, -1]], batch_scores, transitions)
+
+
+def decoder_setup(batches, structure, max_length, n_labels, rng):
+    from spacy_depner.structures.candidate_spans import candidate_spans
+
+    counts = [candidate_spans(structure, h, o, max_length).shape[0] for h, o in batches]
+    return [rng.normal(size=(c, n_labels + 1)) for c in counts], sum(counts)
+
+
+def decoder_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
+    n_tokens = sum(int(o[-1]) for _, o in batches)
+    transitions = rng.normal(size=(n_labels + 2, n_labels + 2))
+    rows = []
+    for structure, max_length in DECODERS:
+        scores, n_spans = decoder_setup(batches, structure, max_length, n_labels, rng)
+        row = {"structure": structure + (f" (L={max_length})" if max_length else " (unbounded)"),
+               "spans/token": n_spans / n_tokens}
+        for operation in ("viterbi", "marginals"):
+            decode(structure, max_length, batches[:2], scores[:2], transitions, operation)  # compile
+            row[operation] = n_tokens / best_time(lambda: decode(structure, max_length, batches, scores, transitions, operation), repeats)
+        rows.append(row)
+    for row in rows:
+        row["Viterbi ratio vs semi_markov"] = row["viterbi"] / rows[0]["viterbi"]
+    return rows
+
+
+def scaling_rows(lengths, total_tokens: int, n_labels: int, repeats: int, rng) -> List[Dict]:
+    from spacy_depner.structures.random_trees import random_forest
+
+    transitions = rng.normal(size=(n_labels + 2, n_labels + 2))
+    rows = []
+    for n in lengths:
+        per_batch = max(1, 1000 // n)
+        batches = [random_forest([n] * per_batch, rng) for _ in range(max(1, total_tokens // (n * per_batch)))]
+        scores, n_spans = decoder_setup(batches, "dgm", None, n_labels, rng)
+        n_tokens = sum(int(o[-1]) for _, o in batches)
+        decode("dgm", None, batches[:1], scores[:1], transitions, "viterbi")
+        seconds = best_time(lambda: decode("dgm", None, batches, scores, transitions, "viterbi"), repeats)
+        rows.append({"n": n, "spans/token": n_spans / n_tokens, "µs/token": 1e6 * seconds / n_tokens})
+    for row in rows:
+        row["ratio vs n=50"] = row["µs/token"] / rows[0]["µs/token"]
+    return rows
+
+
+def batches_of(docs, tokens_per_batch: int):
+    """Group Docs' trees into flat batches of about ``tokens_per_batch`` tokens."""
+    from spacy_depner.pipeline.doc_arrays import make_batch
+
+    groups, group, size = [], [], 0
+    for doc in docs:
+        group.append(doc)
+        size += len(doc)
+        if size >= tokens_per_batch:
+            groups.append(group)
+            group, size = [], 0
+    if group:
+        groups.append(group)
+    out = []
+    for group in groups:
+        batch = make_batch(group, "semi_markov", 1)
+        out.append((batch.heads, batch.sentence_offsets))
+    return out
+
+
+def bench(
+    conllu: Path = typer.Option(..., help="CoNLL-U file (gold trees)"),
+    uner: Path = typer.Option(..., help="UNER IOB2 file for the same sentences"),
+    output: Path = typer.Option(..., help="Markdown file to write"),
+    repeats: int = typer.Option(3, help="Timed repeats; the best is kept"),
+    batch_size: int = typer.Option(128, help="Docs per batch in nlp.pipe"),
+    synthetic_tokens: int = typer.Option(200_000, help="Tokens per sentence length in the scaling table"),
+) -> None:
+    """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them."""
+    import spacy
+
+    from spacy_depner.readers.uner import create_uner_reader
+
+    rng = np.random.default_rng(0)
+    examples = list(create_uner_reader(conllu, uner, dependencies="given")(spacy.blank("en")))
+    docs = [eg.predicted for eg in examples]
+    n_labels = len(LABELS)
+    sections = [
+        f"# spacy-depner speed ({machine()}, {sum(len(d) for d in docs):,} words of {conllu.name})",
+        "## Pipeline words/s (given trees; untrained weights: the work per word does not depend on them)",
+        records_table(pipeline_rows(examples, repeats, batch_size)),
+        f"## Decoder only, {n_labels} labels + O, batches of ~1,000 tokens: tokens/s (candidate spans + Viterbi; candidate spans + forward-backward)",
+        records_table(decoder_rows(batches_of(docs, 1000), n_labels, repeats, rng)),
+        "## DGM (unbounded length) on uniformly random trees: time per token (candidate spans + Viterbi)",
+        records_table(scaling_rows([50, 200, 1000], synthetic_tokens, n_labels, repeats, rng)),
+    ]
+    text = "\n\n".join(sections) + "\n"
+    typer.echo(write_file(output, text))

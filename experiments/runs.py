@@ -1,0 +1,36 @@
+"""Training runs of the studies: ``spacy train`` commands, run one thread
+each, several at a time, their output to log files."""
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List
+
+
+def train_command(config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str]) -> List[str]:
+    """``spacy train CONFIG`` to OUTPUT on the data directory DATA, ``steps``
+    steps (evaluated four times), ``limit`` train and dev items (0: all)."""
+    return [sys.executable, "-m", "spacy", "train", str(config), "--output", str(output), "--paths.data", str(data),
+            "--training.max_steps", str(steps), "--training.eval_frequency", str(max(1, steps // 4)),
+            "--corpora.train.limit", str(limit), "--corpora.dev.limit", str(limit), *overrides]
+
+
+def run_logged(command: List[str], log: Path) -> float:
+    """Run a command with one thread, its output to ``log``; its wall time in seconds."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    start = time.perf_counter()
+    with log.open("w") as out:
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed (exit {done.returncode}); see {log}")
+    return time.perf_counter() - start
+
+
+def run_all(runs: Dict[str, List[str]], logs: Path, jobs: int) -> Dict[str, float]:
+    """Run the commands ``jobs`` at a time (``run_logged``, logs to LOGS/NAME.log); wall seconds per name."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {name: pool.submit(run_logged, command, logs / f"{name}.log") for name, command in runs.items()}
+        return {name: round(future.result(), 1) for name, future in futures.items()}

@@ -1,0 +1,1 @@
+"""Command line: ``python -m spacy_depner <command>``; the typer app is in ``app``."""

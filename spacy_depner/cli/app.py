@@ -1,0 +1,11 @@
+"""The typer app of ``python -m spacy_depner``: it imports each command
+module and registers its commands (the command modules never import this one)."""
+import typer
+
+from . import coverage, evaluate, tune
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="spacy-depner: structured NER for spaCy")
+app.command("evaluate")(evaluate.evaluate)
+app.command("evaluate-nested")(evaluate.evaluate_nested)
+app.command("coverage")(coverage.coverage)
+app.command("tune-penalty")(tune.tune_penalty)

@@ -1,0 +1,35 @@
+"""``python -m spacy_depner coverage``: how much of the gold entities each
+lattice can represent, and how many candidate spans per token it has."""
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..evaluation.coverage import coverage_report
+from ..evaluation.nested_coverage import coverage_main
+
+
+def coverage(
+    conllu: Optional[Path] = typer.Option(None, help="CoNLL-U file with the trees (flat entities, with --uner)"),
+    uner: Optional[Path] = typer.Option(None, help="UNER IOB2 file with the entities of the same sentences"),
+    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file (nested mentions)"),
+    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (nested mentions in Entity=)"),
+    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones (with --conllu)"),
+    output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),
+) -> None:
+    """Print JSON. With --conllu and --uner: sentences, tokens, entities,
+    coverage (percent) and spans_per_token of the semi-Markov (L=8), DGM-S
+    and DGM lattices (gold trees, or a parser's). With --jsonl or --gum:
+    coverage of the nested mentions by the flat, nested and quadratic search
+    spaces (and DGM valid spans of GUM's trees)."""
+    if (conllu is None) != (uner is None):
+        raise typer.BadParameter("--conllu and --uner go together")
+    if sum(x is not None for x in (conllu, jsonl, gum)) != 1:
+        raise typer.BadParameter("give one of: --conllu with --uner, --jsonl, --gum")
+    report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum)
+    text = json.dumps(report, indent=2)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf8")
+    typer.echo(text)

@@ -1,0 +1,178 @@
+"""Scores of trained pipelines on corpus files: entity P/R/F of a pipeline on
+a CoNLL-U + UNER IOB2 pair (gold trees, or a parser's), nested P/R/F on a
+GENIA or GUM file, the parser's UAS/LAS, words/s, and per-sentence (TP, FP,
+FN) counts for the significance tests. P/R/F and UAS/LAS are fractions
+(``metrics``)."""
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from ..readers.conllu import sentences_to_doc
+from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
+from .metrics import prf_from_counts, uas_las
+from .significance import item_counts
+
+
+def parse_words(parser_path: Path, sentences, batch_size: int = 256):
+    """Docs of (words, spaces, sent_starts) triples parsed by the pipeline at
+    ``parser_path``, in its vocab, and that vocab. spaCy's parser respects the
+    sentence starts: one root per marked sentence, as in the gold trees."""
+    import spacy
+    from spacy.tokens import Doc
+
+    parser_nlp = spacy.load(parser_path)
+    docs = [Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences]
+    return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
+
+
+def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
+    """Docs of the corpus's sentences (one per sentence, words only, each
+    marked as one sentence, so that no lattice loses spans to a sentence
+    split the gold data lacks) parsed by the pipeline at ``parser_path``."""
+    return parse_words(parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in corpus.sentences),
+                       batch_size)
+
+
+def parsed_docs(parser_path: Path, docs, batch_size: int = 256) -> List:
+    """The Docs' words parsed by the pipeline at ``parser_path``, in its
+    vocab; each Doc keeps its sentence starts."""
+    items = (([t.text for t in d], [bool(t.whitespace_) for t in d], [bool(t.is_sent_start) for t in d]) for d in docs)
+    return parse_words(parser_path, items, batch_size)[0]
+
+
+def tree_agreement(predicted, gold) -> Dict[str, float]:
+    """UAS and LAS (fractions) of Docs against Docs with the gold trees
+    (dependency labels compared lowercased)."""
+    def flat(docs):
+        return [t.head.i for d in docs for t in d], [t.dep_.lower() for d in docs for t in d]
+
+    return uas_las(*flat(predicted), *flat(gold))
+
+
+def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
+    """UAS and LAS (fractions) of the Docs' trees against the corpus's gold trees."""
+    gold_heads = [h if h >= 0 else i for s in corpus.sentences for i, h in enumerate(s.heads)]
+    gold_deps = [("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)]
+    return uas_las([t.head.i for doc in docs for t in doc], [t.dep_.lower() for doc in docs for t in doc], gold_heads, gold_deps)
+
+
+def entity_sets(docs) -> List[set]:
+    """(start, end, label) of each Doc's entities."""
+    return [{(e.start, e.end, e.label_) for e in doc.ents} for doc in docs]
+
+
+def entity_counts(predicted_docs, reference_docs):
+    """Per-Doc (TP, FP, FN) of the predicted Docs' entities against the reference Docs' (M, 3)."""
+    return item_counts(entity_sets(reference_docs), entity_sets(predicted_docs))
+
+
+def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels=DEFAULT_LABELS) -> UNERCorpus:
+    """The joined corpus, cut to its first ``limit`` sentences (0: all)."""
+    corpus = read_uner_corpus(conllu, uner, labels)
+    if limit:
+        corpus = UNERCorpus(corpus.sentences[:limit], corpus.tags[:limit], corpus.repairs, corpus.removed)
+    return corpus
+
+
+def with_vocab(vocab, doc):
+    """The Doc's words, spaces and trees in ``vocab`` (an entity pipeline's)."""
+    from spacy.tokens import Doc
+
+    return Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
+               heads=[t.head.i for t in doc], deps=[t.dep_ for t in doc]) if len(doc) else Doc(vocab, words=[])
+
+
+def input_docs(vocab, corpus: UNERCorpus, parsed=None) -> List:
+    """One input Doc per sentence, in ``vocab``: with the gold trees, or with
+    the trees of ``parsed`` (Docs from ``parse_corpus``)."""
+    if parsed is None:
+        return [sentences_to_doc(vocab, [s], with_trees=True) for s in corpus.sentences]
+    return [with_vocab(vocab, d) for d in parsed]
+
+
+def score_pipeline(nlp, corpus: UNERCorpus, docs, labels=DEFAULT_LABELS, batch_size: int = 256) -> Dict:
+    """P/R/F (fractions) overall and per type, words/s and per-sentence (TP,
+    FP, FN) of ``nlp`` run on ``docs`` (the corpus's sentences)."""
+    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+    n_words = sum(len(doc) for doc in docs)
+    start = time.perf_counter()
+    predicted = list(nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size))
+    seconds = time.perf_counter() - start
+    gold_sets, predicted_sets = entity_sets(gold_docs), entity_sets(predicted)
+    counts = item_counts(gold_sets, predicted_sets)
+    result = prf_from_counts(counts)
+    result["per_type"] = {
+        label: prf_from_counts(item_counts([{e for e in g if e[2] == label} for g in gold_sets],
+                                           [{e for e in p if e[2] == label} for p in predicted_sets]))
+        for label in labels
+    }
+    result.update({"words": n_words, "seconds": round(seconds, 3), "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+                   "sentence_counts": counts.tolist()})
+    return result
+
+
+def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Path] = None,
+                      labels=DEFAULT_LABELS, batch_size: int = 256, limit: int = 0) -> Dict:
+    """Entity scores of the pipeline at ``model`` on the corpus, with gold trees
+    (``parser`` None) or the trees of the parser pipeline at ``parser``."""
+    import spacy
+
+    nlp = spacy.load(model)
+    corpus = load_corpus(conllu, uner, limit, labels)
+    result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
+                    "trees": "predicted" if parser else "given"}
+    parsed = None
+    if parser:
+        parsed, _ = parse_corpus(parser, corpus, batch_size)
+        result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
+    result.update(score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, parsed), labels, batch_size))
+    return result
+
+
+def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str) -> List:
+    """Examples of a GENIA file, or of a GUM file with its gold trees in the input."""
+    from ..readers.genia import genia_examples, read_genia
+    from ..readers.gum import gum_examples, read_gum
+
+    if (jsonl is None) == (gum is None):
+        raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")
+    if jsonl is not None:
+        return genia_examples(vocab, read_genia(jsonl), spans_key)
+    return gum_examples(vocab, read_gum(gum), "given", spans_key)
+
+
+def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
+                  spans_key: str = "nested_ner") -> Dict:
+    """P/R/F (fractions) of nested mentions (overall and per label) and
+    words/s of the pipeline at ``model`` on a GENIA file or a GUM file; on
+    GUM with the gold trees, or with those of the parser pipeline at
+    ``parser`` (its time excluded; its UAS/LAS against the gold trees reported)."""
+    import spacy
+
+    from ..readers.gum import gum_examples, read_gum
+    from ..scoring import score_nested
+
+    if (jsonl is None) == (gum is None):
+        raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")
+    if parser is not None and gum is None:
+        raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
+    nlp = spacy.load(model)
+    extra = {}
+    if parser is None:
+        examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key)
+    else:
+        examples = gum_examples(nlp.vocab, read_gum(gum), "predicted", spans_key)
+        parsed = parsed_docs(parser, [eg.predicted for eg in examples])
+        extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
+        for eg, doc in zip(examples, parsed):
+            eg.predicted = with_vocab(nlp.vocab, doc)
+    n_words = sum(len(eg.predicted) for eg in examples)
+    list(nlp.pipe([eg.predicted.copy() for eg in examples[:50]]))  # warm-up: numba cache, allocations
+    start = time.perf_counter()
+    for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples], batch_size=256)):
+        eg.predicted = doc
+    seconds = time.perf_counter() - start
+    scores = score_nested(examples, spans_key=spans_key)
+    return {"model": str(model), "file": str(jsonl or gum), "trees": "predicted" if parser else "given", **extra,
+            "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+            **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}

@@ -1,0 +1,42 @@
+"""Test-time corpus counts of the two-stage model (Krishnan & Manning 2006).
+
+The second stage's corpus-level majority features count the first stage's
+entities over a corpus. Trained, they hold the counts of the training
+corpus; the paper counts the test corpus too. ``counting_pipe`` gives a
+``pipe`` of the assembled pipeline that does so for the Docs it is given.
+"""
+from typing import Callable, Iterable, List
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from ..ml.majority_labels import CorpusStatistics
+from ..ml.nonlocal_features import LAYER_NAME, configure_nonlocal_features, corpus_statistics
+
+
+def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable[..., List[Doc]]:
+    """``pipe(docs, batch_size=64)`` of the two-stage pipeline ``nlp`` that
+    first runs every component but ``second_stage`` on ``docs``, adds the
+    first stage's entities on them to the corpus counts of the second
+    stage's NonLocalFeatures layer (the paper's corpus-level features at test
+    time), then runs ``second_stage``; the layer's counts are restored
+    afterwards, so each call counts its own Docs only. Returns the Docs."""
+    if second_stage not in nlp.pipe_names:
+        raise ValueError(f"the pipeline has no component {second_stage!r} (it has {nlp.pipe_names})")
+    second = nlp.get_pipe(second_stage)
+    layer = next((node for node in second.model.walk() if node.name == LAYER_NAME), None)
+    if layer is None:
+        raise ValueError(f"{second_stage!r} has no NonLocalFeatures layer ({LAYER_NAME!r}): there are no corpus counts to add to")
+
+    def pipe(docs: Iterable[Doc], batch_size: int = 64) -> List[Doc]:
+        saved = layer.attrs["corpus_statistics"]
+        with nlp.select_pipes(disable=[second_stage]):
+            docs = list(nlp.pipe(docs, batch_size=batch_size))
+        counts = corpus_statistics(docs, layer.attrs["spans_key"], CorpusStatistics.from_dict(saved) if saved else None)
+        configure_nonlocal_features(second.model, corpus_statistics=counts)
+        try:
+            return list(second.pipe(docs, batch_size=batch_size))
+        finally:
+            layer.attrs["corpus_statistics"] = saved
+
+    return pipe
