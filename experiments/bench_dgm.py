@@ -1,8 +1,9 @@
 """``python -m experiments bench``: speed tables of ``dgm_ner`` and its
 lattices, every figure a ratio against a baseline measured in the same run.
 
-1. Pipeline words/s: tok2vec + ``dgm_ner`` vs tok2vec + spaCy's ``ner`` (same
-   tok2vec settings, same Docs with their given trees, same batch size).
+1. Pipeline words/s: tok2vec + ``dgm_ner`` (with and without the marginals
+   of ``attrs["scores"]``, setting ``scores``) vs tok2vec + spaCy's ``ner``
+   (same tok2vec settings, same Docs with their given trees, same batch size).
 2. Decoder-only tokens/s (candidate spans + Viterbi, and forward-backward) for
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
 3. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
@@ -47,7 +48,11 @@ def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Op
 def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     docs = [eg.predicted for eg in examples]
     n_words = sum(len(doc) for doc in docs)
-    pipelines = {name: build_pipeline(name, examples[:200]) for name in ("ner", "dgm_ner")}
+    pipelines = {
+        "ner": build_pipeline("ner", examples[:200]),
+        "dgm_ner": build_pipeline("dgm_ner", examples[:200]),
+        "dgm_ner (scores: false, no marginals)": build_pipeline("dgm_ner", examples[:200], scores=False),
+    }
     seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
     base = n_words / seconds["ner"]
     return [
@@ -110,7 +115,7 @@ def scaling_rows(lengths, total_tokens: int, n_labels: int, repeats: int, rng) -
 
 def batches_of(docs, tokens_per_batch: int):
     """Group Docs' trees into flat batches of about ``tokens_per_batch`` tokens."""
-    from spacy_depner.pipeline.doc_arrays import make_batch
+    from spacy_depner.pipeline.doc_arrays import tree_arrays
 
     groups, group, size = [], [], 0
     for doc in docs:
@@ -123,8 +128,8 @@ def batches_of(docs, tokens_per_batch: int):
         groups.append(group)
     out = []
     for group in groups:
-        batch = make_batch(group, "semi_markov", 1)
-        out.append((batch.heads, batch.sentence_offsets))
+        heads, sentence_offsets, _ = tree_arrays(group)
+        out.append((heads, sentence_offsets))
     return out
 
 

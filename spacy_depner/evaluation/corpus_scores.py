@@ -150,7 +150,7 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     import spacy
 
     from ..readers.gum import gum_examples, read_gum
-    from ..scoring import score_nested
+    from .scorers import score_nested
 
     if (jsonl is None) == (gum is None):
         raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")

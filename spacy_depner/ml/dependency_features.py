@@ -19,14 +19,16 @@ from thinc.types import Floats2d
 
 def require_parse(docs: Iterable[Doc], component: str) -> None:
     """Raise a clear error for a non-empty Doc without a dependency parse."""
-    for doc in docs:
+    for i, doc in enumerate(docs):
         if len(doc) and not doc.has_annotation("DEP"):
             raise ValueError(
-                f"'{component}' needs dependency trees, but a Doc has no dependency parse "
-                f"(text: {doc.text[:60]!r}). Put a parser before '{component}' in the pipeline, "
+                f"'{component}' needs dependency trees, but Doc {i} of the batch has no dependency parse "
+                f"(text: {doc.text[:60]!r}). Put a parser before '{component}' in the pipeline "
+                "(and list it in [training] annotating_components to train on its trees), "
                 "or pass Docs whose heads and deps are set (for example with the "
-                "spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"); "
-                "structure = \"semi_markov\" needs no parse."
+                "spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"). "
+                "Dependency features and the DGM suggesters read the trees; "
+                "spacy_depner.all_spans_suggester.v1 does not."
             )
 
 

@@ -9,8 +9,13 @@ transition constraints of the scheme, in training and decoding alike.
 Optional token features: dependency features (as in ``dgm_ner``) and
 gazetteer phrases per label, read from a JSONL file at initialization and
 saved with the pipeline.
+
+Saved with the weights (``cfg``): the labels, ``scheme`` (the tags the model
+scores; another scheme at load is an error) and the gazetteer phrases.
+Settings read from the config at every load: ``loss`` and ``gazetteer`` (the
+file read by ``initialize``; a loaded pipeline uses its saved phrases).
 """
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -18,9 +23,12 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
+from thinc.types import Floats2d
 
+from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
+from ..ml.dependency_features import require_parse
 from ..structures import linear_chain
-from .doc_arrays import doc_offsets_of, require_parse
+from .doc_arrays import doc_offsets_of
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
 
@@ -67,6 +75,17 @@ def make_chain_ner(
     return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scorer=scorer)
 
 
+class ChainPrediction(NamedTuple):
+    """What ``predict`` decodes: the Viterbi tags (N,), doc_offsets (B + 1,),
+    and the entities they spell: (M, 2) first and last token in batch
+    coordinates and label indices (M,) from 0."""
+
+    tags: np.ndarray
+    doc_offsets: np.ndarray
+    entities: np.ndarray
+    labels: np.ndarray
+
+
 class LinearChainNER(EntityPipe):
     def __init__(
         self,
@@ -80,9 +99,10 @@ class LinearChainNER(EntityPipe):
         scorer: Optional[Callable] = None,
     ) -> None:
         self.setup(
-            vocab, model, name, scorer, {"scheme": SCHEMES, "loss": LOSSES},
-            scheme=scheme, loss=loss, gazetteer=gazetteer, gazetteer_phrases={},
+            vocab, model, name, scorer, choices={"scheme": SCHEMES, "loss": LOSSES},
+            saved=dict(scheme=scheme), settings=dict(loss=loss, gazetteer=gazetteer),
         )
+        self.cfg["gazetteer_phrases"] = {}
         self.gazetteer = Gazetteer(vocab, {})
 
     def loaded(self) -> None:
@@ -95,10 +115,16 @@ class LinearChainNER(EntityPipe):
     def _allowed(self) -> np.ndarray:
         return linear_chain.allowed_transitions(len(self.labels), self.cfg["scheme"])
 
-    def _inputs(self, docs: List[Doc]):
+    def _forward(self, docs: List[Doc], is_train: bool):
+        """The model's (tag scores (N, T), transitions) on the batch and, in
+        training, their backprop; the parse check of a model with dependency
+        features."""
         if self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
-        return docs, self.gazetteer.codes(docs)
+        inputs = (docs, self.gazetteer.codes(docs))
+        if is_train:
+            return self.model.begin_update(inputs)
+        return self.model.predict(inputs), None
 
     def _chain_args(self, docs, scores, transitions):
         return (
@@ -108,34 +134,40 @@ class LinearChainNER(EntityPipe):
             self._allowed(),
         )
 
-    def predict(self, docs: Iterable[Doc]):
-        """Viterbi tags (N,) and the batch's doc offsets (B + 1,)."""
+    def predict(self, docs: Iterable[Doc]) -> ChainPrediction:
+        """The Viterbi tags of each Doc and the entities they spell."""
         docs = list(docs)
-        scores, transitions = self.model.predict(self._inputs(docs))
-        _, tags = linear_chain.viterbi(*self._chain_args(docs, scores, transitions))
-        return tags, doc_offsets_of(docs)
+        (scores, transitions), _ = self._forward(docs, is_train=False)
+        args = self._chain_args(docs, scores, transitions)
+        _, tags = linear_chain.viterbi(*args)
+        doc_offsets = args[1]
+        entities, labels = linear_chain.tags_to_spans(tags, doc_offsets, self.cfg["scheme"], len(self.labels))
+        return ChainPrediction(tags, doc_offsets, entities, labels)
 
-    def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
-        tags, doc_offsets = predictions
-        spans, labels = linear_chain.tags_to_spans(tags, doc_offsets, self.cfg["scheme"], len(self.labels))
-        for doc, ents in zip(docs, self.entity_spans(docs, doc_offsets, spans, labels + 1)):
+    def set_annotations(self, docs: Iterable[Doc], predictions: ChainPrediction) -> None:
+        docs = list(docs)
+        spans = self.entity_spans(docs, predictions.doc_offsets, predictions.entities, predictions.labels + 1)
+        for doc, ents in zip(docs, spans):
             doc.set_ents(ents, default="outside")
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
-        (scores, transitions), backprop = self.model.begin_update(self._inputs(docs))
-        loss, d_scores, d_transitions = self.get_loss(examples, (scores, transitions))
-        backprop((self.model.ops.asarray2f(d_scores), self.model.ops.asarray2f(d_transitions)))
+        scores, backprop = self._forward(docs, is_train=True)
+        loss, d_scores = self.get_loss(examples, scores)
+        backprop(d_scores)
         return loss, {}
 
     def gold_tags(self, examples: List[Example], doc_offsets: np.ndarray) -> np.ndarray:
         entities, ids = self.gold_entities(examples, doc_offsets)
         return linear_chain.spans_to_tags(entities, ids - 1, int(doc_offsets[-1]), self.cfg["scheme"])
 
-    def get_loss(self, examples, predictions) -> Tuple[float, np.ndarray, np.ndarray]:
-        """CRF: negative log-likelihood of the gold tags, gradient marginals minus
-        gold counts. Perceptron: score of the Viterbi tags minus that of the gold
-        tags (>= 0), gradient Viterbi counts minus gold counts."""
-        scores, transitions = predictions
+    def get_loss(self, examples: Iterable[Example], scores: Tuple[Floats2d, Floats2d]) -> Tuple[float, Tuple[Floats2d, Floats2d]]:
+        """The loss and its gradient with respect to the model's output
+        ``scores`` = (tag scores (N, T), transitions): CRF: negative
+        log-likelihood of the gold tags, gradient marginals minus gold counts.
+        Perceptron: score of the Viterbi tags minus that of the gold tags (>=
+        0), gradient Viterbi counts minus gold counts."""
+        examples = list(examples)
+        scores, transitions = scores
         docs = [eg.predicted for eg in examples]
         args = self._chain_args(docs, scores, transitions)
         scores64, doc_offsets, transitions64, _ = args
@@ -144,7 +176,7 @@ class LinearChainNER(EntityPipe):
         gold_counts = linear_chain.transition_counts(gold, doc_offsets, n_tags)
         tokens = np.arange(gold.shape[0])
         gold_score = scores64[tokens, gold].sum() + (gold_counts * transitions64).sum()
-        if self.cfg["loss"] == "crf":
+        if self.settings["loss"] == "crf":
             log_z, d_scores, expected_counts = linear_chain.marginals(*args)
             loss = float(log_z.sum() - gold_score)
         else:
@@ -154,13 +186,14 @@ class LinearChainNER(EntityPipe):
             expected_counts = linear_chain.transition_counts(tags, doc_offsets, n_tags)
             loss = float(best.sum() - gold_score)
         d_scores[tokens, gold] -= 1.0
-        return loss, d_scores.astype(np.float32), (expected_counts - gold_counts).astype(np.float32)
+        ops = self.model.ops
+        return loss, (ops.asarray2f(d_scores.astype(np.float32)), ops.asarray2f((expected_counts - gold_counts).astype(np.float32)))
 
     def initialize_model(self, sample: List[Doc]) -> None:
         """Read the gazetteer file (its phrases are saved in ``cfg``), set the
         tag and gazetteer widths and initialize the model."""
-        if self.cfg["gazetteer"]:
-            self.cfg["gazetteer_phrases"] = read_phrases(self.cfg["gazetteer"])
+        if self.settings["gazetteer"]:
+            self.cfg["gazetteer_phrases"] = read_phrases(self.settings["gazetteer"])
         self.loaded()
         self.model.set_dim("nO", self.n_tags)
         self.model.set_dim("n_gazetteer", len(self.gazetteer))

@@ -1,25 +1,30 @@
 """``dgm_ner``: flat NER by a semi-Markov CRF over a lattice of candidate spans.
 
-The lattice is chosen by ``structure`` (Jie, Muis & Lu 2017): ``dgm`` (DGM
-valid spans), ``dgm_s`` (single-arc spans) or ``semi_markov`` (every span up to
-``max_length``). Entities go to ``doc.ents``; the marginal probability of each
+The lattice comes from ``suggester``, any spaCy suggester (``[components.dgm_ner.suggester]``):
+``spacy_depner.dgm_suggester.v1`` (DGM valid spans, the default),
+``spacy_depner.dgm_s_suggester.v1`` (single-arc spans) or
+``spacy_depner.all_spans_suggester.v1`` (every span up to ``max_length``: the
+semi-Markov CRF) of Jie, Muis & Lu (2017), or e.g. spaCy's
+``spacy.ngram_suggester.v1``. Every single token is always added to the
+suggested spans: an O segment is one token, so each token must be a segment.
+Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
 """
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
-from spacy.tokens import Doc, SpanGroup
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
+from .doc_arrays import Batch, covered_tokens, lattice, require_parse, spans_per_doc
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
-from .doc_arrays import Batch, covered_tokens, make_batch, require_parse, spans_per_doc
-
-STRUCTURES = ("dgm", "dgm_s", "semi_markov")
+from .span_groups import write_span_group
+from .suggesters import DGM, build_dgm_suggester
 
 DEFAULT_MODEL = Config().from_str(
     """
@@ -40,9 +45,9 @@ dependency_width = 32
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc.spans"],
     default_config={
         "model": DEFAULT_MODEL,
-        "structure": "dgm",
-        "max_length": None,
+        "suggester": {"@misc": DGM, "max_length": None},
         "add_gold_spans": True,
+        "scores": True,
         "scores_key": "dgm_ner",
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
@@ -52,74 +57,87 @@ def make_dgm_ner(
     nlp: Language,
     name: str,
     model: Model,
-    structure: str,
-    max_length: Optional[int],
+    suggester: Callable,
     add_gold_spans: bool,
+    scores: bool,
     scores_key: str,
     scorer: Optional[Callable],
 ) -> "DependencyGuidedNER":
-    """structure: "dgm" | "dgm_s" | "semi_markov"; max_length: longest entity in
-    tokens (null: unbounded); add_gold_spans: during training, add the gold
-    entities that the lattice lacks so that the loss is defined."""
+    """suggester: the candidate spans (any spaCy suggester; single tokens are
+    always added); add_gold_spans: during training, add the gold entities that
+    the lattice lacks so that the loss is defined; scores: compute the
+    marginals and write them to doc.spans[scores_key].attrs["scores"] (false:
+    Viterbi only, faster)."""
     return DependencyGuidedNER(
-        nlp.vocab, model, name, structure=structure, max_length=max_length,
-        add_gold_spans=add_gold_spans, scores_key=scores_key, scorer=scorer,
+        nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans,
+        scores=scores, scores_key=scores_key, scorer=scorer,
     )
 
 
 class DependencyGuidedNER(EntityPipe):
+    """Settings (all read from the config at load): ``suggester``,
+    ``add_gold_spans``, ``scores``, ``scores_key``. ``cfg``: the labels."""
+
     def __init__(
         self,
         vocab: Vocab,
         model: Model,
         name: str = "dgm_ner",
         *,
-        structure: str = "dgm",
-        max_length: Optional[int] = None,
+        suggester: Optional[Callable] = None,
         add_gold_spans: bool = True,
+        scores: bool = True,
         scores_key: str = "dgm_ner",
         scorer: Optional[Callable] = None,
     ) -> None:
+        if suggester is None:
+            suggester = build_dgm_suggester()
         self.setup(
-            vocab, model, name, scorer, {"structure": STRUCTURES}, (f"{name}_gold_outside_lattice",),
-            structure=structure, max_length=max_length, add_gold_spans=add_gold_spans, scores_key=scores_key,
+            vocab, model, name, scorer, extra_losses=(f"{name}_gold_outside_lattice",),
+            settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, scores_key=scores_key),
         )
 
-    def _batch(self, docs: List[Doc]) -> Batch:
-        return make_batch(docs, self.cfg["structure"], self.cfg["max_length"], self.name)
+    @property
+    def suggester(self) -> Callable:
+        return self.settings["suggester"]
 
-    def predict(self, docs: Iterable[Doc]):
-        """Viterbi segmentation and marginals: (batch, labels (S,), marginals (S, K))."""
-        docs = list(docs)
+    def _batch(self, docs: List[Doc]) -> Batch:
+        """The lattice of the Docs (the one place that checks for a parse,
+        besides the suggester itself)."""
         if self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
+        return lattice(docs, self.suggester, self.model.ops)
+
+    def predict(self, docs: Iterable[Doc]):
+        """Viterbi segmentation, and with ``scores`` its marginals:
+        (lattice, labels (S,), marginals (S, K) or None)."""
+        docs = list(docs)
         batch = self._batch(docs)
         scores, transitions = self.model.predict((docs, batch.spans))
-        scores = self.model.ops.to_numpy(scores)
-        transitions = self.model.ops.to_numpy(transitions)
-        args = (batch.spans, batch.span_offsets, batch.doc_offsets, scores, transitions)
+        args = (batch.spans, batch.span_offsets, batch.doc_offsets,
+                self.model.ops.to_numpy(scores), self.model.ops.to_numpy(transitions))
         _, labels = segment_lattice.viterbi(*args)
-        _, span_marginals, _ = segment_lattice.marginals(*args)
+        span_marginals = segment_lattice.marginals(*args)[1] if self.settings["scores"] else None
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels > 0)
-        probabilities = span_marginals[rows, labels[rows]].astype(np.float32)
+        probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
         doc_of_row = np.searchsorted(batch.doc_offsets, batch.spans[rows, 0], side="right") - 1
         for d, (doc, ents) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, batch.spans[rows], labels[rows]))):
             doc.set_ents(ents, default="outside")
-            group = SpanGroup(doc, name=self.cfg["scores_key"], spans=ents)
-            group.attrs["scores"] = probabilities[doc_of_row == d]
-            doc.spans[self.cfg["scores_key"]] = group
+            write_span_group(doc, self.settings["scores_key"], ents, None if probabilities is None else probabilities[doc_of_row == d])
 
-    def _gold(self, examples: List[Example], batch: Batch) -> Tuple[Batch, np.ndarray, int]:
-        """Per-span gold labels (S,) (-1: not a gold segment) on a lattice that,
-        with add_gold_spans, holds every gold entity; and the number of gold
-        entities the candidate spans lacked."""
+    def training_lattice(self, examples: List[Example]) -> Tuple[Batch, np.ndarray, int]:
+        """The lattice of the examples' predicted Docs, with add_gold_spans
+        augmented by every gold entity it lacks; per-span gold labels (S,)
+        (-1: not a gold segment); the number of gold entities the
+        suggester's lattice lacked."""
+        batch = self._batch([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
         missing = span_index(batch.spans, entities, batch.n_tokens) < 0
-        if self.cfg["add_gold_spans"] and missing.any():
+        if self.settings["add_gold_spans"] and missing.any():
             spans = merge_spans(batch.spans, entities[missing], batch.n_tokens)
             batch = batch._replace(spans=spans, span_offsets=spans_per_doc(spans, batch.doc_offsets))
         elif missing.any():
@@ -131,26 +149,33 @@ class DependencyGuidedNER(EntityPipe):
         return batch, gold, int(missing.sum())
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
-        batch = self._batch(docs)
-        batch, gold, n_missing = self._gold(examples, batch)
-        (scores, transitions), backprop = self.model.begin_update((docs, batch.spans))
-        loss, d_scores, d_transitions = self.get_loss(examples, (batch, gold, scores, transitions))
+        training = self.training_lattice(examples)
+        scores, backprop = self.model.begin_update((docs, training[0].spans))
+        loss, (d_scores, d_transitions) = self.get_loss(examples, scores, training=training)
         backprop((self.model.ops.asarray2f(d_scores), self.model.ops.asarray2f(d_transitions)))
-        return loss, {f"{self.name}_gold_outside_lattice": n_missing}
+        return loss, {f"{self.name}_gold_outside_lattice": training[2]}
 
-    def get_loss(self, examples, predictions) -> Tuple[float, np.ndarray, np.ndarray]:
-        """Negative log-likelihood of the gold segmentation (eq. 4 without the L2
-        term) and its gradient: marginals minus gold counts."""
-        batch, gold, scores, transitions = predictions
-        scores = np.asarray(self.model.ops.to_numpy(scores), dtype=np.float64)
+    def get_loss(self, examples: Iterable[Example], scores, *, training=None) -> Tuple[float, Tuple[np.ndarray, np.ndarray]]:
+        """Negative log-likelihood of the gold segmentation (eq. 4 without the
+        L2 term) and its gradient with respect to what the model returned,
+        ``scores`` = (span scores (S, K), transitions): (loss, (d_scores,
+        d_transitions)), marginals minus gold counts. The model scored the
+        spans of ``training_lattice(examples)`` (``training``: that lattice,
+        when the caller has it already)."""
+        batch, gold, _ = self.training_lattice(list(examples)) if training is None else training
+        span_scores, transitions = scores
+        span_scores = np.asarray(self.model.ops.to_numpy(span_scores), dtype=np.float64)
         transitions = np.asarray(self.model.ops.to_numpy(transitions), dtype=np.float64)
-        K = scores.shape[1]
+        if span_scores.shape[0] != batch.spans.shape[0]:
+            raise ValueError(f"'{self.name}': {span_scores.shape[0]} span scores for a lattice of "
+                             f"{batch.spans.shape[0]} spans (score the spans of training_lattice(examples))")
+        K = span_scores.shape[1]
         log_z, span_marginals, transition_marginals = segment_lattice.marginals(
-            batch.spans, batch.span_offsets, batch.doc_offsets, scores, transitions
+            batch.spans, batch.span_offsets, batch.doc_offsets, span_scores, transitions
         )
         rows = np.flatnonzero(gold >= 0)
         gold_counts = segment_lattice.transition_counts(batch.spans, batch.span_offsets, gold, K)
-        gold_score = scores[rows, gold[rows]].sum() + (gold_counts * transitions).sum()
+        gold_score = span_scores[rows, gold[rows]].sum() + (gold_counts * transitions).sum()
         d_scores = span_marginals
         d_scores[rows, gold[rows]] -= 1.0
-        return float(log_z.sum() - gold_score), d_scores.astype(np.float32), (transition_marginals - gold_counts).astype(np.float32)
+        return float(log_z.sum() - gold_score), (d_scores.astype(np.float32), (transition_marginals - gold_counts).astype(np.float32))

@@ -1,25 +1,34 @@
-"""Flat batch arrays (heads, sentences, documents) read off spaCy Docs.
+"""Flat batch arrays (heads, sentences, documents, spans) read off spaCy Docs.
 
 The glue between spaCy Docs and the structures, which take flat arrays. One
-Python step per Doc; everything per token is numpy.
+Python step per Doc; everything per token or per span is numpy. Spans are in
+two coordinates: spaCy's suggesters give ``[start, end)`` per Doc (a thinc
+``Ragged``), the structures take ``[first, last]`` (inclusive) in batch
+coordinates sorted by (last, first); ``spans_to_ragged`` and
+``suggested_spans`` convert between them.
 """
-from typing import Iterable, List, NamedTuple, Tuple
+from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.attrs import HEAD, SENT_START
 from spacy.tokens import Doc
+from thinc.api import NumpyOps, Ops, get_current_ops
+from thinc.types import Ragged
 
-from ..structures.candidate_spans import candidate_spans
+from ..ml.dependency_features import require_parse
+from ..structures.candidate_spans import merge_spans
 
-NEEDS_TREES = ("dgm", "dgm_s")
+__all__ = [
+    "Batch", "require_parse", "doc_offsets_of", "batch_offsets", "tree_arrays",
+    "spans_to_ragged", "suggested_spans", "lattice", "spans_per_doc", "covered_tokens",
+]
 
 
 class Batch(NamedTuple):
-    """heads (N,) absolute, -1 for a root; sentence_offsets (n_sents + 1,);
-    doc_offsets (B + 1,); spans (S, 2); span_offsets (B + 1,)."""
+    """A lattice of a batch of Docs: doc_offsets (B + 1,); spans (S, 2) first
+    and last token in batch coordinates sorted by (last, first); span_offsets
+    (B + 1,) the spans of Doc b are rows span_offsets[b]:span_offsets[b+1]."""
 
-    heads: np.ndarray
-    sentence_offsets: np.ndarray
     doc_offsets: np.ndarray
     spans: np.ndarray
     span_offsets: np.ndarray
@@ -29,62 +38,92 @@ class Batch(NamedTuple):
         return int(self.doc_offsets[-1])
 
 
-def require_parse(docs: Iterable[Doc], component: str) -> None:
-    """Raise a clear error for a non-empty Doc without a dependency parse."""
-    for doc in docs:
-        if len(doc) and not doc.has_annotation("DEP"):
-            raise ValueError(
-                f"'{component}' needs dependency trees, but a Doc has no dependency parse "
-                f"(text: {doc.text[:60]!r}). Put a parser before '{component}' in the pipeline, "
-                "or pass Docs whose heads and deps are set (for example with the "
-                "spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"); "
-                "structure = \"semi_markov\" needs no parse."
-            )
-
-
-def doc_heads(doc: Doc, offset: int) -> np.ndarray:
-    """Absolute heads in the batch, -1 for roots (and for every token without a parse)."""
-    if not doc.has_annotation("DEP"):
-        return np.full(len(doc), -1, dtype=np.int64)
-    relative = doc.to_array(HEAD).astype(np.int64)
-    heads = relative + np.arange(len(doc), dtype=np.int64) + offset
-    heads[relative == 0] = -1
-    return heads
-
-
-def sentence_starts(doc: Doc) -> np.ndarray:
-    """Token indices at which sentences start; the whole Doc is one sentence if
-    no boundaries are set."""
-    if not len(doc):
-        return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(doc.to_array(SENT_START).astype(np.int64) == 1)
-    if starts.size == 0 or starts[0] != 0:
-        starts = np.concatenate([[0], starts])
-    return starts
-
-
 def doc_offsets_of(docs: List[Doc]) -> np.ndarray:
     """(B + 1,) int64: the tokens of Doc b are doc_offsets[b]:doc_offsets[b+1] of the batch."""
     return np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
+
+
+def _token_table(docs: List[Doc], attrs: List[int]) -> np.ndarray:
+    """(N, len(attrs)) int64: ``doc.to_array(attrs)`` of every Doc, stacked."""
+    tables = [doc.to_array(attrs).astype(np.int64).reshape(len(doc), len(attrs)) for doc in docs if len(doc)]
+    return np.concatenate(tables) if tables else np.zeros((0, len(attrs)), dtype=np.int64)
+
+
+def _sentence_offsets(sent_start: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
+    """(U + 1,) int64 from the SENT_START column: a sentence starts where it is
+    1 and at the start of every Doc (a Doc without boundaries is one sentence)."""
+    starts = sent_start == 1
+    starts[doc_offsets[:-1][np.diff(doc_offsets) > 0]] = True
+    return np.concatenate([np.flatnonzero(starts), doc_offsets[-1:]]).astype(np.int64)
 
 
 def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
     """doc_offsets (B + 1,) and sentence_offsets (U + 1,) of a batch of Docs,
     in batch token coordinates (int64)."""
     doc_offsets = doc_offsets_of(docs)
-    starts = [sentence_starts(doc) + offset for doc, offset in zip(docs, doc_offsets)]
-    return doc_offsets, np.concatenate(starts + [doc_offsets[-1:]]).astype(np.int64)
+    return doc_offsets, _sentence_offsets(_token_table(docs, [SENT_START])[:, 0], doc_offsets)
 
 
-def make_batch(docs: List[Doc], structure: str, max_length, component: str = "dgm_ner") -> Batch:
-    """The flat arrays of a batch of Docs and its candidate spans."""
-    if structure in NEEDS_TREES:
-        require_parse(docs, component)
-    doc_offsets, sentence_offsets = batch_offsets(docs)
-    heads = [doc_heads(doc, offset) for doc, offset in zip(docs, doc_offsets)]
-    heads = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
-    spans = candidate_spans(structure, heads, sentence_offsets, max_length)
-    return Batch(heads, sentence_offsets, doc_offsets, spans, spans_per_doc(spans, doc_offsets))
+def tree_arrays(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """heads (N,) absolute, -1 for a root (every token of a Doc without a
+    parse), sentence_offsets (U + 1,) and doc_offsets (B + 1,) of a batch."""
+    doc_offsets = doc_offsets_of(docs)
+    table = _token_table(docs, [HEAD, SENT_START])
+    relative = table[:, 0]
+    heads = np.where(relative == 0, -1, relative + np.arange(relative.shape[0], dtype=np.int64))
+    return heads, _sentence_offsets(table[:, 1], doc_offsets), doc_offsets
+
+
+def spans_to_ragged(spans: np.ndarray, doc_offsets: np.ndarray, ops: Optional[Ops] = None) -> Ragged:
+    """Spans (S, 2) [first, last] in batch coordinates, sorted by last token, as
+    spaCy's suggesters return them: a Ragged of [start, end) Ints2d in Doc
+    coordinates with one length per Doc."""
+    ops = ops or get_current_ops()
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    bounds = spans_per_doc(spans, doc_offsets)
+    doc_of = np.repeat(np.arange(doc_offsets.shape[0] - 1), np.diff(bounds))
+    data = np.empty(spans.shape, dtype=np.int32)
+    data[:, 0] = spans[:, 0] - doc_offsets[doc_of]
+    data[:, 1] = spans[:, 1] + 1 - doc_offsets[doc_of]
+    return Ragged(ops.asarray2i(data), ops.asarray1i(np.diff(bounds).astype(np.int32)))
+
+
+def suggested_spans(docs: List[Doc], suggester: Callable, doc_offsets: np.ndarray, ops: Optional[Ops] = None) -> np.ndarray:
+    """The spans a spaCy suggester gives for ``docs``: (S, 2) [first, last] in
+    batch coordinates, sorted by (last, first), without duplicates. Any
+    suggester works (spaCy's ``spacy.ngram_suggester.v1`` too); a span
+    outside its Doc is a ValueError."""
+    ops = ops or NumpyOps()
+    suggested = suggester(docs, ops=ops)
+    data = np.asarray(ops.to_numpy(suggested.dataXd), dtype=np.int64).reshape(-1, 2)
+    lengths = np.asarray(ops.to_numpy(suggested.lengths), dtype=np.int64)
+    if lengths.shape[0] != len(docs) or lengths.sum() != data.shape[0]:
+        raise ValueError(f"The suggester gave {lengths.shape[0]} span counts (total {int(lengths.sum())}) and "
+                         f"{data.shape[0]} spans for {len(docs)} Docs: it must give one length per Doc.")
+    doc_of = np.repeat(np.arange(len(docs)), lengths)
+    sizes = np.diff(doc_offsets)[doc_of]
+    if np.any(data[:, 0] < 0) or np.any(data[:, 1] <= data[:, 0]) or np.any(data[:, 1] > sizes):
+        raise ValueError("The suggester gave a span that is empty or outside its Doc: "
+                         "each span must be [start, end) with 0 <= start < end <= len(doc).")
+    spans = data + doc_offsets[doc_of][:, None]
+    spans[:, 1] -= 1
+    keys = spans[:, 1] * (int(doc_offsets[-1]) + 1) + spans[:, 0]
+    if keys.shape[0] > 1 and not np.all(keys[1:] > keys[:-1]):
+        spans = merge_spans(spans, np.zeros((0, 2), np.int64), int(doc_offsets[-1]))
+    return spans
+
+
+def lattice(docs: List[Doc], suggester: Callable, ops: Optional[Ops] = None) -> Batch:
+    """The segment lattice of ``dgm_ner``: the suggester's spans and every
+    single token (O segments are single tokens, so each token must be a span)."""
+    doc_offsets = doc_offsets_of(docs)
+    n_tokens = int(doc_offsets[-1])
+    spans = suggested_spans(docs, suggester, doc_offsets, ops)
+    singles = spans[:, 0] == spans[:, 1]
+    if np.count_nonzero(singles) < n_tokens:
+        tokens = np.arange(n_tokens, dtype=np.int64)
+        spans = merge_spans(spans, np.stack([tokens, tokens], axis=1), n_tokens)
+    return Batch(doc_offsets, spans, spans_per_doc(spans, doc_offsets))
 
 
 def spans_per_doc(spans: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
@@ -98,3 +137,4 @@ def covered_tokens(spans: np.ndarray, n_tokens: int) -> np.ndarray:
     np.add.at(marks, spans[:, 0], 1)
     np.add.at(marks, spans[:, 1] + 1, -1)
     return np.cumsum(marks[:-1])
+

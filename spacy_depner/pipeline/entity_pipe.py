@@ -1,15 +1,17 @@
-"""What the entity components share: labels, gold entities as arrays,
-initialization and loading with clear errors."""
+"""What the entity components share: labels, settings, gold entities as
+arrays, initialization, and loading with clear errors."""
 from itertools import islice
+from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
+import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
 from thinc.api import Model, Optimizer, set_dropout_rate
 
-from .two_stage import configure_second_stage
+from ..ml.corpus_layers import initialize_corpus_layers
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
@@ -26,27 +28,53 @@ subword_features = true
 
 
 class EntityPipe(TrainablePipe):
-    """A trainable component with ``cfg["labels"]`` and a model whose
-    ``transitions`` parameter exists once it is initialized."""
+    """The contract of every entity component.
+
+    State: ``self.cfg`` holds what the trained weights depend on (``labels``
+    and the component's ``saved`` settings, e.g. a tag scheme) and is saved
+    with the pipeline; the other settings (``self.settings``: decoding
+    options, span keys, ``scores``) come from the config each time the
+    component is built, so ``spacy.load(path, config=...)`` overrides them
+    and ``nlp.config`` tells the truth. A saved setting given a new value at
+    load is an error, as is a missing or corrupt ``cfg``. ``initialized``
+    is set by ``initialize`` and by loading, never inferred from the model.
+    """
 
     extra_losses: Tuple[str, ...] = ()
 
-    def setup(self, vocab, model: Model, name: str, scorer: Optional[Callable], choices: Dict[str, Sequence[str]],
-              extra_losses: Sequence[str] = (), **settings) -> None:
+    def setup(self, vocab, model: Model, name: str, scorer: Optional[Callable], *,
+              saved: Optional[Dict[str, object]] = None, settings: Optional[Dict[str, object]] = None,
+              choices: Optional[Dict[str, Sequence[str]]] = None, extra_losses: Sequence[str] = ()) -> None:
         """Check the settings (each of ``choices`` is one of its options;
-        ``max_length``, if given, null or positive) and store them in ``cfg``."""
-        for key, options in choices.items():
-            if settings[key] not in options:
-                raise ValueError(f"Unknown {key} {settings[key]!r} for '{name}': use one of {', '.join(options)}")
-        max_length = settings.get("max_length")
-        if max_length is not None and int(max_length) < 1:
+        ``max_length``, if given, null or positive) and store them: ``saved``
+        in ``cfg``, ``settings`` in ``self.settings``."""
+        saved, settings = dict(saved or {}), dict(settings or {})
+        given = {**saved, **settings}
+        for key, options in (choices or {}).items():
+            if given[key] not in options:
+                raise ValueError(f"Unknown {key} {given[key]!r} for '{name}': use one of {', '.join(options)}")
+        max_length = given.get("max_length")
+        if max_length is not None and (isinstance(max_length, bool) or int(max_length) < 1):
             raise ValueError(f"max_length must be a positive integer or null, not {max_length!r}")
         self.vocab = vocab
         self.model = model
         self.name = name
         self.scorer = scorer
         self.extra_losses = tuple(extra_losses)
-        self.cfg = {"labels": [], **settings}
+        self.settings = settings
+        self.saved_settings = saved
+        self.cfg = {"labels": [], **saved}
+        self.initialized = False
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
+        """The registered scorer with the component's settings (``scorer_settings``)."""
+        if self.scorer is None:
+            return {}
+        return self.scorer(examples, **{**self.scorer_settings(), **kwargs})
+
+    def scorer_settings(self) -> Dict[str, object]:
+        """Keyword arguments of the scorer: the labels and the settings."""
+        return {"labels": self.labels, **self.settings}
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         """Forward and backward pass on a batch with at least one token: the
@@ -88,7 +116,7 @@ class EntityPipe(TrainablePipe):
             raise ValueError(f"A label must be a non-empty string, not {label!r}")
         if label in self.labels:
             return 0
-        if self.model.has_param("transitions"):
+        if self.initialized:
             raise ValueError(
                 f"Cannot add label {label!r} to '{self.name}' after it was initialized: "
                 "pass every label to initialize (labels = [...] in [initialize.components])."
@@ -121,13 +149,17 @@ class EntityPipe(TrainablePipe):
         return np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2), np.array(ids, dtype=np.int64)
 
     def entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray) -> List[List[Span]]:
-        """Spans per Doc from (M, 2) first/last in batch coordinates and label ids (M,) from 1."""
+        """Spans per Doc from (M, 2) first/last in batch coordinates and label
+        ids (M,) from 1; each Doc's spans in their order in ``spans``."""
+        labels = self.labels
         doc_of = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
+        order = np.argsort(doc_of, kind="stable")
+        bounds = np.searchsorted(doc_of[order], np.arange(len(docs) + 1)).tolist()
+        starts = (spans[order, 0] - doc_offsets[doc_of[order]]).tolist()
+        ends = (spans[order, 1] - doc_offsets[doc_of[order]] + 1).tolist()
+        names = [labels[i - 1] for i in np.asarray(label_ids)[order].tolist()]
         return [
-            [
-                Span(doc, int(spans[m, 0] - doc_offsets[d]), int(spans[m, 1] - doc_offsets[d] + 1), label=self.labels[label_ids[m] - 1])
-                for m in np.flatnonzero(doc_of == d)
-            ]
+            [Span(doc, starts[m], ends[m], label=names[m]) for m in range(bounds[d], bounds[d + 1])]
             for d, doc in enumerate(docs)
         ]
 
@@ -160,28 +192,55 @@ class EntityPipe(TrainablePipe):
             raise ValueError(
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
-        configure_second_stage(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
+        initialize_corpus_layers(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
         self.initialize_model([eg.predicted for eg in islice(get_examples(), 10)])
+        self.initialized = True
 
     def loaded(self) -> None:
         """Rebuild what is derived from ``cfg`` after loading (nothing by default)."""
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
-        return _load_or_explain(self, lambda: TrainablePipe.from_bytes(self, bytes_data, exclude=exclude), "bytes")
+        def load():
+            if "cfg" not in exclude and "cfg" not in srsly.msgpack_loads(bytes_data):
+                raise ValueError("no cfg in the data")
+            return TrainablePipe.from_bytes(self, bytes_data, exclude=exclude)
+
+        return self._load_or_explain(load, "bytes")
 
     def from_disk(self, path, *, exclude=tuple()):
-        return _load_or_explain(self, lambda: TrainablePipe.from_disk(self, path, exclude=exclude), str(path))
+        def load():
+            if "cfg" not in exclude and not (Path(path) / "cfg").is_file():
+                raise ValueError(f"no file {Path(path) / 'cfg'}")
+            return TrainablePipe.from_disk(self, path, exclude=exclude)
 
+        return self._load_or_explain(load, str(path))
 
-def _load_or_explain(pipe: TrainablePipe, load: Callable, source: str):
-    """Load a component, turning any failure into an error that names the source."""
-    try:
-        loaded = load()
-        pipe.loaded()
+    def _load_or_explain(self, load: Callable, source: str):
+        """Load, check ``cfg`` and the saved settings, and turn any failure
+        into an error that names the source."""
+        try:
+            loaded = load()
+            self._check_cfg()
+            self.loaded()
+        except Exception as error:
+            raise ValueError(
+                f"Could not load '{self.name}' from {source}: the data is missing or corrupt "
+                f"({type(error).__name__}: {error}). Save the pipeline again with nlp.to_disk."
+            ) from error
+        for key, value in self.saved_settings.items():
+            if self.cfg[key] != value:
+                raise ValueError(
+                    f"'{self.name}' was trained with {key} = {self.cfg[key]!r}, but its config sets {key} = {value!r}. "
+                    f"The model's weights depend on {key}: remove the override or train again."
+                )
+        self.initialized = True
         return loaded
-    except Exception as error:
-        raise ValueError(
-            f"Could not load '{pipe.name}' from {source}: the data is missing or corrupt "
-            f"({type(error).__name__}: {error}). Save the pipeline again with nlp.to_disk."
-        ) from error
+
+    def _check_cfg(self) -> None:
+        labels = self.cfg.get("labels")
+        if not isinstance(labels, list) or not labels or not all(isinstance(label, str) and label for label in labels):
+            raise ValueError(f"cfg has no label list (labels: {labels!r})")
+        missing = [key for key in self.saved_settings if key not in self.cfg]
+        if missing:
+            raise ValueError(f"cfg lacks {', '.join(missing)}")
 

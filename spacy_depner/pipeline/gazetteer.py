@@ -69,10 +69,3 @@ class Gazetteer:
         codes[ends[long] - 1, columns[long]] = LAST
         codes[starts[~long], columns[~long]] = UNIT
         return codes
-
-    def to_bytes(self) -> bytes:
-        return srsly.msgpack_dumps(self.phrases)
-
-    @classmethod
-    def from_bytes(cls, vocab: Vocab, data: bytes) -> "Gazetteer":
-        return cls(vocab, srsly.msgpack_loads(data))

@@ -1,47 +1,65 @@
 """``nested_ner``: nested mentions by a span-based CRF (Corro 2023).
 
-``structure`` chooses the search space: ``semi_markov`` (non-overlapping
+``structure`` chooses the dynamic program: ``semi_markov`` (non-overlapping
 mentions), ``cyk`` (nested, no partial overlap, O(n^3)) or ``quadratic``
 (nested, each mention with at most one child longer than one word, O(n^2)).
-With ``dependency_guided``, mentions are restricted to the DGM valid spans of
-the Doc's trees (Jie, Muis & Lu 2017). Each sentence is one analysis; the
-mentions go to ``doc.spans[spans_key]`` with their marginal probabilities in
-``attrs["scores"]``.
+``suggester`` (any spaCy suggester) chooses the spans that may be mentions:
+by default every span of each sentence
+(``spacy_depner.all_spans_suggester.v1``, ``max_length = null``);
+``spacy_depner.dgm_suggester.v1`` restricts them to the DGM valid spans of the
+Doc's trees (Jie, Muis & Lu 2017); a ``max_length`` of the suggester bounds the
+mentions' length. Suggested spans that cross a sentence end are dropped. The
+model scores the suggested spans only. Each sentence is one analysis; the
+mentions go to ``doc.spans[spans_key]``, with ``scores`` their marginal
+probabilities in ``attrs["scores"]``.
 
 A gold mention set the search space cannot hold is reduced, for the loss, to
 its largest subset that it can hold (found by the structure's own Viterbi);
 the dropped mentions are counted in the loss ``{name}_gold_outside_space``.
-With ``dependency_guided`` and ``add_gold_spans``, gold spans that are not
-valid spans are first added to the mask during training.
+With ``add_gold_spans``, gold spans the suggester lacks are first added to the
+allowed spans during training.
 """
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
-from spacy.tokens import Doc, SpanGroup
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import Model
+from thinc.api import Config, Model
 
 from ..structures import nested_mentions
-from ..structures.candidate_spans import all_spans, span_index, valid_spans
-from .doc_arrays import batch_offsets, doc_heads, require_parse
-from .dgm_ner import DEFAULT_MODEL
-from .entity_pipe import EntityPipe
+from ..structures.candidate_spans import merge_spans
+from .doc_arrays import batch_offsets, require_parse, suggested_spans
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .span_groups import write_span_group
+from .suggesters import ALL_SPANS, build_all_spans_suggester
 
 STRUCTURES = nested_mentions.STRUCTURES
 
+DEFAULT_MODEL = Config().from_str(
+    """
+[model]
+@architectures = "spacy_depner.MentionScorer.v1"
+"""
+    + DEFAULT_TOK2VEC
+)["model"]
 
 
 class SentenceBatch(NamedTuple):
     """Sentences of a batch of Docs as the structure's documents: doc_offsets
-    (B + 1,) of the Docs, sentence_offsets (U + 1,), spans (S, 2) every span of
-    every sentence in the dense layout, mask (S,) bool or None."""
+    (B + 1,) of the Docs, sentence_offsets (U + 1,); spans (S, 2) the spans the
+    model scores (first, last in batch coordinates, sorted by (last, first));
+    rows (S,) their rows in the structure's dense layout of n_dense rows, and
+    mask (n_dense,) bool; both None when every span is allowed (then spans is
+    the dense layout itself)."""
 
     doc_offsets: np.ndarray
     sentence_offsets: np.ndarray
     spans: np.ndarray
+    rows: Optional[np.ndarray]
     mask: Optional[np.ndarray]
+    n_dense: int
 
 
 @Language.factory(
@@ -49,10 +67,10 @@ class SentenceBatch(NamedTuple):
     assigns=["doc.spans"],
     default_config={
         "model": DEFAULT_MODEL,
+        "suggester": {"@misc": ALL_SPANS, "max_length": None},
         "structure": "quadratic",
-        "max_length": None,
-        "dependency_guided": False,
         "add_gold_spans": True,
+        "scores": True,
         "spans_key": "nested_ner",
         "max_sentence_length": 500,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
@@ -63,141 +81,170 @@ def make_nested_ner(
     nlp: Language,
     name: str,
     model: Model,
+    suggester: Callable,
     structure: str,
-    max_length: Optional[int],
-    dependency_guided: bool,
     add_gold_spans: bool,
+    scores: bool,
     spans_key: str,
     max_sentence_length: int,
     scorer: Optional[Callable],
 ) -> "NestedNER":
-    """structure: "semi_markov" | "cyk" | "quadratic"; max_length: longest
-    mention (null: unbounded); dependency_guided: mentions only on DGM valid
-    spans (needs a parse); max_sentence_length: every span of a sentence is
-    scored (n (n + 1) / 2), so longer sentences are an error."""
+    """suggester: the spans that may be mentions (default every span of each
+    sentence; spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a
+    parse); structure: "semi_markov" | "cyk" | "quadratic"; scores: compute the
+    marginals for attrs["scores"] (false: Viterbi only, faster);
+    max_sentence_length: a longer sentence is an error (the spans of a
+    sentence are n (n + 1) / 2)."""
     return NestedNER(
-        nlp.vocab, model, name, structure=structure, max_length=max_length, dependency_guided=dependency_guided,
-        add_gold_spans=add_gold_spans, spans_key=spans_key, max_sentence_length=max_sentence_length, scorer=scorer,
+        nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
+        scores=scores, spans_key=spans_key, max_sentence_length=max_sentence_length, scorer=scorer,
     )
 
 
 class NestedNER(EntityPipe):
+    """Settings (all read from the config at load): ``suggester``,
+    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``,
+    ``max_sentence_length``. ``cfg``: the labels."""
+
     def __init__(
         self,
         vocab: Vocab,
         model: Model,
         name: str = "nested_ner",
         *,
+        suggester: Optional[Callable] = None,
         structure: str = "quadratic",
-        max_length: Optional[int] = None,
-        dependency_guided: bool = False,
         add_gold_spans: bool = True,
+        scores: bool = True,
         spans_key: str = "nested_ner",
         max_sentence_length: int = 500,
         scorer: Optional[Callable] = None,
     ) -> None:
+        if suggester is None:
+            suggester = build_all_spans_suggester()
         self.setup(
-            vocab, model, name, scorer, {"structure": STRUCTURES}, (f"{name}_gold_outside_space",),
-            structure=structure, max_length=max_length, dependency_guided=dependency_guided,
-            add_gold_spans=add_gold_spans, spans_key=spans_key, max_sentence_length=max_sentence_length,
+            vocab, model, name, scorer, choices={"structure": STRUCTURES}, extra_losses=(f"{name}_gold_outside_space",),
+            settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
+                          spans_key=spans_key, max_sentence_length=max_sentence_length),
         )
 
+    @property
+    def suggester(self) -> Callable:
+        return self.settings["suggester"]
+
+    def initialize_model(self, sample: List[Doc]) -> None:
+        """One mention score per label: nO = number of labels."""
+        self.model.set_dim("nO", len(self.labels))
+        self.model.initialize(X=(sample, None) if sample else None)
+
     def _batch(self, docs: List[Doc]) -> SentenceBatch:
-        if self.cfg["dependency_guided"] or self.model.attrs.get("dependency_features"):
+        """The sentences and allowed spans of the Docs (the one place that
+        checks for a parse, besides the suggester itself)."""
+        if self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
         doc_offsets, sentence_offsets = batch_offsets(docs)
         longest = int(np.diff(sentence_offsets).max(initial=0))
-        if longest > self.cfg["max_sentence_length"]:
+        if longest > self.settings["max_sentence_length"]:
             raise ValueError(
                 f"'{self.name}' scores every span of a sentence, and a sentence has {longest} tokens "
-                f"(max_sentence_length = {self.cfg['max_sentence_length']}). Split the Docs into sentences "
+                f"(max_sentence_length = {self.settings['max_sentence_length']}). Split the Docs into sentences "
                 "(a parser or a sentencizer before the component) or raise max_sentence_length."
             )
-        spans = all_spans(sentence_offsets, None)
-        mask = None
-        if self.cfg["dependency_guided"]:
-            heads = np.concatenate([doc_heads(doc, offset) for doc, offset in zip(docs, doc_offsets)]) if docs else np.zeros(0, np.int64)
-            mask = np.zeros(spans.shape[0], dtype=bool)
-            mask[nested_mentions.dense_rows(valid_spans(heads, sentence_offsets, self.cfg["max_length"]), sentence_offsets)] = True
-        return SentenceBatch(doc_offsets, sentence_offsets, spans, mask)
+        spans = suggested_spans(docs, self.suggester, doc_offsets, self.model.ops)
+        sentence_of = np.searchsorted(sentence_offsets, spans, side="right") - 1
+        spans = spans[sentence_of[:, 0] == sentence_of[:, 1]]
+        return self._with_spans(doc_offsets, sentence_offsets, spans)
 
-    def _structure_args(self, batch: SentenceBatch, scores, mask=None) -> Tuple:
-        return (scores, batch.sentence_offsets, self.cfg["structure"],
-                self.cfg["max_length"], batch.mask if mask is None else mask)
+    @staticmethod
+    def _with_spans(doc_offsets: np.ndarray, sentence_offsets: np.ndarray, spans: np.ndarray) -> SentenceBatch:
+        """The batch whose allowed spans are ``spans`` (within sentences, sorted by (last, first))."""
+        n_dense = int(nested_mentions.dense_span_offsets(sentence_offsets)[-1])
+        if spans.shape[0] == n_dense:
+            return SentenceBatch(doc_offsets, sentence_offsets, spans, None, None, n_dense)
+        rows = nested_mentions.dense_rows(spans, sentence_offsets)
+        mask = np.zeros(n_dense, dtype=bool)
+        mask[rows] = True
+        return SentenceBatch(doc_offsets, sentence_offsets, spans, rows, mask, n_dense)
 
-    def _mention_scores(self, docs: List[Doc], batch: SentenceBatch, is_train: bool):
-        """Mention scores (S, T) from the span scorer (its O column and its
-        transitions play no part here), and the backprop closure."""
-        if is_train:
-            (scores, _), backprop = self.model.begin_update((docs, batch.spans))
-        else:
-            (scores, _), backprop = self.model.predict((docs, batch.spans)), None
-        return self.model.ops.to_numpy(scores)[:, 1:], backprop
+    def _decode_args(self, batch: SentenceBatch, scores) -> Tuple:
+        """The structure's arguments: dense scores (n_dense, T) (0 on the spans
+        not allowed, which the mask excludes), sentences, structure, mask."""
+        scores = self.model.ops.to_numpy(scores)
+        if batch.rows is not None:
+            dense = np.zeros((batch.n_dense, scores.shape[1]), dtype=scores.dtype)
+            dense[batch.rows] = scores
+            scores = dense
+        return scores, batch.sentence_offsets, self.settings["structure"], None, batch.mask
 
     def predict(self, docs: Iterable[Doc]):
-        """(batch, label of each span (S,) -1 for none, marginals (S, T))."""
+        """The MAP analysis, and with ``scores`` its marginals: (batch, label
+        of each dense span (n_dense,) -1 for none, marginals (n_dense, T) or None)."""
         docs = list(docs)
         batch = self._batch(docs)
-        scores, _ = self._mention_scores(docs, batch, is_train=False)
-        args = self._structure_args(batch, scores)
+        args = self._decode_args(batch, self.model.predict((docs, batch.spans)))
         _, labels = nested_mentions.viterbi(*args)
-        _, span_marginals = nested_mentions.marginals(*args)
+        span_marginals = nested_mentions.marginals(*args)[1] if self.settings["scores"] else None
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels >= 0)
-        probabilities = span_marginals[rows, labels[rows]].astype(np.float32)
-        doc_of_row = np.searchsorted(batch.doc_offsets, batch.spans[rows, 0], side="right") - 1
-        key = self.cfg["spans_key"]
-        for d, (doc, spans) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, batch.spans[rows], labels[rows] + 1))):
-            group = SpanGroup(doc, name=key, spans=spans)
-            group.attrs["scores"] = probabilities[doc_of_row == d]
-            doc.spans[key] = group
+        spans = batch.spans[rows if batch.rows is None else np.searchsorted(batch.rows, rows)]
+        probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
+        doc_of_row = np.searchsorted(batch.doc_offsets, spans[:, 0], side="right") - 1
+        key = self.settings["spans_key"]
+        for d, (doc, mentions) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, spans, labels[rows] + 1))):
+            write_span_group(doc, key, mentions, None if probabilities is None else probabilities[doc_of_row == d])
 
-    def _gold(self, examples: List[Example], batch: SentenceBatch, n_labels: int):
-        """Gold indicator (S, T), the mask for training (gold spans added when
-        add_gold_spans), and the number of gold mentions the space cannot hold."""
-        entities, ids = self.gold_entities(examples, batch.doc_offsets, self.cfg["spans_key"])
-        ids = ids - 1
-        rows = span_index(batch.spans, entities, int(batch.doc_offsets[-1]))
-        if np.any(rows < 0):
+    def training_batch(self, examples: List[Example]) -> Tuple[SentenceBatch, np.ndarray, int]:
+        """The batch of the examples' predicted Docs (with add_gold_spans, the
+        gold mentions added to the allowed spans), the target (n_dense, T): the
+        largest subset of the gold mentions the space holds, and the number of
+        gold mentions it cannot hold."""
+        batch = self._batch([eg.predicted for eg in examples])
+        entities, ids = self.gold_entities(examples, batch.doc_offsets, self.settings["spans_key"])
+        sentence_of = np.searchsorted(batch.sentence_offsets, entities, side="right") - 1
+        if np.any(sentence_of[:, 0] != sentence_of[:, 1]):
             raise ValueError(f"'{self.name}': a gold mention crosses a sentence boundary of its Doc")
-        gold = np.zeros((batch.spans.shape[0], n_labels))
-        gold[rows, ids] = 1.0
-        mask = batch.mask
-        if mask is not None and self.cfg["add_gold_spans"]:
-            mask = mask.copy()
-            mask[rows] = True
+        if batch.rows is not None and self.settings["add_gold_spans"] and entities.shape[0]:
+            spans = merge_spans(batch.spans, entities, int(batch.doc_offsets[-1]))
+            batch = self._with_spans(batch.doc_offsets, batch.sentence_offsets, spans)
+        gold_rows = nested_mentions.dense_rows(entities, batch.sentence_offsets)
+        gold = np.zeros((batch.n_dense, len(self.labels)))
+        gold[gold_rows, ids - 1] = 1.0
         # the largest subset of the gold mentions the space holds: MAP with +1 per gold mention
-        on_gold = np.zeros(batch.spans.shape[0], dtype=bool)
-        on_gold[rows] = True
-        kept_mask = on_gold if mask is None else on_gold & mask
-        _, kept = nested_mentions.viterbi(2.0 * gold - 1.0, batch.sentence_offsets, self.cfg["structure"],
-                                          self.cfg["max_length"], kept_mask)
+        on_gold = np.zeros(batch.n_dense, dtype=bool)
+        on_gold[gold_rows] = True
+        kept_mask = on_gold if batch.mask is None else on_gold & batch.mask
+        _, kept = nested_mentions.viterbi(2.0 * gold - 1.0, batch.sentence_offsets, self.settings["structure"], None, kept_mask)
         target = np.zeros_like(gold)
         chosen = np.flatnonzero(kept >= 0)
         target[chosen, kept[chosen]] = 1.0
-        return target, mask, int(gold.sum() - target.sum())
+        return batch, target, int(gold.sum() - target.sum())
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
-        batch = self._batch(docs)
-        scores, backprop = self._mention_scores(docs, batch, is_train=True)
-        target, mask, n_missing = self._gold(examples, batch, scores.shape[1])
-        loss, d_mentions = self.get_loss(examples, (batch, scores, target, mask))
-        d_scores = np.zeros((d_mentions.shape[0], d_mentions.shape[1] + 1), dtype=np.float32)
-        d_scores[:, 1:] = d_mentions
-        n_transitions = self.model.get_param("transitions").shape[0]
-        backprop((self.model.ops.asarray2f(d_scores), self.model.ops.alloc2f(n_transitions, n_transitions)))
-        return loss, {f"{self.name}_gold_outside_space": n_missing}
+        training = self.training_batch(examples)
+        scores, backprop = self.model.begin_update((docs, training[0].spans))
+        loss, d_scores = self.get_loss(examples, scores, training=training)
+        backprop(self.model.ops.asarray2f(d_scores))
+        return loss, {f"{self.name}_gold_outside_space": training[2]}
 
-    def get_loss(self, examples, predictions) -> Tuple[float, np.ndarray]:
-        """Negative log-likelihood of the gold analysis and its gradient,
-        marginals minus the gold indicator."""
-        batch, scores, target, mask = predictions
-        log_z, span_marginals = nested_mentions.marginals(*self._structure_args(batch, scores, mask))
-        loss = float(log_z.sum() - (np.asarray(scores, dtype=np.float64) * target).sum())
-        return loss, (span_marginals - target).astype(np.float32)
+    def get_loss(self, examples: Iterable[Example], scores, *, training=None) -> Tuple[float, np.ndarray]:
+        """Negative log-likelihood of the gold analysis and its gradient with
+        respect to ``scores`` (S, T), the mention scores the model gave the
+        spans of ``training_batch(examples)`` (``training``: that batch, when the
+        caller has it already): (loss, marginals minus the gold indicator)."""
+        batch, target, _ = self.training_batch(list(examples)) if training is None else training
+        if scores.shape[0] != batch.spans.shape[0]:
+            raise ValueError(f"'{self.name}': {scores.shape[0]} mention scores for {batch.spans.shape[0]} spans "
+                             "(score the spans of training_batch(examples))")
+        args = self._decode_args(batch, scores)
+        log_z, span_marginals = nested_mentions.marginals(*args)
+        loss = float(log_z.sum() - (np.asarray(args[0], dtype=np.float64) * target).sum())
+        d_scores = span_marginals - target
+        if batch.rows is not None:
+            d_scores = d_scores[batch.rows]
+        return loss, d_scores.astype(np.float32)
 
     def reference_labels(self, example: Example) -> Iterable[str]:
-        return (span.label_ for span in example.reference.spans.get(self.cfg["spans_key"], []))
+        return (span.label_ for span in example.reference.spans.get(self.settings["spans_key"], []))

@@ -25,7 +25,7 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-GENIA_LABELS = ("DNA", "RNA", "cell_line", "cell_type", "protein")
+from ..pipeline.span_groups import heads_key
 
 FlatMention = Tuple[int, int, str]
 
@@ -74,11 +74,6 @@ def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
             mentions = {_mention(entity, len(words), where) for entity in entities}
             sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2]))))
     return sentences
-
-
-def heads_key(spans_key: str) -> str:
-    """The span group of the mentions' heads, beside ``doc.spans[spans_key]``."""
-    return f"{spans_key}_heads"
 
 
 def mentions_to_spans(doc: Doc, mentions: Iterable[Tuple], spans_key: str) -> Doc:

@@ -9,9 +9,16 @@ import spacy
 from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
 
 
-def train(structure="dgm", steps=40, model=None, **config):
+SUGGESTERS = {
+    "dgm": {"@misc": "spacy_depner.dgm_suggester.v1"},
+    "dgm_s": {"@misc": "spacy_depner.dgm_s_suggester.v1"},
+    "semi_markov": {"@misc": "spacy_depner.all_spans_suggester.v1"},
+}
+
+
+def train(structure="dgm", steps=40, model=None, max_length=None, **config):
     nlp = spacy.blank("en")
-    cfg = {"structure": structure, **config}
+    cfg = {"suggester": {**SUGGESTERS[structure], "max_length": max_length}, **config}
     if model:
         cfg["model"] = model
     ner = nlp.add_pipe("dgm_ner", config=cfg)
@@ -33,6 +40,7 @@ def fresh_docs(nlp):
     return [input_doc(nlp, words, heads, deps) for words, heads, deps, _ in TINY]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("structure", ["dgm", "dgm_s", "semi_markov"])
 def test_learns_tiny_corpus(structure):
     nlp, ner, examples, history = train(structure, max_length=8 if structure == "semi_markov" else None)
@@ -40,6 +48,7 @@ def test_learns_tiny_corpus(structure):
     assert nlp.evaluate(examples)["ents_f"] == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["spacy_depner.SpanScorer.v1", "spacy_depner.PooledSpanScorer.v1"])
 @pytest.mark.parametrize("dependency_features", [False, True])
 def test_learns_with_either_scorer_and_dependency_features(architecture, dependency_features):
@@ -96,8 +105,9 @@ def test_multiprocessing_equals_single_process():
 def test_empty_one_token_and_long_docs():
     nlp, ner, _, _ = train("dgm", steps=10)
     assert list(ner(input_doc(nlp, [])).ents) == []
+    # a one-token Doc: its lattice is the token alone; "Paris" is LOC in the corpus
     one = ner(input_doc(nlp, ["Paris"], [0], ["ROOT"]))
-    assert all(e.end - e.start == 1 for e in one.ents)
+    assert [(e.start, e.end, e.label_) for e in one.ents] == [(0, 1, "LOC")]
     n = 5000
     rng = np.random.default_rng(0)
     words = [str(w) for w in rng.choice(["Mary", "lives", "in", "Paris", "John", "Smith"], n)]
@@ -110,9 +120,13 @@ def test_empty_one_token_and_long_docs():
 
 def test_non_projective_tree():
     nlp, ner, _, _ = train("dgm", steps=10)
-    # arcs 0<-2 and 1<-3 cross
-    doc = ner(input_doc(nlp, "Mary John lives Paris".split(), [2, 3, 2, 2], ["nsubj", "x", "ROOT", "obl"]))
-    assert len(doc.spans["dgm_ner"]) == len(doc.ents)
+    # arcs 0<-2 and 1<-3 cross; valid spans (increasing tree path): the single
+    # words, 0..2 (0-2), 1..3 (1-3), 2..3 (2-3) and 0..3 (0-2-3), not 0..1 nor 1..2
+    doc = input_doc(nlp, "Mary John lives Paris".split(), [2, 3, 2, 2], ["nsubj", "x", "ROOT", "obl"])
+    lattice = {tuple(s) for s in ner.suggester([doc]).dataXd.tolist()}
+    assert lattice == {(0, 1), (1, 2), (2, 3), (3, 4), (0, 3), (1, 4), (2, 4), (0, 4)}
+    doc = ner(doc)
+    assert all((e.start, e.end) in lattice for e in doc.ents)
 
 
 @pytest.mark.parametrize("structure", ["dgm", "dgm_s"])
@@ -161,7 +175,57 @@ def test_gold_outside_lattice_is_counted_and_added():
 
 def test_bad_settings():
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="structure"):
-        nlp.add_pipe("dgm_ner", config={"structure": "crf"})
     with pytest.raises(ValueError, match="max_length"):
-        nlp.add_pipe("dgm_ner", name="other", config={"max_length": 0})
+        nlp.add_pipe("dgm_ner", config={"suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": 0}})
+    with pytest.raises(Exception, match="structure"):
+        nlp.add_pipe("dgm_ner", name="other", config={"structure": "dgm"})  # replaced by the suggester
+
+
+@pytest.mark.slow
+def test_any_spacy_suggester_and_single_tokens_always_in_the_lattice():
+    ngrams = {"@misc": "spacy.ngram_suggester.v1", "sizes": [2, 3, 4]}
+    nlp, ner, examples, history = train("dgm", model=None, steps=40, suggester=ngrams)
+    assert history[-1] < history[0] * 0.05
+    assert nlp.evaluate(examples)["ents_f"] == 1.0  # PER "Mary" and LOC "Paris" are single tokens
+    doc = ner(input_doc(nlp, "Mary lives in Paris".split()))  # the n-gram suggester needs no parse
+    assert [(e.text, e.label_) for e in doc.ents] == [("Mary", "PER"), ("Paris", "LOC")]
+
+
+def test_get_loss_is_spacys_shape_and_its_gradient_is_exact():
+    nlp, ner, examples, _ = train("dgm", steps=3)
+    batch, _, _ = ner.training_lattice(examples)
+    scores = ner.model.predict(([eg.predicted for eg in examples], batch.spans))
+    loss, (d_scores, d_transitions) = ner.get_loss(examples, scores)
+    assert d_scores.shape == scores[0].shape and d_transitions.shape == scores[1].shape
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # central finite differences of the loss
+        i, j = int(rng.integers(scores[0].shape[0])), int(rng.integers(scores[0].shape[1]))
+        shifted = []
+        for eps in (1e-2, -1e-2):
+            span_scores = np.array(scores[0], dtype=np.float64)
+            span_scores[i, j] += eps
+            shifted.append(ner.get_loss(examples, (span_scores, scores[1]))[0])
+        assert abs((shifted[0] - shifted[1]) / 2e-2 - d_scores[i, j]) < 1e-3
+
+
+def test_settings_given_at_load_take_effect(tmp_path):
+    nlp, ner, _, _ = train("dgm", steps=20)
+    nlp.to_disk(tmp_path / "model")
+    docs = fresh_docs(nlp)
+    trained = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe([d.copy() for d in docs])]
+    assert any(e[1] - e[0] > 1 for ents in trained for e in ents)
+    config = {"scores": False, "scores_key": "flat",
+              "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 1}}
+    loaded = spacy.load(tmp_path / "model", config={"components": {"dgm_ner": config}})
+    assert loaded.config["components"]["dgm_ner"]["scores_key"] == "flat"
+    assert loaded.config["components"]["dgm_ner"]["scores"] is False
+    assert loaded.config["components"]["dgm_ner"]["suggester"]["max_length"] == 1
+    for doc in loaded.pipe([d.copy() for d in docs]):
+        assert "dgm_ner" not in doc.spans and "scores" not in doc.spans["flat"].attrs
+        assert [(e.start, e.end) for e in doc.spans["flat"]] == [(e.start, e.end) for e in doc.ents]
+        assert all(len(e) == 1 for e in doc.ents)
+    same = spacy.load(tmp_path / "model")
+    assert [[(e.start, e.end, e.label_) for e in d.ents] for d in same.pipe([d.copy() for d in docs])] == trained
+    (tmp_path / "model" / "dgm_ner" / "cfg").unlink()
+    with pytest.raises(ValueError, match="missing or corrupt"):
+        spacy.load(tmp_path / "model")

@@ -1,5 +1,6 @@
 """The nested_ner component: learning nested mentions, the three search spaces,
-dependency guidance, serialization, multiprocessing, bad input."""
+the suggester's mask, settings given at load, serialization, multiprocessing,
+bad input."""
 import numpy as np
 import pytest
 import spacy
@@ -9,6 +10,7 @@ from spacy.training import Example
 from tiny_corpus import SMALL_TOK2VEC, train_component
 
 KEY = "nested_ner"
+DGM = {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None}
 # words, heads (absolute; a root is its own head), deps, mentions (start, end exclusive, label)
 NESTED = [
     # "University of Paris" is not a DGM valid span of this tree: Paris hangs from hospital
@@ -29,7 +31,7 @@ def make_example(nlp, words, heads, deps, mentions, trees=True):
 
 
 def train(steps=40, trees=True, **config):
-    model = {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}
+    model = {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}
     return train_component("nested_ner", {"model": model, **config},
                            lambda nlp: [make_example(nlp, *row, trees=trees) for row in NESTED], steps)
 
@@ -42,6 +44,7 @@ def fresh_docs(nlp, trees=True):
     return [Doc(nlp.vocab, words=w, **({"heads": h, "deps": d} if trees else {})) for w, h, d, _ in NESTED]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("structure", ["cyk", "quadratic"])
 def test_learns_nested_mentions(structure):
     nlp, ner, examples, history = train(structure=structure)
@@ -60,9 +63,9 @@ def test_semi_markov_keeps_the_largest_flat_subset_and_counts_the_rest():
 
 
 def test_dependency_guided_mask_and_gold_outside():
-    _, _, _, history = train(structure="quadratic", dependency_guided=True, add_gold_spans=False, steps=1)
+    _, _, _, history = train(structure="quadratic", suggester=DGM, add_gold_spans=False, steps=1)
     assert history[0][f"{KEY}_gold_outside_space"] == 1
-    nlp, ner, examples, history = train(structure="quadratic", dependency_guided=True)
+    nlp, ner, examples, history = train(structure="quadratic", suggester=DGM)
     assert history[0][f"{KEY}_gold_outside_space"] == 0  # added to the mask in training
     predicted = mentions(nlp.pipe(fresh_docs(nlp)))
     from spacy_depner.structures.candidate_spans import valid_spans
@@ -90,7 +93,7 @@ def test_round_trips_and_multiprocessing(tmp_path):
     loaded = spacy.load(tmp_path / "model")
     assert mentions(loaded.pipe(fresh_docs(loaded))) == expected
     from_bytes = spacy.blank("en")
-    from_bytes.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}}).from_bytes(ner.to_bytes())
+    from_bytes.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}}).from_bytes(ner.to_bytes())
     assert mentions(from_bytes.pipe(fresh_docs(from_bytes))) == expected
     docs = fresh_docs(nlp) * 4
     assert mentions(nlp.pipe([d.copy() for d in docs], n_process=2, batch_size=3)) == expected * 4
@@ -102,7 +105,14 @@ def test_round_trips_and_multiprocessing(tmp_path):
 def test_empty_one_token_long_and_too_long_docs():
     nlp, ner, _, _ = train(steps=10)
     assert len(ner(Doc(nlp.vocab, words=[])).spans[KEY]) == 0
-    assert len(ner(Doc(nlp.vocab, words=["Paris"])).spans[KEY]) <= 1
+    # a one-token Doc has one span and two analyses, {} and {<t, 0, 1>}: the mention
+    # of label t has probability exp(s_t) / (1 + sum_t' exp(s_t')), MAP the best of 0 and the s_t
+    one = ner(Doc(nlp.vocab, words=["Paris"]))
+    s = np.asarray(ner.model.predict(([one], np.array([[0, 0]]))), dtype=np.float64)[0]
+    best = int(np.argmax(s))
+    assert [(m.start, m.end, m.label_) for m in one.spans[KEY]] == ([(0, 1, ner.labels[best])] if s[best] > 0 else [])
+    if s[best] > 0:
+        assert one.spans[KEY].attrs["scores"][0] == pytest.approx(np.exp(s[best]) / (1 + np.exp(s).sum()), rel=1e-5)
     n = 5000
     words = ["Mary", "saw", "the", "Bank", "of", "England", "."] * (n // 7)
     sent_starts = [i % 7 == 0 for i in range(len(words))]
@@ -110,6 +120,62 @@ def test_empty_one_token_long_and_too_long_docs():
     assert all(s.start // 7 == (s.end - 1) // 7 for s in doc.spans[KEY])  # no mention across a sentence end
     with pytest.raises(ValueError, match="max_sentence_length"):
         ner(Doc(nlp.vocab, words=words))
+
+
+def test_mention_scorer_has_no_transitions_and_get_loss_gradient_is_exact():
+    nlp, ner, examples, _ = train(steps=3, suggester=DGM)
+    assert not ner.model.has_param("transitions") and ner.model.get_dim("nO") == len(ner.labels)
+    batch, _, _ = ner.training_batch(examples)
+    scores = ner.model.predict(([eg.predicted for eg in examples], batch.spans))
+    loss, d_scores = ner.get_loss(examples, scores)
+    assert d_scores.shape == scores.shape and np.isfinite(loss)
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # central finite differences of the loss
+        i, j = int(rng.integers(scores.shape[0])), int(rng.integers(scores.shape[1]))
+        shifted = []
+        for eps in (1e-2, -1e-2):
+            changed = np.array(scores, dtype=np.float64)
+            changed[i, j] += eps
+            shifted.append(ner.get_loss(examples, changed)[0])
+        assert abs((shifted[0] - shifted[1]) / 2e-2 - d_scores[i, j]) < 1e-3
+
+
+def test_any_spacy_suggester_bounds_the_mentions():
+    ngrams = {"@misc": "spacy.ngram_suggester.v1", "sizes": [1, 2]}
+    nlp, ner, examples, history = train(steps=20, suggester=ngrams)
+    assert history[0][f"{KEY}_gold_outside_space"] == 0  # add_gold_spans: longer gold mentions join the mask
+    found = mentions(nlp.pipe(fresh_docs(nlp, trees=False)))
+    assert any(found) and all(e - s <= 2 for doc in found for s, e, _ in doc)
+
+
+def test_settings_given_at_load_take_effect(tmp_path):
+    nlp, ner, _, _ = train(structure="cyk")
+    nlp.to_disk(tmp_path / "model")
+    nested = mentions(nlp.pipe(fresh_docs(nlp)))
+    assert any(a[1] > b[0] and a[0] <= b[0] for doc in nested for a in doc for b in doc if a != b)  # learnt nesting
+    assert (1, 4, "ORG") in nested[0]
+
+    flat = spacy.load(tmp_path / "model", config={"components": {KEY: {"structure": "semi_markov", "scores": False}}})
+    assert flat.config["components"][KEY]["structure"] == "semi_markov" and flat.get_pipe(KEY).settings["structure"] == "semi_markov"
+    for doc in flat.pipe(fresh_docs(flat)):
+        spans = sorted((s.start, s.end) for s in doc.spans[KEY])
+        assert spans and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # semi-Markov: no nesting
+        assert "scores" not in doc.spans[KEY].attrs
+
+    short = spacy.load(tmp_path / "model", config={"components": {KEY: {"max_sentence_length": 4}}})
+    assert short.config["components"][KEY]["max_sentence_length"] == 4
+    with pytest.raises(ValueError, match="max_sentence_length = 4"):
+        short(Doc(short.vocab, words="Mary saw the Bank of England".split()))
+
+    guided = spacy.load(tmp_path / "model", config={"components": {KEY: {"suggester": DGM, "spans_key": "guided"}}})
+    assert guided.config["components"][KEY]["suggester"]["@misc"] == DGM["@misc"]
+    doc = guided(fresh_docs(guided)[0])  # "University of Paris" is not a valid span of its tree
+    assert KEY not in doc.spans and (1, 4) not in {(s.start, s.end) for s in doc.spans["guided"]}
+    assert mentions(spacy.load(tmp_path / "model").pipe(fresh_docs(nlp))) == nested
+
+    (tmp_path / "model" / KEY / "cfg").unlink()
+    with pytest.raises(ValueError, match="missing or corrupt"):
+        spacy.load(tmp_path / "model")
 
 
 def test_unknown_label_and_bad_settings():
@@ -121,8 +187,11 @@ def test_unknown_label_and_bad_settings():
         ner.update(examples)
     with pytest.raises(ValueError, match="structure"):
         nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
+    with pytest.raises(Exception, match="dependency_guided"):
+        nlp.add_pipe("nested_ner", name="b", config={"dependency_guided": True})  # replaced by the suggester
 
 
+@pytest.mark.slow
 def test_evaluate_nested_command_scores_a_learned_corpus(tmp_path):
     """The tiny corpus, learned to F1 = 1.0, written as GENIA JSON lines and
     scored by `evaluate-nested`: F1 1.0; with one gold mention removed, P < 1."""

@@ -1,10 +1,8 @@
 """The two-stage model's glue: cross-validation folds, first-stage records,
 the first_stage_spans component, the second stage's corpus counts at
-initialization, and the `spacy project run two_stage` workflow on a tiny corpus."""
+initialization, and its test-time corpus counts (the `spacy project run
+two_stage` workflow is tested in tests/experiments)."""
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +12,9 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
-from spacy_depner.pipeline.two_stage import configure_second_stage
-
-from corpus_copies import replicate, replicate_conllu
+from spacy_depner.ml.corpus_layers import initialize_corpus_layers
 
 HERE = Path(__file__).parents[1]
-ROOT = HERE.parent
 
 
 @pytest.mark.parametrize("n, folds", [(0, 2), (1, 2), (7, 3), (25, 10)])
@@ -73,14 +68,25 @@ def test_records_round_trip_and_check_the_document_length():
         attach_first_stage(Doc(nlp.vocab, words=["Kim"]), record, "first_stage")
 
 
-def test_first_stage_spans_copies_the_entities():
+def test_first_stage_spans_copies_the_entities(tmp_path):
     nlp = spacy.blank("en")
-    nlp.add_pipe("first_stage_spans")
-    doc = nlp.make_doc("Kim met Lee")
-    doc.ents = [Span(doc, 0, 1, "PER"), Span(doc, 2, 3, "PER")]
-    doc = nlp.get_pipe("first_stage_spans")(doc)
-    assert [(s.start, s.label_) for s in doc.spans["first_stage"]] == [(0, "PER"), (2, "PER")]
-    assert spacy.blank("en").from_bytes(nlp.to_bytes()) is not None
+    nlp.add_pipe("first_stage_spans", config={"spans_key": "firsts"})
+
+    def copied(pipeline):
+        doc = pipeline.make_doc("Kim met Lee in Paris")
+        doc.ents = [Span(doc, 0, 1, "PER"), Span(doc, 2, 3, "PER"), Span(doc, 4, 5, "LOC")]
+        doc = pipeline.get_pipe("first_stage_spans")(doc)
+        return [(s.start, s.end, s.label_) for s in doc.spans["firsts"]]
+
+    assert copied(nlp) == [(0, 1, "PER"), (2, 3, "PER"), (4, 5, "LOC")]
+    # saved and loaded, it keeps its span key and still copies
+    nlp.to_disk(tmp_path / "pipeline")
+    assert copied(spacy.load(tmp_path / "pipeline")) == [(0, 1, "PER"), (2, 3, "PER"), (4, 5, "LOC")]
+    from_bytes = spacy.blank("en")
+    from_bytes.add_pipe("first_stage_spans", config={"spans_key": "firsts"})
+    assert copied(from_bytes.from_bytes(nlp.to_bytes())) == [(0, 1, "PER"), (2, 3, "PER"), (4, 5, "LOC")]
+    empty = nlp.get_pipe("first_stage_spans")(nlp.make_doc("no entities"))
+    assert list(empty.spans["firsts"]) == []
 
 
 def second_stage_nlp():
@@ -101,6 +107,7 @@ def example(nlp, words, gold, first):
     return Example(predicted, reference)
 
 
+@pytest.mark.slow
 def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
     nlp = second_stage_nlp()
     words = "Paris is big . Paris met Kim . paris again".split()
@@ -117,49 +124,15 @@ def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
     def no_docs():
         raise AssertionError("the Docs are read only for a second stage")
 
-    assert configure_second_stage(spacy.blank("en").add_pipe("chain_ner").model, ["LOC"], no_docs) == 0
+    assert initialize_corpus_layers(spacy.blank("en").add_pipe("chain_ner").model, ["LOC"], no_docs) == 0
 
 
-def test_project_run_two_stage_fills_the_report(tmp_path):
-    data = tmp_path / "data"
-    (data / "ud_ewt" / "r2.9").mkdir(parents=True)
-    (data / "uner_ewt").mkdir()
-    conllu = (HERE / "data" / "tiny.conllu").read_text()
-    iob2 = (HERE / "data" / "tiny.iob2").read_text()
-    (data / "ud_gum").mkdir()
-    gum = (HERE / "data" / "nested_gum.conllu").read_text()
-    for split, copies in (("train", 6), ("dev", 2), ("test", 2)):
-        (data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu").write_text(replicate(conllu, copies))
-        name = "en_ewt-ud-train.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"
-        (data / "uner_ewt" / name).write_text(replicate(iob2, copies))
-        (data / "ud_gum" / f"en_gum-ud-{split}.conllu").write_text(replicate_conllu(gum, copies))
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project)
-    shutil.copytree(ROOT / "configs", project / "configs")
-    command = [sys.executable, "-m", "spacy", "project", "run", "two_stage", str(project), "--vars.data", str(data),
-               "--vars.two_stage_folds", "3", "--vars.two_stage_steps", "4"]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    records = [json.loads(line) for line in (project / "training" / "two_stage" / "first_stage_train.jsonl").read_text().splitlines()]
-    assert [r["document"] for r in records] == list(range(6))
-    result = json.loads((project / "metrics" / "two_stage" / "evaluation.json").read_text())
-    assert result["documents"] == 2 and 0 < result["approximate_randomization"]["p_value"] <= 1
-    assert result["time_ratio"] > 1.0
-    report = (project / "metrics" / "two_stage" / "report.md").read_text()
-    assert "approximate randomization" in report
-    for corpus, documents in (("ewt", 2), ("gum", 4)):
-        for split, counts in (("test", "training"), ("test", "training + test"), ("dev", "training")):
-            assert f"| {corpus} | {split} | {documents} | {counts} |" in report
-    gum_records = [json.loads(line) for line in (project / "training" / "two_stage_gum" / "first_stage_train.jsonl").read_text().splitlines()]
-    assert [r["document"] for r in gum_records] == list(range(12))
-    pipeline = spacy.load(project / "training" / "two_stage" / "pipeline")
-    assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
+def test_counting_pipe_adds_the_input_to_the_corpus_counts_for_one_call():
+    from spacy_depner.ml.majority_labels import CorpusStatistics
+    from spacy_depner.ml.nonlocal_features import configure_nonlocal_features, corpus_statistics
+    from spacy_depner.pipeline.corpus_counts import counting_pipe
 
-
-def test_counting_input_adds_the_input_to_the_corpus_counts_for_one_call():
-    from spacy_depner.ml.nonlocal_features import CorpusStatistics, configure_nonlocal_features, corpus_statistics
-    from spacy_depner.two_stage_study import SECOND_STAGE, counting_input
+    SECOND_STAGE = "second_stage"
 
     second = second_stage_nlp()
     words = "Paris is big . Kim met Lee".split()
@@ -172,7 +145,7 @@ def test_counting_input_adds_the_input_to_the_corpus_counts_for_one_call():
     layer = next(n for n in pair.get_pipe(SECOND_STAGE).model.walk() if n.name == "nonlocal_features")
     saved = dict(layer.attrs["corpus_statistics"])
     inputs = [Doc(pair.vocab, words="Lee met Lee".split())]
-    counted = counting_input(pair)([d.copy() for d in inputs])
+    counted = counting_pipe(pair, SECOND_STAGE)([d.copy() for d in inputs])
     assert layer.attrs["corpus_statistics"] == saved  # restored
     # the same as configuring the counts of training + input by hand
     firsts = list(pair.pipe([d.copy() for d in inputs], disable=[SECOND_STAGE]))

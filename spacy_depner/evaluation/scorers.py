@@ -1,4 +1,5 @@
-"""Registered scorers."""
+"""The registered scorers of the components: P/R/F of `doc.ents` with the
+lattice coverage of dgm_ner, and P/R/F of nested mentions (with heads)."""
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.pipeline.spancat import spancat_score
@@ -6,17 +7,19 @@ from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
 
-from .pipeline.doc_arrays import make_batch
-from .readers.genia import heads_key
+from .metrics import prf_from_counts
 from .significance import item_counts
-from .structures.candidate_spans import span_index
+from ..pipeline.doc_arrays import lattice
+from ..pipeline.span_groups import heads_key
+from ..structures.candidate_spans import span_index
 
 
-def lattice_coverage(examples: Iterable[Example], structure: str, max_length: Optional[int]) -> Optional[float]:
-    """Fraction of gold entities that are candidate spans of the predicted Docs'
-    lattice (their trees, for dgm and dgm_s); None without gold entities."""
+def lattice_coverage(examples: Iterable[Example], suggester: Callable) -> Optional[float]:
+    """Fraction of gold entities that are spans of the lattice ``dgm_ner``
+    builds with ``suggester`` on the predicted Docs (the suggested spans and
+    every single token); None without gold entities."""
     examples = list(examples)
-    batch = make_batch([eg.predicted for eg in examples], structure, max_length)
+    batch = lattice([eg.predicted for eg in examples], suggester)
     entities = [
         (offset + span.start, offset + span.end - 1)
         for offset, eg in zip(batch.doc_offsets, examples)
@@ -34,14 +37,14 @@ def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
     return score_entities
 
 
-def score_entities(examples: Iterable[Example], structure: Optional[str] = None, max_length: Optional[int] = None, **kwargs) -> Dict[str, Any]:
+def score_entities(examples: Iterable[Example], suggester: Optional[Callable] = None, **kwargs) -> Dict[str, Any]:
     """P/R/F of doc.ents overall and per type (``ents_p``, ``ents_r``, ``ents_f``,
-    ``ents_per_type``), and, given the component's structure, the coverage of
+    ``ents_per_type``), and, given the component's suggester, the coverage of
     the gold entities by its lattice (``ents_lattice_coverage``)."""
     examples = list(examples)
     scores = get_ner_prf(examples)
-    if structure is not None:
-        scores["ents_lattice_coverage"] = lattice_coverage(examples, structure, max_length)
+    if suggester is not None:
+        scores["ents_lattice_coverage"] = lattice_coverage(examples, suggester)
     return scores
 
 
@@ -62,10 +65,7 @@ def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", **k
     if any(key in eg.reference.spans for eg in examples) and any(key in eg.predicted.spans for eg in examples):
         counts = item_counts([_with_heads(eg.reference, spans_key) for eg in examples],
                              [_with_heads(eg.predicted, spans_key) for eg in examples])
-        tp, fp, fn = counts.sum(axis=0) if len(counts) else (0, 0, 0)
-        p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-        scores.update({f"spans_{spans_key}_head_p": p, f"spans_{spans_key}_head_r": r,
-                       f"spans_{spans_key}_head_f": 2 * p * r / max(p + r, 1e-12)})
+        scores.update({f"spans_{spans_key}_head_{k}": v for k, v in prf_from_counts(counts).items()})
     return scores
 
 
