@@ -39,3 +39,19 @@ def train_component(factory: str, config: dict, make_examples, steps: int):
     optimizer = nlp.initialize(lambda: examples)
     history = [nlp.update(examples, sgd=optimizer, losses={}) for _ in range(steps)]
     return nlp, component, examples, history
+
+
+def check_unknown_gold_label(factory: str, config: dict, make_examples, labels, unknown: str):
+    """A blank English pipeline with ``factory`` initialized with ``labels``:
+    updating it on ``make_examples(nlp)``, whose gold has the label
+    ``unknown``, is a clear error. Returns the pipeline."""
+    import pytest
+    import spacy
+
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe(factory, config=config)
+    examples = make_examples(nlp)
+    component.initialize(lambda: examples, nlp=nlp, labels=labels)
+    with pytest.raises(ValueError, match=f"Unknown label '{unknown}'"):
+        component.update(examples)
+    return nlp

@@ -76,7 +76,7 @@ def batch_heads_and_labels(docs: List[Doc], component: str = "dependency_feature
         offset += len(doc)
     if not heads:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64)
-    return np.concatenate(heads), np.concatenate(labels).astype(np.uint64)
+    return np.concatenate(heads), np.concatenate(labels).astype(np.uint64, copy=False)  # to_array gives uint64
 
 
 def dependency_features_forward(model: Model, docs: List[Doc], is_train: bool):

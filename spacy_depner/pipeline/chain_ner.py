@@ -26,7 +26,6 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
-from ..ml.dependency_features import require_parse
 from ..structures import linear_chain
 from .doc_arrays import doc_offsets_of
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
@@ -119,8 +118,7 @@ class LinearChainNER(EntityPipe):
         """The model's (tag scores (N, T), transitions) on the batch and, in
         training, their backprop; the parse check of a model with dependency
         features."""
-        if self.model.attrs.get("dependency_features"):
-            require_parse(docs, self.name)
+        self.check_parse(docs)
         inputs = (docs, self.gazetteer.codes(docs))
         if is_train:
             return self.model.begin_update(inputs)

@@ -21,7 +21,7 @@ from thinc.api import Config, Model
 
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
-from .doc_arrays import Batch, covered_tokens, lattice, require_parse, spans_per_doc
+from .doc_arrays import Batch, covered_tokens, lattice, spans_per_doc
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
 from .suggesters import DGM, build_dgm_suggester
@@ -104,8 +104,7 @@ class DependencyGuidedNER(EntityPipe):
     def _batch(self, docs: List[Doc]) -> Batch:
         """The lattice of the Docs (the one place that checks for a parse,
         besides the suggester itself)."""
-        if self.model.attrs.get("dependency_features"):
-            require_parse(docs, self.name)
+        self.check_parse(docs)
         return lattice(docs, self.suggester, self.model.ops)
 
     def predict(self, docs: Iterable[Doc]):
@@ -121,13 +120,14 @@ class DependencyGuidedNER(EntityPipe):
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
+        docs = list(docs)
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels > 0)
         probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
-        doc_of_row = np.searchsorted(batch.doc_offsets, batch.spans[rows, 0], side="right") - 1
-        for d, (doc, ents) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, batch.spans[rows], labels[rows]))):
+        for doc, (ents, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, batch.spans[rows],
+                                                                                  labels[rows], probabilities)):
             doc.set_ents(ents, default="outside")
-            write_span_group(doc, self.settings["scores_key"], ents, None if probabilities is None else probabilities[doc_of_row == d])
+            write_span_group(doc, self.settings["scores_key"], ents, doc_probabilities)
 
     def training_lattice(self, examples: List[Example]) -> Tuple[Batch, np.ndarray, int]:
         """The lattice of the examples' predicted Docs, with add_gold_spans

@@ -7,7 +7,7 @@ two coordinates: spaCy's suggesters give ``[start, end)`` per Doc (a thinc
 coordinates sorted by (last, first); ``spans_to_ragged`` and
 ``suggested_spans`` convert between them.
 """
-from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.attrs import HEAD, SENT_START
@@ -15,11 +15,10 @@ from spacy.tokens import Doc
 from thinc.api import NumpyOps, Ops, get_current_ops
 from thinc.types import Ragged
 
-from ..ml.dependency_features import require_parse
 from ..structures.candidate_spans import merge_spans
 
 __all__ = [
-    "Batch", "require_parse", "doc_offsets_of", "batch_offsets", "tree_arrays",
+    "Batch", "doc_offsets_of", "batch_offsets", "tree_arrays",
     "spans_to_ragged", "suggested_spans", "lattice", "spans_per_doc", "covered_tokens",
 ]
 
@@ -137,4 +136,3 @@ def covered_tokens(spans: np.ndarray, n_tokens: int) -> np.ndarray:
     np.add.at(marks, spans[:, 0], 1)
     np.add.at(marks, spans[:, 1] + 1, -1)
     return np.cumsum(marks[:-1])
-

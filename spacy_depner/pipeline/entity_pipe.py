@@ -12,6 +12,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from thinc.api import Model, Optimizer, set_dropout_rate
 
 from ..ml.corpus_layers import initialize_corpus_layers
+from ..ml.dependency_features import require_parse
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
@@ -75,6 +76,11 @@ class EntityPipe(TrainablePipe):
     def scorer_settings(self) -> Dict[str, object]:
         """Keyword arguments of the scorer: the labels and the settings."""
         return {"labels": self.labels, **self.settings}
+
+    def check_parse(self, docs: List[Doc]) -> None:
+        """A model with dependency features needs a parse: ``require_parse``."""
+        if self.model.attrs.get("dependency_features"):
+            require_parse(docs, self.name)
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         """Forward and backward pass on a batch with at least one token: the
@@ -151,6 +157,13 @@ class EntityPipe(TrainablePipe):
     def entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray) -> List[List[Span]]:
         """Spans per Doc from (M, 2) first/last in batch coordinates and label
         ids (M,) from 1; each Doc's spans in their order in ``spans``."""
+        return [doc_spans for doc_spans, _ in self.scored_entity_spans(docs, doc_offsets, spans, label_ids)]
+
+    def scored_entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
+                            scores: Optional[np.ndarray] = None) -> List[Tuple[List[Span], Optional[np.ndarray]]]:
+        """Per Doc, its spans (as ``entity_spans``) and their rows of
+        ``scores`` (M,), one per span of ``spans`` (None without scores):
+        the batch is split by Doc once, with one stable sort."""
         labels = self.labels
         doc_of = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
         order = np.argsort(doc_of, kind="stable")
@@ -158,8 +171,9 @@ class EntityPipe(TrainablePipe):
         starts = (spans[order, 0] - doc_offsets[doc_of[order]]).tolist()
         ends = (spans[order, 1] - doc_offsets[doc_of[order]] + 1).tolist()
         names = [labels[i - 1] for i in np.asarray(label_ids)[order].tolist()]
+        doc_scores = [None] * len(docs) if scores is None else np.split(np.asarray(scores)[order], bounds[1:-1])
         return [
-            [Span(doc, starts[m], ends[m], label=names[m]) for m in range(bounds[d], bounds[d + 1])]
+            ([Span(doc, starts[m], ends[m], label=names[m]) for m in range(bounds[d], bounds[d + 1])], doc_scores[d])
             for d, doc in enumerate(docs)
         ]
 

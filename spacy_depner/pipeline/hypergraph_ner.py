@@ -43,7 +43,6 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
-from ..ml.dependency_features import require_parse
 from ..structures import mention_hypergraph
 from .doc_arrays import batch_offsets
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
@@ -120,8 +119,7 @@ class HypergraphNER(EntityPipe):
     def _forward(self, docs: List[Doc], is_train: bool):
         """The model's token scores (N, T * K) and, in training, their backprop;
         the parse check of a model with dependency features."""
-        if self.model.attrs.get("dependency_features"):
-            require_parse(docs, self.name)
+        self.check_parse(docs)
         if is_train:
             return self.model.begin_update(docs)
         return self.model.predict(docs), None
@@ -162,11 +160,10 @@ class HypergraphNER(EntityPipe):
         docs = list(docs)
         doc_offsets, mentions, probabilities = predictions
         key = self.spans_key
-        spans = self.entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1)
+        spans = self.scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, probabilities)
         head_spans = self.entity_spans(docs, doc_offsets, mentions[:, 3:5], mentions[:, 2] + 1) if self.cfg["heads"] else None
-        doc_of = np.searchsorted(doc_offsets, mentions[:, 0], side="right") - 1 if probabilities is not None else None
-        for d, doc in enumerate(docs):
-            write_span_group(doc, key, spans[d], probabilities[doc_of == d] if doc_of is not None else None)
+        for d, (doc, (doc_spans, doc_probabilities)) in enumerate(zip(docs, spans)):
+            write_span_group(doc, key, doc_spans, doc_probabilities)
             if head_spans is not None:
                 write_span_group(doc, heads_key(key), head_spans[d])
 

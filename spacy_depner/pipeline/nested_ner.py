@@ -30,7 +30,7 @@ from thinc.api import Config, Model
 
 from ..structures import nested_mentions
 from ..structures.candidate_spans import merge_spans
-from .doc_arrays import batch_offsets, require_parse, suggested_spans
+from .doc_arrays import batch_offsets, suggested_spans
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
 from .suggesters import ALL_SPANS, build_all_spans_suggester
@@ -140,8 +140,7 @@ class NestedNER(EntityPipe):
     def _batch(self, docs: List[Doc]) -> SentenceBatch:
         """The sentences and allowed spans of the Docs (the one place that
         checks for a parse, besides the suggester itself)."""
-        if self.model.attrs.get("dependency_features"):
-            require_parse(docs, self.name)
+        self.check_parse(docs)
         doc_offsets, sentence_offsets = batch_offsets(docs)
         longest = int(np.diff(sentence_offsets).max(initial=0))
         if longest > self.settings["max_sentence_length"]:
@@ -187,14 +186,15 @@ class NestedNER(EntityPipe):
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
+        docs = list(docs)
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels >= 0)
         spans = batch.spans[rows if batch.rows is None else np.searchsorted(batch.rows, rows)]
         probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
-        doc_of_row = np.searchsorted(batch.doc_offsets, spans[:, 0], side="right") - 1
         key = self.settings["spans_key"]
-        for d, (doc, mentions) in enumerate(zip(docs, self.entity_spans(docs, batch.doc_offsets, spans, labels[rows] + 1))):
-            write_span_group(doc, key, mentions, None if probabilities is None else probabilities[doc_of_row == d])
+        for doc, (mentions, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, spans,
+                                                                                       labels[rows] + 1, probabilities)):
+            write_span_group(doc, key, mentions, doc_probabilities)
 
     def training_batch(self, examples: List[Example]) -> Tuple[SentenceBatch, np.ndarray, int]:
         """The batch of the examples' predicted Docs (with add_gold_spans, the

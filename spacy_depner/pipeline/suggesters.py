@@ -29,7 +29,8 @@ from thinc.api import Ops
 from thinc.types import Ragged
 
 from ..structures.candidate_spans import all_spans, single_arc_spans, valid_spans
-from .doc_arrays import batch_offsets, require_parse, spans_to_ragged, tree_arrays
+from ..ml.dependency_features import require_parse
+from .doc_arrays import batch_offsets, spans_to_ragged, tree_arrays
 
 Suggester = Callable[..., Ragged]
 

@@ -12,7 +12,7 @@ several structures share.
   (g) [|->, i, j] [t, i, j] => [<->, i, j] (``_close_mention``, its outside
   ``_mention_marginals``), the first-level mentions (h) [->, i] [<->, i, j]
   => [->, j] and (i) [->, j - 1] => [->, j] (``_first_level``, its outside
-  ``_outside_first_level``; ``_best_extension`` is the max of rule (h), and
+  ``_outside_first_level``, started by ``_start_outside``; ``_best_extension`` is the max of rule (h), and
   of rule (a) of the semi-Markov system), and the back-trace steps
   ``_record`` and ``_expand_ready``.
 * ``_charts``: the chart buffers of a batch, reused by every document.
@@ -212,6 +212,18 @@ def _close_mention(i, w, p, mention, part, full, ready, use_max):
     else:
         full[i, w] = NEG_INF
         ready[i, w] = p
+
+
+@njit(cache=True, inline="always")
+def _start_outside(n, W, out_prefix, out_full, out_ready):
+    """Outside weights before an outside pass of the CYK-like or quadratic
+    system: 0 at the goal [->, n], -inf elsewhere."""
+    out_prefix[: n + 1] = NEG_INF
+    out_prefix[n] = 0.0
+    for i in range(n + 1):
+        for w in range(W + 1):
+            out_full[i, w] = NEG_INF
+            out_ready[i, w] = NEG_INF
 
 
 @njit(cache=True, inline="always")

@@ -16,7 +16,7 @@ through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
 from numba import njit
 
 from .batch_layout import logaddexp
-from .nested_charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record
+from .nested_charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
 
 
 @njit(cache=True)
@@ -50,12 +50,7 @@ def _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
     """Outside of rules (c)-(i), visiting the items of ``_inside_cyk`` in
     reverse order (columns j descending, starts i ascending): when (i, j) is
     reached, every item it feeds has pushed its outside weight into it."""
-    out_prefix[: n + 1] = NEG_INF
-    out_prefix[n] = 0.0
-    for i in range(n + 1):
-        for w in range(W + 1):
-            out_full[i, w] = NEG_INF
-            out_ready[i, w] = NEG_INF
+    _start_outside(n, W, out_prefix, out_full, out_ready)
     for j in range(n, 0, -1):
         _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)
         for i in range(max(0, j - W), j):

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .batch_layout import logaddexp
-from .nested_charts import NEG_INF, _best_extension, _plus, _row
+from .nested_charts import NEG_INF, _first_level, _row
 
 
 @njit(cache=True)
@@ -25,14 +25,8 @@ def _inside_semi_markov(n, W, mention, prefix, use_max):
     prefix[j] = [->, j], axiom prefix[0] = 0; goal prefix[n]. O(n W T)."""
     prefix[0] = 0.0
     for j in range(1, n + 1):
-        if use_max:
-            prefix[j] = max(prefix[j - 1], _best_extension(j, W, mention, prefix))  # (b), (a)
-            continue
-        acc = prefix[j - 1]  # (b)
-        for i in range(max(0, j - W), j):
-            if mention[i, j - i] > NEG_INF:
-                acc = _plus(acc, prefix[i] + mention[i, j - i], use_max)  # (a)
-        prefix[j] = acc
+        # (a), (b) are rules (h), (i) with the mention axioms for the full mentions
+        _first_level(j, W, mention, mention, prefix, use_max)
     return prefix[n]
 
 

@@ -20,7 +20,7 @@ unbounded.
 from numba import njit
 
 from .batch_layout import logaddexp
-from .nested_charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record
+from .nested_charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
 
 
 @njit(cache=True)
@@ -68,13 +68,10 @@ def _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, uni
     ascending). unit[j] is read by part[i, j] (i < j - 1, visited before
     (j - 1, j)) and by left[j - 1, j'] (j' > j, earlier columns), so its
     outside weight is complete when full[j - 1, j] is reached."""
-    out_prefix[: n + 1] = NEG_INF
-    out_prefix[n] = 0.0
+    _start_outside(n, W, out_prefix, out_full, out_ready)
     out_unit[: n + 1] = NEG_INF
     for i in range(n + 1):
         for w in range(W + 1):
-            out_full[i, w] = NEG_INF
-            out_ready[i, w] = NEG_INF
             out_left[i, w] = NEG_INF
     for j in range(n, 0, -1):
         _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)

@@ -11,7 +11,7 @@ import srsly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.ml.featureextractor import FeatureExtractor
-from spacy.tokens import Doc, Span
+from spacy.tokens import Span
 from spacy.util import registry
 from thinc.api import Adam, HashEmbed, chain, with_array
 

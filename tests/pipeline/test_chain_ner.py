@@ -5,27 +5,17 @@ import numpy as np
 import pytest
 import spacy
 import srsly
-from spacy.util import fix_random_seed
 
 from spacy_depner.structures import linear_chain
-from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
+from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 
 def train(steps=40, model=None, trees=True, **config):
-    fix_random_seed(0)
-    nlp = spacy.blank("en")
-    cfg = dict(config)
     if model:
-        cfg["model"] = model
-    ner = nlp.add_pipe("chain_ner", config=cfg)
-    examples = [make_example(nlp, *row, trees=trees) for row in TINY]
-    optimizer = nlp.initialize(lambda: examples)
-    history = []
-    for _ in range(steps):
-        losses = {}
-        nlp.update(examples, sgd=optimizer, losses=losses)
-        history.append(losses["chain_ner"])
-    return nlp, ner, examples, history
+        config["model"] = model
+    nlp, ner, examples, history = train_component(
+        "chain_ner", config, lambda nlp: [make_example(nlp, *row, trees=trees) for row in TINY], steps)
+    return nlp, ner, examples, [step["chain_ner"] for step in history]
 
 
 def predictions(docs):
@@ -144,9 +134,6 @@ def test_settings_given_at_load(tmp_path):
     # the weights are for BIO tags: another scheme at load is a clear error
     with pytest.raises(ValueError, match="trained with scheme = 'BIO'"):
         spacy.load(tmp_path / "model", config={"components": {"chain_ner": {"scheme": "BILOU"}}})
-    (tmp_path / "model" / "chain_ner" / "cfg").unlink()
-    with pytest.raises(ValueError, match="missing or corrupt"):
-        spacy.load(tmp_path / "model")
 
 
 def test_multiprocessing_equals_single_process():
@@ -175,12 +162,7 @@ def test_empty_one_token_and_long_docs():
 
 
 def test_unknown_gold_label_and_bad_settings():
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("chain_ner")
-    examples = [make_example(nlp, *row) for row in TINY]
-    ner.initialize(lambda: examples, nlp=nlp, labels=["PER", "LOC"])
-    with pytest.raises(ValueError, match="Unknown label 'MISC'"):
-        ner.update(examples)
+    nlp = check_unknown_gold_label("chain_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC")
     with pytest.raises(ValueError, match="scheme"):
         nlp.add_pipe("chain_ner", name="a", config={"scheme": "IO"})
     with pytest.raises(ValueError, match="loss"):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import spacy
 
-from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
+from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 
 SUGGESTERS = {
@@ -17,19 +17,12 @@ SUGGESTERS = {
 
 
 def train(structure="dgm", steps=40, model=None, max_length=None, **config):
-    nlp = spacy.blank("en")
     cfg = {"suggester": {**SUGGESTERS[structure], "max_length": max_length}, **config}
     if model:
         cfg["model"] = model
-    ner = nlp.add_pipe("dgm_ner", config=cfg)
-    examples = [make_example(nlp, *row) for row in TINY]
-    optimizer = nlp.initialize(lambda: examples)
-    history = []
-    for _ in range(steps):
-        losses = {}
-        nlp.update(examples, sgd=optimizer, losses=losses)
-        history.append(losses["dgm_ner"])
-    return nlp, ner, examples, history
+    nlp, ner, examples, history = train_component(
+        "dgm_ner", cfg, lambda nlp: [make_example(nlp, *row) for row in TINY], steps)
+    return nlp, ner, examples, [step["dgm_ner"] for step in history]
 
 
 def predictions(nlp, docs):
@@ -149,12 +142,7 @@ def test_max_length_bounds_entities():
 
 
 def test_unknown_gold_label_is_a_clear_error():
-    nlp = spacy.blank("en")
-    ner = nlp.add_pipe("dgm_ner")
-    examples = [make_example(nlp, *row) for row in TINY]
-    ner.initialize(lambda: examples, nlp=nlp, labels=["PER", "LOC"])
-    with pytest.raises(ValueError, match="Unknown label 'MISC'"):
-        ner.update(examples)
+    check_unknown_gold_label("dgm_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC")
 
 
 def test_gold_outside_lattice_is_counted_and_added():

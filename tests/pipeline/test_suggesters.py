@@ -10,10 +10,10 @@ import pytest
 import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-from spacy.util import fix_random_seed, registry
+from spacy.util import registry
 from thinc.api import NumpyOps
 
-from tiny_corpus import SMALL_TOK2VEC, TINY
+from tiny_corpus import SMALL_TOK2VEC, TINY, train_component
 
 DATA = Path(__file__).parent.parent / "data"
 NAMES = ["spacy_depner.dgm_suggester.v1", "spacy_depner.dgm_s_suggester.v1", "spacy_depner.all_spans_suggester.v1"]
@@ -150,15 +150,18 @@ def gold_trees(conllu: Path):
     return sentences
 
 
+SPANCAT = {
+    "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
+    "spans_key": "sc",
+    "model": {"@architectures": "spacy.SpanCategorizer.v1",
+              "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 64},
+              "scorer": {"@layers": "spacy.LinearLogistic.v1"}, "tok2vec": SMALL_TOK2VEC},
+}
+
+
 def spancat_pipeline():
     nlp = spacy.blank("en")
-    nlp.add_pipe("spancat", config={
-        "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
-        "spans_key": "sc",
-        "model": {"@architectures": "spacy.SpanCategorizer.v1",
-                  "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 64},
-                  "scorer": {"@layers": "spacy.LinearLogistic.v1"}, "tok2vec": SMALL_TOK2VEC},
-    })
+    nlp.add_pipe("spancat", config=SPANCAT)
     return nlp
 
 
@@ -170,11 +173,8 @@ def spancat_example(nlp, words, heads, deps, tags):
 
 @pytest.mark.slow
 def test_spacy_spancat_learns_with_the_dgm_suggester():
-    fix_random_seed(0)
-    nlp = spancat_pipeline()
-    examples = [spancat_example(nlp, *row) for row in TINY]
-    optimizer = nlp.initialize(lambda: examples)
-    history = [nlp.update(examples, sgd=optimizer, losses={})["spancat"] for _ in range(60)]
+    nlp, _, examples, history = train_component("spancat", SPANCAT, lambda nlp: [spancat_example(nlp, *row) for row in TINY], 60)
+    history = [step["spancat"] for step in history]
     assert history[-1] < 0.1 * history[0]
     assert nlp.evaluate(examples)["spans_sc_f"] == 1.0  # every TINY entity is a DGM valid span
 
