@@ -21,21 +21,23 @@ import typer
 
 from .dgm_models import MODELS, SPLITS, data_file
 from .dgm_report import write_report
+from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, TRAINED
 from .outputs import write_json
 from .runs import run_all, train_command
+from .timing import pipeline_seconds
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
 
 
 @study.command("train")
 def train(
-    data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/)"),
-    output: Path = typer.Option(..., help="Where the pipelines go, one folder per model"),
-    configs: Path = typer.Option(..., help="Folder of the spacy train configs"),
+    data: Path = DATA,
+    output: Path = TRAINED,
+    configs: Path = CONFIGS,
     steps: int = typer.Option(3000, help="Training steps of every NER model"),
     parser_steps: int = typer.Option(3000, help="Training steps of the parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
-    jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+    jobs: int = JOBS,
 ) -> None:
     """Train the parser and every NER model (gold trees); wall times to OUTPUT/train_seconds.json."""
     runs = {"parser": train_command(configs / "parser_ewt.cfg", output / "parser", data, parser_steps, limit, [])}
@@ -44,16 +46,15 @@ def train(
         if model.dependency_features:
             overrides = [f"--components.{model.component}.model.dependency_features", "true"]
         runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, overrides)
-    seconds = run_all(runs, output / "logs", jobs)
-    write_json(output / "train_seconds.json", {"steps": steps, "parser_steps": parser_steps, "seconds": seconds})
+    seconds = run_all(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
 
 @study.command("coverage")
 def coverage(
-    data: Path = typer.Option(..., help="Data directory"),
+    data: Path = DATA,
     parser: Path = typer.Option(..., help="Parser pipeline for the predicted trees"),
-    output: Path = typer.Option(..., help="JSON file to write"),
+    output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
 ) -> None:
     """Coverage and spans per token of each lattice on train/dev/test, gold and predicted trees."""
@@ -69,9 +70,9 @@ def coverage(
 
 @study.command("evaluate")
 def evaluate(
-    data: Path = typer.Option(..., help="Data directory"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines"),
-    output: Path = typer.Option(..., help="JSON file to write"),
+    data: Path = DATA,
+    models: Path = PIPELINES,
+    output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
 ) -> None:
     """P/R/F (fractions) of every model on dev and test, with gold and with predicted trees."""
@@ -94,9 +95,9 @@ def evaluate(
 
 @study.command("speed")
 def speed(
-    data: Path = typer.Option(..., help="Data directory"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines"),
-    output: Path = typer.Option(..., help="JSON file to write"),
+    data: Path = DATA,
+    models: Path = PIPELINES,
+    output: Path = JSON_OUTPUT,
     sample: int = typer.Option(2000, help="Training sentences timed per model"),
     batch_words: int = typer.Option(1000, help="Words per training batch"),
 ) -> None:
@@ -106,16 +107,17 @@ def speed(
     import spacy
     from spacy.util import minibatch
 
-    from spacy_depner.evaluation.corpus_scores import input_docs, load_corpus
+    from spacy_depner.evaluation.corpus_scores import first_sentences, input_docs, load_corpus
     from spacy_depner.readers.uner import corpus_examples
 
     train_corpus = load_corpus(data_file(data, "train", "conllu"), data_file(data, "train", "iob2"))
     dev_corpus = load_corpus(data_file(data, "dev", "conllu"), data_file(data, "dev", "iob2"))
     train_words = sum(len(s.words) for s in train_corpus.sentences)
+    sample_corpus = first_sentences(train_corpus, sample)
     rows = {}
     for model in MODELS:
         nlp = spacy.load(models / model.name / "model-best")
-        examples = corpus_examples(nlp.vocab, train_corpus, "given")[:sample]
+        examples = corpus_examples(nlp.vocab, sample_corpus, "given")
         sample_words = sum(len(eg.predicted) for eg in examples)
         batches = list(minibatch(examples, size=max(1, len(examples) * batch_words // max(sample_words, 1))))
         optimizer = nlp.resume_training()
@@ -125,10 +127,8 @@ def speed(
             nlp.update(batch, sgd=optimizer)
         seconds = (time.perf_counter() - start) * train_words / max(sample_words, 1)
         docs = input_docs(nlp.vocab, dev_corpus)
-        list(nlp.pipe([d.copy() for d in docs[:100]]))
-        start = time.perf_counter()
-        list(nlp.pipe([d.copy() for d in docs], batch_size=256))
-        words_per_second = sum(len(d) for d in docs) / (time.perf_counter() - start)
+        pipe_seconds, _ = pipeline_seconds({model.name: nlp.pipe}, docs, repeats=1, batch_size=256, warm_up=100)
+        words_per_second = sum(len(d) for d in docs) / pipe_seconds[model.name]
         rows[model.name] = {"seconds_per_iteration": float(f"{seconds:.4g}"), "words_per_second": round(words_per_second)}
         typer.echo(f"{model.name}: {rows[model.name]}")
     write_json(output, {"train_words": train_words, "models": rows})
@@ -137,7 +137,7 @@ def speed(
 @study.command("report")
 def report(
     metrics: Path = typer.Option(..., help="Folder of coverage.json, evaluation.json, speed.json"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines (for train_seconds.json)"),
+    models: Path = PIPELINES,
     bootstrap_samples: int = typer.Option(1000, help="Paired bootstrap resamples"),
 ) -> None:
     """Write METRICS/report.md and METRICS/speed.png."""

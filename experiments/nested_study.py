@@ -21,6 +21,7 @@ from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
 
 from .nested_models import MODELS, PARSER, corpus_files
 from .nested_report import write_nested_report
+from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SPLIT, TRAINED
 from .outputs import write_json
 from .runs import run_all, train_command
 
@@ -29,27 +30,26 @@ nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experi
 
 @nested_study.command("train")
 def train(
-    data: Path = typer.Option(..., help="Data directory (genia/, ud_gum/)"),
-    output: Path = typer.Option(..., help="Where the pipelines go, one folder per model"),
-    configs: Path = typer.Option(..., help="Folder of the spacy train configs"),
+    data: Path = DATA,
+    output: Path = TRAINED,
+    configs: Path = CONFIGS,
     steps: int = typer.Option(2000, help="Training steps of every nested model"),
     parser_steps: int = typer.Option(3000, help="Training steps of the GUM parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
-    jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+    jobs: int = JOBS,
 ) -> None:
     """Train every nested model (gold trees where used) and the GUM parser; wall times to OUTPUT/train_seconds.json."""
     runs = {PARSER: train_command(configs / "parser_gum.cfg", output / PARSER, data, parser_steps, limit, [])}
     for model in MODELS:
         runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, model.overrides)
-    seconds = run_all(runs, output / "logs", jobs)
-    write_json(output / "train_seconds.json", {"steps": steps, "parser_steps": parser_steps, "seconds": seconds})
+    seconds = run_all(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
 
 @nested_study.command("tune")
 def tune(
-    data: Path = typer.Option(..., help="Data directory"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines"),
+    data: Path = DATA,
+    models: Path = PIPELINES,
     step: float = typer.Option(0.01, help="Step of the search (the paper: 0.01)"),
 ) -> None:
     """Tune the mention penalty of every hypergraph model on dev for F1; the
@@ -65,10 +65,10 @@ def tune(
 
 @nested_study.command("evaluate")
 def evaluate(
-    data: Path = typer.Option(..., help="Data directory"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines"),
-    output: Path = typer.Option(..., help="JSON file to write"),
-    split: str = typer.Option("test", help="Split to score"),
+    data: Path = DATA,
+    models: Path = PIPELINES,
+    output: Path = JSON_OUTPUT,
+    split: str = SPLIT,
 ) -> None:
     """P/R/F (fractions) and words/s of every model on SPLIT: gold trees, and for the
     dependency-guided GUM model also the GUM parser's trees."""
@@ -87,7 +87,7 @@ def evaluate(
 @nested_study.command("report")
 def report(
     metrics: Path = typer.Option(..., help="Folder of coverage_*.json, evaluation.json, decode.md"),
-    models: Path = typer.Option(..., help="Folder of the trained pipelines (for train_seconds.json)"),
+    models: Path = PIPELINES,
 ) -> None:
     """Write METRICS/report.md."""
     path = write_nested_report(metrics, models)

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List
 
+from .outputs import write_json
+
 
 def train_command(config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str]) -> List[str]:
     """``spacy train CONFIG`` to OUTPUT on the data directory DATA, ``steps``
@@ -29,8 +31,13 @@ def run_logged(command: List[str], log: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_all(runs: Dict[str, List[str]], logs: Path, jobs: int) -> Dict[str, float]:
-    """Run the commands ``jobs`` at a time (``run_logged``, logs to LOGS/NAME.log); wall seconds per name."""
+def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
+            **settings) -> Dict[str, float]:
+    """Run the commands ``jobs`` at a time (``run_logged``, logs to
+    OUTPUT/logs/NAME.log); write the ``settings`` and the wall seconds per
+    name to OUTPUT/SECONDS_FILE and return those seconds."""
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {name: pool.submit(run_logged, command, logs / f"{name}.log") for name, command in runs.items()}
-        return {name: round(future.result(), 1) for name, future in futures.items()}
+        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
+        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+    write_json(output / seconds_file, {**settings, "seconds": seconds})
+    return seconds

@@ -24,6 +24,7 @@ from spacy_depner.evaluation.significance import approximate_randomization
 from spacy_depner.pipeline.corpus_counts import counting_pipe
 
 from .dgm_models import data_file
+from .options import CORPUS, DATA, JOBS, JSON_OUTPUT, SPLIT
 from .outputs import write_file, write_json
 from .runs import run_all, run_logged, train_command
 from .tables import percent, table
@@ -66,14 +67,14 @@ def predict_records(model: Path, examples, ids: Sequence[int]) -> List[Dict]:
 
 @two_stage.command("crossval")
 def crossval(
-    data: Path = typer.Option(..., help="Data directory (ud_ewt/r2.9/, uner_ewt/ or ud_gum/)"),
-    corpus: str = typer.Option("ewt", help="ewt (UNER entities) or gum (GUM's named mentions)"),
+    data: Path = DATA,
+    corpus: str = CORPUS,
     output: Path = typer.Option(..., help="Where the first-stage pipelines and entities go"),
     config: Path = typer.Option(..., help="First-stage config with folds (e.g. configs/two_stage_first_CORPUS.cfg)"),
     folds: int = typer.Option(10, help="Cross-validation folds of the training documents (the paper: 10)"),
     steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
-    jobs: int = typer.Option(2, help="Trainings run at the same time, each on one thread"),
+    jobs: int = JOBS,
     resume: bool = typer.Option(False, help="Keep the first-stage models already trained in OUTPUT (model-last exists)"),
 ) -> None:
     """First stage on all of train, and on each fold's complement; its entities
@@ -89,7 +90,7 @@ def crossval(
                                          ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)])
     if resume:
         runs = {name: command for name, command in runs.items() if not (output / name / "model-last").exists()}
-    seconds = run_all(runs, output / "logs", jobs)
+    seconds = run_all(runs, output, jobs, "crossval_seconds.json", folds=folds, steps=steps)
     import spacy
 
     vocab = spacy.blank("en").vocab
@@ -102,14 +103,13 @@ def crossval(
     for split in ("dev", "test"):
         examples = split_documents(vocab, data, split, limit if split == "dev" else 0, corpus)
         srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", examples, range(len(examples))))
-    write_json(output / "crossval_seconds.json", {"folds": folds, "steps": steps, "seconds": seconds})
     typer.echo(json.dumps(seconds, indent=2))
 
 
 @two_stage.command("train")
 def train(
-    data: Path = typer.Option(..., help="Data directory"),
-    corpus: str = typer.Option("ewt", help="ewt or gum"),
+    data: Path = DATA,
+    corpus: str = CORPUS,
     output: Path = typer.Option(..., help="Folder of crossval's output; the second stage goes to OUTPUT/second"),
     config: Path = typer.Option(..., help="Second-stage config (e.g. configs/two_stage_second_CORPUS.cfg)"),
     steps: int = typer.Option(3000, help="Training steps"),
@@ -139,11 +139,11 @@ def assemble(first: Path, second: Path):
 
 @two_stage.command("evaluate")
 def evaluate(
-    data: Path = typer.Option(..., help="Data directory"),
-    corpus: str = typer.Option("ewt", help="ewt or gum"),
+    data: Path = DATA,
+    corpus: str = CORPUS,
     output: Path = typer.Option(..., help="Folder of the first and second stages"),
-    metrics: Path = typer.Option(..., help="JSON file to write"),
-    split: str = typer.Option("test", help="Split to score"),
+    metrics: Path = JSON_OUTPUT,
+    split: str = SPLIT,
     iterations: int = typer.Option(1000, help="Approximate randomization iterations (the paper: 1000)"),
     count_input: bool = typer.Option(False, help="Also count the first stage's entities on SPLIT in the corpus features"),
 ) -> None:

@@ -4,6 +4,7 @@ GENIA or GUM file, the parser's UAS/LAS, words/s, and per-sentence (TP, FP,
 FN) counts for the significance tests. P/R/F and UAS/LAS are fractions
 (``metrics``)."""
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -40,20 +41,23 @@ def parsed_docs(parser_path: Path, docs, batch_size: int = 256) -> List:
     return parse_words(parser_path, items, batch_size)[0]
 
 
+def doc_trees(docs):
+    """The Docs' heads (each Doc's own token indices; a root is its own head)
+    and lowercased dependency labels, as two flat lists."""
+    return [t.head.i for d in docs for t in d], [t.dep_.lower() for d in docs for t in d]
+
+
 def tree_agreement(predicted, gold) -> Dict[str, float]:
     """UAS and LAS (fractions) of Docs against Docs with the gold trees
     (dependency labels compared lowercased)."""
-    def flat(docs):
-        return [t.head.i for d in docs for t in d], [t.dep_.lower() for d in docs for t in d]
-
-    return uas_las(*flat(predicted), *flat(gold))
+    return uas_las(*doc_trees(predicted), *doc_trees(gold))
 
 
 def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
     """UAS and LAS (fractions) of the Docs' trees against the corpus's gold trees."""
     gold_heads = [h if h >= 0 else i for s in corpus.sentences for i, h in enumerate(s.heads)]
     gold_deps = [("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)]
-    return uas_las([t.head.i for doc in docs for t in doc], [t.dep_.lower() for doc in docs for t in doc], gold_heads, gold_deps)
+    return uas_las(*doc_trees(docs), gold_heads, gold_deps)
 
 
 def entity_sets(docs) -> List[set]:
@@ -66,12 +70,14 @@ def entity_counts(predicted_docs, reference_docs):
     return item_counts(entity_sets(reference_docs), entity_sets(predicted_docs))
 
 
+def first_sentences(corpus: UNERCorpus, limit: int) -> UNERCorpus:
+    """The corpus cut to its first ``limit`` sentences (0: all)."""
+    return replace(corpus, sentences=corpus.sentences[:limit], tags=corpus.tags[:limit]) if limit else corpus
+
+
 def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels=DEFAULT_LABELS) -> UNERCorpus:
     """The joined corpus, cut to its first ``limit`` sentences (0: all)."""
-    corpus = read_uner_corpus(conllu, uner, labels)
-    if limit:
-        corpus = UNERCorpus(corpus.sentences[:limit], corpus.tags[:limit], corpus.repairs, corpus.removed)
-    return corpus
+    return first_sentences(read_uner_corpus(conllu, uner, labels), limit)
 
 
 def with_vocab(vocab, doc):
@@ -129,8 +135,10 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
     return result
 
 
-def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str) -> List:
-    """Examples of a GENIA file, or of a GUM file with its gold trees in the input."""
+def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str,
+                         dependencies: str = "given") -> List:
+    """Examples of a GENIA file, or of a GUM file with its gold trees in the
+    input (``dependencies`` "given") or none ("predicted")."""
     from ..readers.genia import genia_examples, read_genia
     from ..readers.gum import gum_examples, read_gum
 
@@ -138,7 +146,7 @@ def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], span
         raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")
     if jsonl is not None:
         return genia_examples(vocab, read_genia(jsonl), spans_key)
-    return gum_examples(vocab, read_gum(gum), "given", spans_key)
+    return gum_examples(vocab, read_gum(gum), dependencies, spans_key)
 
 
 def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
@@ -149,19 +157,14 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     ``parser`` (its time excluded; its UAS/LAS against the gold trees reported)."""
     import spacy
 
-    from ..readers.gum import gum_examples, read_gum
     from .scorers import score_nested
 
-    if (jsonl is None) == (gum is None):
-        raise ValueError("give one of a GENIA file (jsonl) or a GUM file (gum)")
     if parser is not None and gum is None:
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
     nlp = spacy.load(model)
     extra = {}
-    if parser is None:
-        examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key)
-    else:
-        examples = gum_examples(nlp.vocab, read_gum(gum), "predicted", spans_key)
+    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "predicted" if parser else "given")
+    if parser is not None:
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
         for eg, doc in zip(examples, parsed):

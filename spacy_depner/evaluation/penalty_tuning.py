@@ -12,22 +12,6 @@ from .corpus_scores import nested_file_examples
 from .metrics import prf
 
 
-def current_penalty(component) -> float:
-    """The mention penalty the component decodes with."""
-    if hasattr(component, "mention_penalty"):
-        return float(component.mention_penalty)
-    return float(component.cfg["mention_penalty"])
-
-
-def set_penalty(component, penalty: float) -> None:
-    """Make the component decode with ``penalty`` (its attribute, and its
-    ``cfg`` entry where it keeps one)."""
-    if hasattr(component, "mention_penalty"):
-        component.mention_penalty = penalty
-    if "mention_penalty" in component.cfg:
-        component.cfg["mention_penalty"] = penalty
-
-
 def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float = -3.0, high: float = 3.0,
                  batch_size: int = 256) -> Dict[str, float]:
     """Set the mention penalty of the ``hypergraph_ner`` component to the value
@@ -54,10 +38,10 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
         tp = len(gold & predicted)
         return {"penalty": penalty, **prf(tp, len(predicted) - tp, len(gold) - tp)}
 
-    before = scores(current_penalty(component))
+    before = scores(component.mention_penalty)
     grid = low + step * np.arange(int(round((high - low) / step)) + 1)
     best = max((scores(round(float(x), 10)) for x in grid), key=lambda result: result["f"])
-    set_penalty(component, best["penalty"])
+    component.mention_penalty = best["penalty"]
     return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}
 
 

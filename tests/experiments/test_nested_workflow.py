@@ -2,42 +2,27 @@
 like the real data directory, with a few training steps: every table of
 metrics/nested/report.md is filled, from files the workflow wrote."""
 import json
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from corpus_copies import replicate_conllu
-
-HERE = Path(__file__).parents[1]
-ROOT = HERE.parent
+from corpus_copies import TESTS, run_workflow, write_genia, write_gum
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
-    genia = (HERE / "data" / "nested_genia.jsonl").read_text().strip() + "\n"
-    gum = (HERE / "data" / "nested_gum.conllu").read_text()
-    (data / "genia").mkdir()
-    (data / "ud_gum").mkdir()
-    for split, copies in (("train", 6), ("dev", 2), ("test", 2)):
-        (data / "genia" / f"{split}.jsonl").write_text(genia * copies)
-        (data / "ud_gum" / f"en_gum-ud-{split}.conllu").write_text(replicate_conllu(gum, copies))
+    copies = {"train": 6, "dev": 2, "test": 2}
+    write_genia(data, copies)
+    write_gum(data, copies)
     return data
 
 
 @pytest.mark.slow
 def test_project_run_nested_fills_every_table(data_dir, tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project)
-    shutil.copytree(ROOT / "configs", project / "configs")
-    shutil.copytree(ROOT / "experiments", project / "experiments", ignore=shutil.ignore_patterns("__pycache__"))
-    command = [sys.executable, "-m", "spacy", "project", "run", "nested", str(project), "--vars.data", str(data_dir),
-               "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4", "--vars.nested_max_n", "20", "--vars.types_tokens", "2000"]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
+    project, done = run_workflow(tmp_path, "nested", data_dir, "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4",
+                                 "--vars.nested_max_n", "20", "--vars.types_tokens", "2000")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     metrics = project / "metrics" / "nested"
     evaluation = json.loads((metrics / "evaluation.json").read_text())["models"]
@@ -55,7 +40,7 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     predicted = evaluation["gum_quadratic_dgm@predicted"]
     assert predicted["trees"] == "predicted" and 0.0 <= predicted["parser"]["uas"] <= 1.0
     coverage = json.loads((metrics / "coverage_gum_test.json").read_text())
-    fixture = json.loads(subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", str(HERE / "data" / "nested_gum.conllu")],
+    fixture = json.loads(subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", str(TESTS / "data" / "nested_gum.conllu")],
                                         capture_output=True, text=True, check=True).stdout)
     assert coverage["coverage"] == fixture["coverage"] and coverage["mentions"] == 2 * fixture["mentions"]
     report = (metrics / "report.md").read_text()

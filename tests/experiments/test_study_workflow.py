@@ -2,43 +2,23 @@
 real data directory, with a few training steps: every table of the report is
 filled, and no network is needed."""
 import json
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from corpus_copies import replicate
-
-HERE = Path(__file__).parents[1]
-ROOT = HERE.parent
+from corpus_copies import run_workflow, write_ewt
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
-    conllu = (HERE / "data" / "tiny.conllu").read_text()
-    iob2 = (HERE / "data" / "tiny.iob2").read_text()
-    (data / "ud_ewt" / "r2.9").mkdir(parents=True)
-    (data / "uner_ewt").mkdir()
-    for split, copies in (("train", 8), ("dev", 3), ("test", 3)):
-        (data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu").write_text(replicate(conllu, copies))
-        name = "en_ewt-ud-train.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"
-        (data / "uner_ewt" / name).write_text(replicate(iob2, copies))
+    write_ewt(data, {"train": 8, "dev": 3, "test": 3})
     return data
 
 
 @pytest.mark.slow
 def test_project_run_all_fills_every_table(data_dir, tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "project.yml", project)
-    shutil.copytree(ROOT / "configs", project / "configs")
-    shutil.copytree(ROOT / "experiments", project / "experiments", ignore=shutil.ignore_patterns("__pycache__"))
-    command = [sys.executable, "-m", "spacy", "project", "run", "all", str(project), "--vars.data", str(data_dir),
-               "--vars.steps", "4", "--vars.parser_steps", "4", "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20"]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)
+    project, done = run_workflow(tmp_path, "all", data_dir, "--vars.steps", "4", "--vars.parser_steps", "4",
+                                 "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = (project / "metrics" / "study" / "report.md").read_text()
     for heading in ("(a) P/R/F", "(b) Coverage", "(c) Candidate spans", "(d) Speed", "(e) Significance"):

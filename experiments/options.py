@@ -1,0 +1,12 @@
+"""Command-line options that several study commands share (one typer.Option
+object each; typer copies it for every command that uses it)."""
+import typer
+
+DATA = typer.Option(..., help="Data directory, laid out as project.yml's assets (ud_ewt/r2.9/, uner_ewt/, genia/, ud_gum/)")
+CONFIGS = typer.Option(..., help="Folder of the spacy train configs")
+TRAINED = typer.Option(..., help="Where the pipelines go, one folder per model")
+PIPELINES = typer.Option(..., help="Folder of the trained pipelines (and their train_seconds.json)")
+JSON_OUTPUT = typer.Option(..., help="JSON file to write")
+JOBS = typer.Option(2, help="Trainings run at the same time, each on one thread")
+SPLIT = typer.Option("test", help="Split to score")
+CORPUS = typer.Option("ewt", help="ewt (UNER English-EWT entities) or gum (UD English-GUM's named mentions)")
