@@ -1,8 +1,10 @@
 """``python -m experiments bench``: speed tables of ``dgm_ner`` and its
 lattices, every figure a ratio against a baseline measured in the same run.
 
-1. Pipeline words/s: tok2vec + ``dgm_ner`` (with and without the marginals
-   of ``attrs["scores"]``, setting ``scores``) vs tok2vec + spaCy's ``ner``
+1. Pipeline words/s: tok2vec + each entity component (``dgm_ner``,
+   ``chain_ner``, ``nested_ner``, ``hypergraph_ner``, their default models;
+   with and without the marginals of ``attrs["scores"]``, setting
+   ``scores``) vs tok2vec + spaCy's ``ner``
    (same tok2vec settings, same Docs with their given trees, same batch size).
 2. Decoder-only tokens/s (candidate spans + Viterbi, and forward-backward) for
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
@@ -21,13 +23,21 @@ from .timing import best_time, pipeline_seconds
 
 LISTENER = {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "*"}
 LABELS = ["PER", "ORG", "LOC"]
+# Each entity component with its default model, listening to the shared tok2vec.
+MODELS = {
+    "dgm_ner": "spacy_depner.SpanScorer.v1",
+    "chain_ner": "spacy_depner.TagScorer.v1",
+    "nested_ner": "spacy_depner.MentionScorer.v1",
+    "hypergraph_ner": "spacy_depner.TokenScorer.v1",
+}
 DECODERS = [("semi_markov", 8), ("dgm_s", None), ("dgm", None)]
 
 
 def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Optional[List[str]] = None, **settings):
     """A blank English pipeline: tok2vec + ``last`` listening to it (its
-    ``model``, by default spaCy's parser model for ``ner`` and the span
-    scorer otherwise; other component ``settings``), initialized on
+    ``model``, by default spaCy's parser model for ``ner`` and the
+    component's default architecture (``MODELS``) otherwise; other component
+    ``settings``), initialized on
     ``examples`` (with ``labels``, if given)."""
     import spacy
 
@@ -37,7 +47,7 @@ def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Op
         model = {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
                  "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": LISTENER}
     elif model is None:
-        model = {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": LISTENER}
+        model = {"@architectures": MODELS[last], "tok2vec": LISTENER}
     nlp.add_pipe(last, config={"model": model, **settings})
     if labels is not None:
         nlp.config["initialize"]["components"][last] = {"labels": labels}
@@ -48,11 +58,11 @@ def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Op
 def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     docs = [eg.predicted for eg in examples]
     n_words = sum(len(doc) for doc in docs)
-    pipelines = {
-        "ner": build_pipeline("ner", examples[:200]),
-        "dgm_ner": build_pipeline("dgm_ner", examples[:200]),
-        "dgm_ner (scores: false, no marginals)": build_pipeline("dgm_ner", examples[:200], scores=False),
-    }
+    pipelines = {"ner": build_pipeline("ner", examples[:200])}
+    for name in MODELS:
+        pipelines[name] = build_pipeline(name, examples[:200], labels=LABELS)
+        if name != "chain_ner":
+            pipelines[f"{name} (scores: false, no marginals)"] = build_pipeline(name, examples[:200], labels=LABELS, scores=False)
     seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
     base = n_words / seconds["ner"]
     return [
