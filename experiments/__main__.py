@@ -1,4 +1,6 @@
+from spacy_depner.cli.errors import main
+
 from .app import app
 
 if __name__ == "__main__":
-    app()
+    main(app, "python -m experiments")

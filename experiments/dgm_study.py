@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Dict
 
 import typer
+from tqdm import tqdm
+
+from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import MODELS, SPLITS, data_file
 from .dgm_report import write_report
@@ -82,6 +85,7 @@ def evaluate(
 
     pipelines = {model.name: spacy.load(models / model.name / "model-best") for model in MODELS}
     results: Dict = {"parser": {}, "models": {name: {} for name in pipelines}}
+    bar = progress(None, 4 * len(pipelines), "models evaluated (2 splits x 2 kinds of trees)", unit="run")
     for split in ("dev", "test"):
         corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
         parsed, _ = parse_corpus(models / "parser" / "model-best", corpus)
@@ -89,7 +93,9 @@ def evaluate(
         for name, nlp in pipelines.items():
             for trees, source in (("given", None), ("predicted", parsed)):
                 results["models"][name][f"{split}_{trees}"] = score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, source))
-        typer.echo(f"{split}: parser {results['parser'][split]}")
+                bar.update(1)
+        bar.write(f"{split}: parser {results['parser'][split]}")
+    bar.close()
     write_json(output, results, indent=None)
 
 
@@ -115,7 +121,7 @@ def speed(
     train_words = sum(len(s.words) for s in train_corpus.sentences)
     sample_corpus = first_sentences(train_corpus, sample)
     rows = {}
-    for model in MODELS:
+    for model in progress(MODELS, len(MODELS), "models timed", unit="model"):
         nlp = spacy.load(models / model.name / "model-best")
         examples = corpus_examples(nlp.vocab, sample_corpus, "given")
         sample_words = sum(len(eg.predicted) for eg in examples)
@@ -130,7 +136,7 @@ def speed(
         pipe_seconds, _ = pipeline_seconds({model.name: nlp.pipe}, docs, repeats=1, batch_size=256, warm_up=100)
         words_per_second = sum(len(d) for d in docs) / pipe_seconds[model.name]
         rows[model.name] = {"seconds_per_iteration": float(f"{seconds:.4g}"), "words_per_second": round(words_per_second)}
-        typer.echo(f"{model.name}: {rows[model.name]}")
+        tqdm.write(f"{model.name}: {rows[model.name]}")
     write_json(output, {"train_words": train_words, "models": rows})
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Dict
 
 import typer
+from tqdm import tqdm
 
 from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
+from spacy_depner.evaluation.progress import progress
 
 from .nested_models import MODELS, PARSER, corpus_files
 from .nested_report import write_nested_report
@@ -55,11 +57,11 @@ def tune(
     """Tune the mention penalty of every hypergraph model on dev for F1; the
     tuned pipeline goes beside model-best, as model-tuned."""
     results = {}
-    for model in MODELS:
-        if model.tuned:
-            results[model.name] = tune_pipeline_penalty(models / model.name / "model-best", models / model.name / "model-tuned",
-                                                        **corpus_files(data, model.corpus, "dev"), step=step)
-            typer.echo(f"{model.name}: {results[model.name]}")
+    tuned = [model for model in MODELS if model.tuned]
+    for model in progress(tuned, len(tuned), "models tuned", unit="model"):
+        results[model.name] = tune_pipeline_penalty(models / model.name / "model-best", models / model.name / "model-tuned",
+                                                    **corpus_files(data, model.corpus, "dev"), step=step)
+        tqdm.write(f"{model.name}: {results[model.name]}")
     write_json(models / "tuned_penalties.json", results)
 
 
@@ -73,14 +75,14 @@ def evaluate(
     """P/R/F (fractions) and words/s of every model on SPLIT: gold trees, and for the
     dependency-guided GUM model also the GUM parser's trees."""
     results: Dict[str, Dict] = {}
-    for model in MODELS:
+    for model in progress(MODELS, len(MODELS), "models evaluated", unit="model"):
         path, files = models / model.name / "model-best", corpus_files(data, model.corpus, split)
         results[model.name] = nested_scores(path, **files)
         if model.guided:
             results[model.name + "@predicted"] = nested_scores(path, **files, parser=models / PARSER / "model-best")
         if model.tuned:
             results[model.name + "@tuned"] = nested_scores(models / model.name / "model-tuned", **files)
-        typer.echo(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")
+        tqdm.write(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")
     write_json(output, {"split": split, "models": results})
 
 

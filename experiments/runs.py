@@ -4,9 +4,11 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Dict, List
+
+from tqdm import tqdm
 
 from .outputs import write_json
 
@@ -34,10 +36,22 @@ def run_logged(command: List[str], log: Path) -> float:
 def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
             **settings) -> Dict[str, float]:
     """Run the commands ``jobs`` at a time (``run_logged``, logs to
-    OUTPUT/logs/NAME.log); write the ``settings`` and the wall seconds per
+    OUTPUT/logs/NAME.log), with a bar of the models done / total and its
+    ETA on stderr and each model's log path; write the ``settings`` and the wall seconds per
     name to OUTPUT/SECONDS_FILE and return those seconds."""
+    logs = {name: output / "logs" / f"{name}.log" for name in runs}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {name: pool.submit(run_logged, command, output / "logs" / f"{name}.log") for name, command in runs.items()}
-        seconds = {name: round(future.result(), 1) for name, future in futures.items()}
+        futures = {pool.submit(run_logged, command, logs[name]): name for name, command in runs.items()}
+        bar = tqdm(total=len(runs), desc="models trained", unit="model", dynamic_ncols=True)
+        for name in runs:
+            bar.write(f"training {name}: log {logs[name]}")
+        seconds = {}
+        for future in as_completed(futures):
+            name = futures[future]
+            seconds[name] = round(future.result(), 1)
+            bar.update(1)
+            bar.write(f"done {name} in {seconds[name]:.0f} s ({logs[name]})")
+        bar.close()
+    seconds = {name: seconds[name] for name in runs}
     write_json(output / seconds_file, {**settings, "seconds": seconds})
     return seconds

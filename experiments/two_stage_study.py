@@ -120,6 +120,7 @@ def train(
     command = train_command(config, output / "second", data, steps, limit,
                             ["--paths.first_stage_train", str(first_stage_file(output, "train")),
                              "--paths.first_stage_dev", str(first_stage_file(output, "dev"))])
+    typer.echo(f"training the second stage: log {output / 'logs' / 'second.log'}", err=True)
     seconds = run_logged(command, output / "logs" / "second.log")
     write_json(output / "second_seconds.json", {"steps": steps, "seconds": round(seconds, 1)}, indent=None)
     typer.echo(f"second stage trained in {seconds:.0f} s")

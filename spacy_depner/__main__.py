@@ -1,4 +1,5 @@
 from .cli.app import app
+from .cli.errors import main
 
 if __name__ == "__main__":
-    app()
+    main(app, "python -m spacy_depner")

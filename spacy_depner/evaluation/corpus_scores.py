@@ -4,6 +4,7 @@ GENIA or GUM file, the parser's UAS/LAS, words/s, and per-sentence (TP, FP,
 FN) counts for the significance tests. P/R/F and UAS/LAS are fractions
 (``metrics``)."""
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -11,6 +12,7 @@ from typing import Dict, List, Optional
 from ..readers.conllu import sentences_to_doc
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from .metrics import prf_from_counts, uas_las
+from .progress import progress
 from .significance import item_counts
 
 
@@ -22,8 +24,11 @@ def parse_words(parser_path: Path, sentences, batch_size: int = 256):
     from spacy.tokens import Doc
 
     parser_nlp = spacy.load(parser_path)
+    if not any("token.dep" in parser_nlp.get_pipe_meta(name).assigns for name in parser_nlp.pipe_names):
+        raise ValueError(f"The pipeline {parser_path} has no parser (its components: {parser_nlp.pipe_names}): "
+                         "give a pipeline with a trained parser as --parser.")
     docs = [Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences]
-    return list(parser_nlp.pipe(docs, batch_size=batch_size)), parser_nlp.vocab
+    return list(progress(parser_nlp.pipe(docs, batch_size=batch_size), len(docs), "parse")), parser_nlp.vocab
 
 
 def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
@@ -58,6 +63,32 @@ def attachment_scores(docs, corpus: UNERCorpus) -> Dict[str, float]:
     gold_heads = [h if h >= 0 else i for s in corpus.sentences for i, h in enumerate(s.heads)]
     gold_deps = [("root" if h < 0 else d.lower()) for s in corpus.sentences for h, d in zip(s.heads, s.deprels)]
     return uas_las(*doc_trees(docs), gold_heads, gold_deps)
+
+
+def require_entity_writer(nlp, model: Path) -> None:
+    """A pipeline scored on ``doc.ents`` must have a component that writes them."""
+    if not any("doc.ents" in nlp.get_pipe_meta(name).assigns for name in nlp.pipe_names):
+        raise ValueError(
+            f"The pipeline {model} has no component that writes doc.ents (its components: {nlp.pipe_names}). "
+            "Score a pipeline with dgm_ner, chain_ner or ner, or nested mentions with evaluate-nested --spans-key KEY."
+        )
+
+
+def require_span_group(nlp, model: Path, doc, spans_key: str) -> None:
+    """A pipeline scored on ``doc.spans[spans_key]`` must write that group:
+    checked on the output for one input Doc (``doc``, not changed)."""
+    keys = sorted(nlp(doc.copy()).spans.keys())
+    if spans_key not in keys:
+        raise ValueError(
+            f"The pipeline {model} writes no span group {spans_key!r} (it writes {keys or 'no span group'}; "
+            f"components: {nlp.pipe_names}). Pass --spans-key with the key of its nested component."
+        )
+
+
+def warn_if_nothing_predicted(predicted: int, gold: int, what: str) -> None:
+    """Warn when the pipeline predicted nothing although the gold data has something: P/R/F 0."""
+    if predicted == 0 and gold > 0:
+        warnings.warn(f"the pipeline predicted no {what} ({gold} in the gold data): P, R and F are 0", stacklevel=2)
 
 
 def entity_sets(docs) -> List[set]:
@@ -102,10 +133,11 @@ def score_pipeline(nlp, corpus: UNERCorpus, docs, labels=DEFAULT_LABELS, batch_s
     gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
     n_words = sum(len(doc) for doc in docs)
     start = time.perf_counter()
-    predicted = list(nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size))
+    predicted = list(progress(nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size), len(docs), "evaluate"))
     seconds = time.perf_counter() - start
     gold_sets, predicted_sets = entity_sets(gold_docs), entity_sets(predicted)
     counts = item_counts(gold_sets, predicted_sets)
+    warn_if_nothing_predicted(sum(map(len, predicted_sets)), sum(map(len, gold_sets)), "entity in doc.ents")
     result = prf_from_counts(counts)
     result["per_type"] = {
         label: prf_from_counts(item_counts([{e for e in g if e[2] == label} for g in gold_sets],
@@ -124,6 +156,7 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
     import spacy
 
     nlp = spacy.load(model)
+    require_entity_writer(nlp, model)
     corpus = load_corpus(conllu, uner, limit, labels)
     result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
                     "trees": "predicted" if parser else "given"}
@@ -169,13 +202,17 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
         for eg, doc in zip(examples, parsed):
             eg.predicted = with_vocab(nlp.vocab, doc)
+    if examples:
+        require_span_group(nlp, model, examples[0].predicted, spans_key)
     n_words = sum(len(eg.predicted) for eg in examples)
     list(nlp.pipe([eg.predicted.copy() for eg in examples[:50]]))  # warm-up: numba cache, allocations
     start = time.perf_counter()
-    for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples], batch_size=256)):
+    for eg, doc in zip(examples, progress(nlp.pipe([eg.predicted for eg in examples], batch_size=256), len(examples), "evaluate")):
         eg.predicted = doc
     seconds = time.perf_counter() - start
     scores = score_nested(examples, spans_key=spans_key)
+    warn_if_nothing_predicted(sum(len(eg.predicted.spans.get(spans_key, [])) for eg in examples),
+                              sum(len(eg.reference.spans.get(spans_key, [])) for eg in examples), f"span in doc.spans[{spans_key!r}]")
     return {"model": str(model), "file": str(jsonl or gum), "trees": "predicted" if parser else "given", **extra,
             "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1),
             **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}

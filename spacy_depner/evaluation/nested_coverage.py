@@ -39,6 +39,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..structures.candidate_spans import candidate_spans, span_index
+from .progress import progress
 
 SPACES = ("flat", "nested", "quadratic")
 
@@ -171,7 +172,7 @@ def nested_coverage_report(sentences_words: Sequence[Sequence[str]], mentions: S
         raise ValueError("sentence_offsets do not match the sentence lengths")
     kept = {space: 0 for space in SPACES}
     n_mentions = distinct = inside = crossing = 0
-    for n_words, sentence in zip(lengths.tolist(), mentions):
+    for n_words, sentence in progress(zip(lengths.tolist(), mentions), len(lengths), "coverage", unit="sentence"):
         spans = [(int(m[0]), int(m[1])) for m in sentence]
         if any(e > n_words for _, e in spans):
             raise ValueError(f"a mention ends after its sentence of {n_words} words: {spans}")

@@ -10,6 +10,7 @@ from ..pipeline.doc_arrays import batch_offsets
 from ..structures import mention_hypergraph
 from .corpus_scores import nested_file_examples
 from .metrics import prf
+from .progress import progress
 
 
 def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float = -3.0, high: float = 3.0,
@@ -40,7 +41,8 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
 
     before = scores(component.mention_penalty)
     grid = low + step * np.arange(int(round((high - low) / step)) + 1)
-    best = max((scores(round(float(x), 10)) for x in grid), key=lambda result: result["f"])
+    best = max((scores(round(float(x), 10)) for x in progress(grid, len(grid), "penalty search", unit="value")),
+               key=lambda result: result["f"])
     component.mention_penalty = best["penalty"]
     return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}
 
@@ -60,7 +62,7 @@ def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = Non
     pipe = nlp.get_pipe(component)
     examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.spans_key)
     with nlp.select_pipes(disable=[component]):
-        for eg, doc in zip(examples, nlp.pipe([eg.predicted for eg in examples])):
+        for eg, doc in zip(examples, progress(nlp.pipe([eg.predicted for eg in examples]), len(examples), "annotate")):
             eg.predicted = doc
     result = tune_penalty(pipe, examples, step=step, low=low, high=high)
     nlp.get_pipe_config(component)["mention_penalty"] = result["tuned_penalty"]  # what nlp.config and config.cfg show

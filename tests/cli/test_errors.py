@@ -1,0 +1,99 @@
+"""The command line's user errors: one line on stderr and exit status 1;
+bugs keep their traceback; a pipeline that cannot be scored is refused with
+what it has."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+import typer
+
+from spacy_depner.cli.app import app
+from spacy_depner.cli.errors import run
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def error_line(capsys, *args) -> str:
+    """Run the app on ``args``, check the status is 1 and stderr one line; that line."""
+    assert run(app, list(args), "python -m spacy_depner") == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_missing_argument_names_it(capsys):
+    assert "'model'" in error_line(capsys, "evaluate")
+
+
+def test_bad_option_value_names_the_option(capsys):
+    line = error_line(capsys, "tune-penalty", "model", "out", "--jsonl", "x", "--step", "abc")
+    assert "--step" in line and "--help" in line
+
+
+def test_missing_file_names_the_path(capsys, tmp_path):
+    missing = tmp_path / "nowhere.conllu"
+    assert str(missing) in error_line(capsys, "coverage", "--gum", str(missing))
+
+
+def test_directory_instead_of_file(capsys, tmp_path):
+    line = error_line(capsys, "coverage", "--gum", str(tmp_path))
+    assert str(tmp_path) in line
+
+
+def test_missing_pipeline(capsys, tmp_path):
+    assert str(tmp_path / "none") in error_line(capsys, "evaluate", str(tmp_path / "none"), "--conllu", "x", "--uner", "y")
+
+
+def test_pipeline_without_entity_component_is_refused(capsys, tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.to_disk(tmp_path / "pipeline")
+    line = error_line(capsys, "evaluate", str(tmp_path / "pipeline"), "--conllu", str(DATA / "tiny.conllu"),
+                      "--uner", str(DATA / "tiny.iob2"))
+    assert "no component that writes doc.ents" in line and "['sentencizer']" in line
+
+
+@pytest.fixture
+def ruler_pipeline(tmp_path) -> Path:
+    """A pipeline that writes doc.spans["ruler"] (spaCy's span ruler) and nothing else."""
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("span_ruler")
+    ruler.add_patterns([{"label": "protein", "pattern": "no such word"}])
+    nlp.to_disk(tmp_path / "ruler")
+    return tmp_path / "ruler"
+
+
+def test_wrong_spans_key_is_refused_naming_the_keys(capsys, ruler_pipeline):
+    line = error_line(capsys, "evaluate-nested", str(ruler_pipeline), "--jsonl", str(DATA / "nested_genia.jsonl"),
+                      "--spans-key", "wrongkey")
+    assert "'wrongkey'" in line and "['ruler']" in line
+
+
+def test_nothing_predicted_warns(ruler_pipeline):
+    done = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(ruler_pipeline), "--jsonl",
+                           str(DATA / "nested_genia.jsonl"), "--spans-key", "ruler"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "predicted no span" in warnings[0], done.stderr
+
+
+def test_entry_point_prints_one_line_without_traceback():
+    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", "/nonexistent/gum.conllu"],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "/nonexistent/gum.conllu" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bug_keeps_its_traceback():
+    broken = typer.Typer()
+
+    @broken.command()
+    def fail() -> None:
+        [][1]
+
+    with pytest.raises(IndexError):
+        run(broken, [])
