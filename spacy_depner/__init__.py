@@ -2,11 +2,15 @@
 
 Importing the package registers its factories, architectures, scorers and
 readers with spaCy (the entry points do the same without an import). Numba
-functions compile on first use and are cached on disk.
+functions compile on first use and are cached on disk. ``displacy_options``
+gives displaCy one colour per label of a pipeline.
 """
 from .readers import documents, genia, gum, uner  # noqa: F401
 from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401
 from .pipeline import chain_ner, dgm_ner, first_stage_spans, hypergraph_ner, nested_ner, suggesters  # noqa: F401
 from .evaluation import scorers  # noqa: F401
+from .pipeline.display import displacy_options
+
+__all__ = ["displacy_options"]
 
 __version__ = "0.1.0"

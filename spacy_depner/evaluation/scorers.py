@@ -1,5 +1,6 @@
 """The registered scorers of the components: P/R/F of `doc.ents` with the
-lattice coverage of dgm_ner, and P/R/F of nested mentions (with heads)."""
+lattice coverage of dgm_ner, and P/R/F of nested mentions (with heads, and
+of their flat view in `doc.ents` when the component writes one)."""
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.pipeline.spancat import spancat_score
@@ -53,14 +54,21 @@ def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
     return score_nested
 
 
-def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", **kwargs) -> Dict[str, Any]:
+def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None,
+                 **kwargs) -> Dict[str, Any]:
     """P/R/F of the mentions in ``doc.spans[spans_key]``, overall and per label
     (``spans_{key}_p``, ``_r``, ``_f``, ``_per_type``), overlaps allowed. When
     the references have the mentions' heads (``doc.spans[spans_key + "_heads"]``,
     one per mention, in the same order), also P/R/F of boundaries + type + head
-    (``spans_{key}_head_p``, ``_r``, ``_f``), if the predictions have heads too."""
+    (``spans_{key}_head_p``, ``_r``, ``_f``), if the predictions have heads too.
+    When the component writes a flat view (``ents`` not None), also spaCy's
+    entity scores (``ents_p``, ``_r``, ``_f``, ``_per_type``) of ``doc.ents``
+    against the references' ``doc.ents`` (None when no reference has entity
+    annotation), as spaCy's ``ner`` reports them."""
     examples = list(examples)
     scores = spancat_score(examples, spans_key=spans_key)
+    if ents is not None:
+        scores.update(get_ner_prf(examples))
     key = heads_key(spans_key)
     if any(key in eg.reference.spans for eg in examples) and any(key in eg.predicted.spans for eg in examples):
         counts = item_counts([_with_heads(eg.reference, spans_key) for eg in examples],

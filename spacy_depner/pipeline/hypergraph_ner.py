@@ -18,7 +18,14 @@ development data by the paper's fixed-step search (sec. 3.7); ``scores``: if
 true, ``attrs["scores"]`` of the span group holds, per mention, the marginal
 probability that a mention of its type starts at its first token (1 - the
 T -> X hyperedge marginal, one inside-outside pass); false skips that pass
-and writes no scores; ``spans_key``. Saved with the weights: ``heads`` (sec.
+and writes no scores; ``spans_key``; ``ents``: also write a flat view of the
+mentions to ``doc.ents`` (replacing what was there): null (default: none),
+``"outermost"`` (the mentions inside no other; crossing mentions of two types,
+or one span with two types, are resolved as spaCy's ``filter_spans`` does:
+the longer, then the earlier, then the more probable type, then the type
+first in the labels) or ``"most_probable"`` (the disjoint subset with the
+largest sum of ``attrs["scores"]``; needs ``scores``), see
+``structures.interval_selection``. Saved with the weights: ``heads`` (sec.
 3.6: I nodes split into before / within / after the head, 17 hyperedge kinds;
 each mention's head is learnt from and written to ``doc.spans[spans_key +
 "_heads"]``, one span per mention, same order; the GUM reader puts GUM's
@@ -46,7 +53,7 @@ from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer
 from ..structures import mention_hypergraph
 from .doc_arrays import batch_offsets
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
-from .span_groups import heads_key, write_span_group
+from .span_groups import check_flat_view, heads_key, write_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,
 # no dependency features), which spaCy fills into nlp.config.
@@ -55,28 +62,30 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
 
 @Language.factory(
     "hypergraph_ner",
-    assigns=["doc.spans"],
+    assigns=["doc.spans", "doc.ents"],
     default_config={
         "model": DEFAULT_MODEL,
         "mention_penalty": 0.0,
         "heads": False,
         "scores": True,
         "spans_key": "hypergraph_ner",
+        "ents": None,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
     default_score_weights={"spans_hypergraph_ner_f": 1.0, "spans_hypergraph_ner_p": 0.0, "spans_hypergraph_ner_r": 0.0},
 )
 def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty: float, heads: bool, scores: bool,
-                        spans_key: str, scorer: Optional[Callable]) -> "HypergraphNER":
+                        spans_key: str, ents: Optional[str], scorer: Optional[Callable]) -> "HypergraphNER":
     """model: a per-token scorer ``List[Doc] -> Floats2d`` (``spacy_depner.TokenScorer.v1``;
     its output width is set to n_types * the number of hyperedge kinds, 5 or
     17 with heads); mention_penalty: the bias of every T -> I hyperedge
     (higher: more mentions); heads: also find each mention's head (sec. 3.6),
     read from and written to ``doc.spans[spans_key + "_heads"]``; scores:
     write each mention's probability to ``attrs["scores"]`` (false: skip the
-    inside-outside pass)."""
+    inside-outside pass); ents: null, "outermost" or "most_probable", the flat
+    view written to doc.ents (needs scores)."""
     return HypergraphNER(nlp.vocab, model, name, mention_penalty=mention_penalty, heads=heads, scores=scores,
-                         spans_key=spans_key, scorer=scorer)
+                         spans_key=spans_key, ents=ents, scorer=scorer)
 
 
 class HypergraphPrediction(NamedTuple):
@@ -92,9 +101,11 @@ class HypergraphPrediction(NamedTuple):
 class HypergraphNER(EntityPipe):
     def __init__(self, vocab: Vocab, model: Model, name: str = "hypergraph_ner", *, mention_penalty: float = 0.0,
                  heads: bool = False, scores: bool = True, spans_key: str = "hypergraph_ner",
-                 scorer: Optional[Callable] = None) -> None:
+                 ents: Optional[str] = None, scorer: Optional[Callable] = None) -> None:
+        check_flat_view(name, ents, scores)
         self.setup(vocab, model, name, scorer, extra_losses=(f"{name}_gold_ambiguous",), saved=dict(heads=bool(heads)),
-                   settings=dict(mention_penalty=float(mention_penalty), scores=bool(scores), spans_key=spans_key))
+                   settings=dict(mention_penalty=float(mention_penalty), scores=bool(scores), spans_key=spans_key,
+                                 ents=ents))
 
     @property
     def mention_penalty(self) -> float:
@@ -166,6 +177,7 @@ class HypergraphNER(EntityPipe):
             write_span_group(doc, key, doc_spans, doc_probabilities)
             if head_spans is not None:
                 write_span_group(doc, heads_key(key), head_spans[d])
+        write_flat_view(self, docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, probabilities)
 
     def gold_mentions(self, examples: List[Example], doc_offsets: np.ndarray) -> np.ndarray:
         """(M, 3) [first, last, type] of the reference mentions in batch

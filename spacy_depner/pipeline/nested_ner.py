@@ -11,7 +11,14 @@ Doc's trees (Jie, Muis & Lu 2017); a ``max_length`` of the suggester bounds the
 mentions' length. Suggested spans that cross a sentence end are dropped. The
 model scores the suggested spans only. Each sentence is one analysis; the
 mentions go to ``doc.spans[spans_key]``, with ``scores`` their marginal
-probabilities in ``attrs["scores"]``.
+probabilities in ``attrs["scores"]``. ``ents`` also writes a flat view of
+them to ``doc.ents`` (replacing what was there), for displaCy's "ent" style,
+spaCy's entity scores and every reader of ``doc.ents``: null (default: none,
+``doc.ents`` untouched), ``"outermost"`` (the mentions inside no other: every
+analysis is laminar, so they never overlap) or ``"most_probable"`` (the
+disjoint subset with the largest sum of marginal probabilities, the expected
+number of correct entities; needs ``scores``); see
+``structures.interval_selection``.
 
 A gold mention set the search space cannot hold is reduced, for the loss, to
 its largest subset that it can hold (found by the structure's own Viterbi);
@@ -32,7 +39,7 @@ from ..structures import nested_mentions
 from ..structures.candidate_spans import merge_spans
 from .doc_arrays import batch_offsets, suggested_spans
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
-from .span_groups import write_span_group
+from .span_groups import check_flat_view, write_flat_view, write_span_group
 from .suggesters import ALL_SPANS, build_all_spans_suggester
 
 STRUCTURES = nested_mentions.STRUCTURES
@@ -64,7 +71,7 @@ class SentenceBatch(NamedTuple):
 
 @Language.factory(
     "nested_ner",
-    assigns=["doc.spans"],
+    assigns=["doc.spans", "doc.ents"],
     default_config={
         "model": DEFAULT_MODEL,
         "suggester": {"@misc": ALL_SPANS, "max_length": None},
@@ -72,6 +79,7 @@ class SentenceBatch(NamedTuple):
         "add_gold_spans": True,
         "scores": True,
         "spans_key": "nested_ner",
+        "ents": None,
         "max_sentence_length": 500,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
@@ -86,24 +94,26 @@ def make_nested_ner(
     add_gold_spans: bool,
     scores: bool,
     spans_key: str,
+    ents: Optional[str],
     max_sentence_length: int,
     scorer: Optional[Callable],
 ) -> "NestedNER":
     """suggester: the spans that may be mentions (default every span of each
     sentence; spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a
     parse); structure: "semi_markov" | "cyk" | "quadratic"; scores: compute the
-    marginals for attrs["scores"] (false: Viterbi only, faster);
-    max_sentence_length: a longer sentence is an error (the spans of a
+    marginals for attrs["scores"] (false: Viterbi only, faster); ents: null,
+    "outermost" or "most_probable", the flat view written to doc.ents (needs
+    scores); max_sentence_length: a longer sentence is an error (the spans of a
     sentence are n (n + 1) / 2)."""
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
-        scores=scores, spans_key=spans_key, max_sentence_length=max_sentence_length, scorer=scorer,
+        scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,
     )
 
 
 class NestedNER(EntityPipe):
     """Settings (all read from the config at load): ``suggester``,
-    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``,
+    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``, ``ents``,
     ``max_sentence_length``. ``cfg``: the labels."""
 
     def __init__(
@@ -117,15 +127,17 @@ class NestedNER(EntityPipe):
         add_gold_spans: bool = True,
         scores: bool = True,
         spans_key: str = "nested_ner",
+        ents: Optional[str] = None,
         max_sentence_length: int = 500,
         scorer: Optional[Callable] = None,
     ) -> None:
         if suggester is None:
             suggester = build_all_spans_suggester()
+        check_flat_view(name, ents, scores)
         self.setup(
             vocab, model, name, scorer, choices={"structure": STRUCTURES}, extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
-                          spans_key=spans_key, max_sentence_length=max_sentence_length),
+                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length),
         )
 
     @property
@@ -195,6 +207,7 @@ class NestedNER(EntityPipe):
         for doc, (mentions, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, spans,
                                                                                        labels[rows] + 1, probabilities)):
             write_span_group(doc, key, mentions, doc_probabilities)
+        write_flat_view(self, docs, batch.doc_offsets, spans, labels[rows] + 1, probabilities)
 
     def training_batch(self, examples: List[Example]) -> Tuple[SentenceBatch, np.ndarray, int]:
         """The batch of the examples' predicted Docs (with add_gold_spans, the

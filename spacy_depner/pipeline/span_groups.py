@@ -1,8 +1,11 @@
-"""Writing predicted spans to a Doc: the one span-group writer of every component."""
+"""Writing predicted spans to a Doc: the one span-group writer of every
+component, and the flat view (``doc.ents``) of nested or overlapping mentions."""
 from typing import Optional, Sequence
 
 import numpy as np
 from spacy.tokens import Doc, Span, SpanGroup
+
+from ..structures import interval_selection
 
 
 def heads_key(spans_key: str) -> str:
@@ -22,3 +25,44 @@ def write_span_group(doc: Doc, key: str, spans: Sequence[Span], scores: Optional
         group.attrs["scores"] = scores
     doc.spans[key] = group
     return group
+
+
+# The flat views of nested or overlapping mentions a component can write to doc.ents.
+FLAT_VIEWS = ("outermost", "most_probable")
+
+
+def check_flat_view(name: str, ents: Optional[str], scores: bool) -> None:
+    """A ValueError unless ``ents`` is None or one of ``FLAT_VIEWS``, and
+    "most_probable" comes with ``scores`` (it needs the probabilities)."""
+    if ents is not None and ents not in FLAT_VIEWS:
+        raise ValueError(f"Unknown ents {ents!r} for '{name}': use null (doc.ents untouched), "
+                         "\"outermost\" or \"most_probable\"")
+    if ents == "most_probable" and not scores:
+        raise ValueError(f"'{name}' has ents = \"most_probable\" and scores = false: the most probable flat view "
+                         "needs the mentions' probabilities. Set scores = true, or ents = \"outermost\".")
+
+
+def flat_view(ents: str, spans: np.ndarray, label_ids: np.ndarray, probabilities: Optional[np.ndarray]) -> np.ndarray:
+    """The rows of ``spans`` (M, 2) (first, last, batch coordinates; label ids
+    (M,), probabilities (M,) or None) that the flat view ``ents`` keeps, in
+    their order: pairwise disjoint. One range given with several labels: the
+    more probable label, then the one first in the component's labels."""
+    weights = np.zeros(spans.shape[0]) if probabilities is None else np.asarray(probabilities, dtype=np.float64)
+    rank = np.empty(spans.shape[0], dtype=np.int64)
+    rank[np.lexsort((np.asarray(label_ids), -weights))] = np.arange(spans.shape[0])
+    if ents == "outermost":
+        return np.flatnonzero(interval_selection.outermost(spans, rank))
+    return np.flatnonzero(interval_selection.most_probable(spans, weights, rank))
+
+
+def write_flat_view(pipe, docs: Sequence[Doc], doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
+                    probabilities: Optional[np.ndarray]) -> None:
+    """Replace each Doc's ``doc.ents`` by the flat view ``pipe.settings["ents"]``
+    of the batch's mentions (as ``flat_view``); nothing when it is None.
+    ``pipe``: the entity component (its labels make the Spans)."""
+    ents = pipe.settings["ents"]
+    if ents is None:
+        return
+    kept = flat_view(ents, spans, label_ids, probabilities)
+    for doc, doc_ents in zip(docs, pipe.entity_spans(docs, doc_offsets, spans[kept], np.asarray(label_ids)[kept])):
+        doc.ents = doc_ents

@@ -112,6 +112,25 @@ def test_settings_given_at_load_take_effect(trained, tmp_path):
 
 
 @pytest.mark.slow
+def test_flat_view_resolves_crossing_mentions(trained, tmp_path):
+    """ents at load: doc.ents is the projection of the mentions computed from
+    its definition; crossing ORG (0, 3) and FAC (1, 4): the earlier wins."""
+    from test_flat_view import check_views, ents_of
+
+    nlp, ner, examples, _ = trained
+    nlp.to_disk(tmp_path / "model")
+    assert not any(doc.ents for doc in nlp.pipe(fresh_docs(nlp)))  # ents = null: doc.ents untouched
+    for ents in ("outermost", "most_probable"):
+        loaded = spacy.load(tmp_path / "model", config={"components": {KEY: {"ents": ents}}})
+        docs = list(loaded.pipe(fresh_docs(loaded)))
+        assert mentions(docs) == [sorted(m) for _, m in CORPUS]
+        check_views(docs, KEY, list(ner.labels), ents)
+        if ents == "outermost":
+            assert ents_of(docs[2]) == [(0, 3, "ORG")]
+            assert "ents_f" in loaded.evaluate(examples) and "ents_f" not in nlp.evaluate(examples)
+
+
+@pytest.mark.slow
 def test_round_trips_and_multiprocessing(trained, tmp_path):
     nlp, ner, _, _ = trained
     expected = mentions(nlp.pipe(fresh_docs(nlp)))

@@ -178,6 +178,8 @@ def test_unknown_label_and_bad_settings():
     nlp = check_unknown_gold_label("nested_ner", {}, lambda nlp: [make_example(nlp, *row) for row in NESTED], ["ORG", "LOC"], "FAC")
     with pytest.raises(ValueError, match="structure"):
         nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
+    with pytest.raises(ValueError, match="Unknown ents 'outer'"):
+        nlp.add_pipe("nested_ner", name="c", config={"ents": "outer"})
     with pytest.raises(Exception, match="dependency_guided"):
         nlp.add_pipe("nested_ner", name="b", config={"dependency_guided": True})  # replaced by the suggester
 
