@@ -2,7 +2,7 @@
 GENIA, Lu & Roth 2015's mention hypergraph, and UD English-GUM with and
 without dependency guidance)."""
 from pathlib import Path
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, NamedTuple, Optional
 
 CORPORA = {"genia": "genia/{split}.jsonl", "gum": "ud_gum/en_gum-ud-{split}.conllu"}
 SPLITS = ("train", "dev", "test")
@@ -42,6 +42,16 @@ MODELS = [
 PARSER = "gum_parser"
 
 
-def corpus_files(data: Path, corpus: str, split: str) -> Dict[str, Path]:
-    """The split's file as the keyword of the readers' commands: {"jsonl": ...} (GENIA) or {"gum": ...}."""
+def corpus_files(data: Path, corpus: str, split: str, genia: Optional[Path] = None) -> Dict[str, Path]:
+    """The split's file as the keyword of the readers' commands: {"jsonl": ...} (GENIA, from the
+    folder ``genia`` if given) or {"gum": ...}."""
+    if corpus == "genia" and genia is not None:
+        return {"jsonl": genia / f"{split}.jsonl"}
     return {"jsonl" if corpus == "genia" else "gum": data / CORPORA[corpus].format(split=split)}
+
+
+def corpus_overrides(corpus: str, genia: Optional[Path] = None) -> List[str]:
+    """``spacy train`` overrides of a GENIA model's train and dev files when they are in the folder ``genia``."""
+    if corpus != "genia" or genia is None:
+        return []
+    return ["--paths.train", str(genia / "train.jsonl"), "--paths.dev", str(genia / "dev.jsonl")]

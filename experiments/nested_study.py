@@ -12,7 +12,7 @@ GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its JSON-lines files
 """
 import json
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional
 
 import typer
 from tqdm import tqdm
@@ -21,9 +21,9 @@ from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
 from spacy_depner.evaluation.progress import progress
 
-from .nested_models import MODELS, PARSER, corpus_files
+from .nested_models import MODELS, PARSER, corpus_files, corpus_overrides
 from .nested_report import write_nested_report
-from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SPLIT, TRAINED
+from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, SPLIT, TRAINED
 from .outputs import write_json
 from .runs import run_all, train_command
 
@@ -33,6 +33,7 @@ nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experi
 @nested_study.command("train")
 def train(
     data: Path = DATA,
+    genia: Optional[Path] = GENIA,
     output: Path = TRAINED,
     configs: Path = CONFIGS,
     steps: int = typer.Option(2000, help="Training steps of every nested model"),
@@ -43,7 +44,8 @@ def train(
     """Train every nested model (gold trees where used) and the GUM parser; wall times to OUTPUT/train_seconds.json."""
     runs = {PARSER: train_command(configs / "parser_gum.cfg", output / PARSER, data, parser_steps, limit, [])}
     for model in MODELS:
-        runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, model.overrides)
+        runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit,
+                                         model.overrides + corpus_overrides(model.corpus, genia))
     seconds = run_all(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
@@ -51,6 +53,7 @@ def train(
 @nested_study.command("tune")
 def tune(
     data: Path = DATA,
+    genia: Optional[Path] = GENIA,
     models: Path = PIPELINES,
     step: float = typer.Option(0.01, help="Step of the search (the paper: 0.01)"),
 ) -> None:
@@ -60,7 +63,7 @@ def tune(
     tuned = [model for model in MODELS if model.tuned]
     for model in progress(tuned, len(tuned), "models tuned", unit="model"):
         results[model.name] = tune_pipeline_penalty(models / model.name / "model-best", models / model.name / "model-tuned",
-                                                    **corpus_files(data, model.corpus, "dev"), step=step)
+                                                    **corpus_files(data, model.corpus, "dev", genia), step=step)
         tqdm.write(f"{model.name}: {results[model.name]}")
     write_json(models / "tuned_penalties.json", results)
 
@@ -68,6 +71,7 @@ def tune(
 @nested_study.command("evaluate")
 def evaluate(
     data: Path = DATA,
+    genia: Optional[Path] = GENIA,
     models: Path = PIPELINES,
     output: Path = JSON_OUTPUT,
     split: str = SPLIT,
@@ -76,7 +80,7 @@ def evaluate(
     dependency-guided GUM model also the GUM parser's trees."""
     results: Dict[str, Dict] = {}
     for model in progress(MODELS, len(MODELS), "models evaluated", unit="model"):
-        path, files = models / model.name / "model-best", corpus_files(data, model.corpus, split)
+        path, files = models / model.name / "model-best", corpus_files(data, model.corpus, split, genia)
         results[model.name] = nested_scores(path, **files)
         if model.guided:
             results[model.name + "@predicted"] = nested_scores(path, **files, parser=models / PARSER / "model-best")

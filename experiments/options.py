@@ -3,6 +3,8 @@ object each; typer copies it for every command that uses it)."""
 import typer
 
 DATA = typer.Option(..., help="Data directory, laid out as project.yml's assets (ud_ewt/r2.9/, uner_ewt/, genia/, ud_gum/)")
+GENIA = typer.Option(None, help="Folder of GENIA's train/dev/test.jsonl (the project's corpus/genia, made by "
+                                 "`python -m spacy_depner convert genia-xml`; default: DATA/genia)")
 CONFIGS = typer.Option(..., help="Folder of the spacy train configs")
 TRAINED = typer.Option(..., help="Where the pipelines go, one folder per model")
 PIPELINES = typer.Option(..., help="Folder of the trained pipelines (and their train_seconds.json)")

@@ -1,9 +1,11 @@
 """Copies of the test fixtures laid out as a larger corpus, and of the
 project's files in a temporary project, for the workflow tests."""
+import io
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Dict
 
@@ -50,12 +52,32 @@ def write_gum(data: Path, copies: Dict[str, int]) -> None:
         (data / "ud_gum" / f"en_gum-ud-{split}.conllu").write_text(replicate_conllu(gum, n))
 
 
-def write_genia(data: Path, copies: Dict[str, int]) -> None:
-    """tests/data/nested_genia.jsonl, ``copies[split]`` times, as DATA/genia/SPLIT.jsonl."""
-    genia = (TESTS / "data" / "nested_genia.jsonl").read_text().strip() + "\n"
-    (data / "genia").mkdir()
-    for split, n in copies.items():
-        (data / "genia" / f"{split}.jsonl").write_text(genia * n)
+GENIA_FIXTURE_SENTENCES = 5  # in tests/data/genia_3.02_fixture.xml
+
+
+def write_genia_tarball(path: Path, xml: bytes, member: str = "GENIA_term_3.02/GENIAcorpus3.02.xml") -> Path:
+    """A gzipped tar laid out as GENIAcorpus3.02.tgz: a LICENSE, then the XML as MEMBER."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in (("GENIA_term_3.02/LICENSE", b"GENIA Project License for Annotated Corpora\n"), (member, xml)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def write_genia(data: Path, copies: Dict[str, int]) -> str:
+    """The articles of tests/data/genia_3.02_fixture.xml, ``copies[split]``
+    times per split in the order given (new MEDLINE ids for every copy), as
+    the release tarball DATA/genia/source/GENIAcorpus3.02.tgz; the split sizes
+    that give those copies (``--vars.genia_split``), e.g. "30,10,10"."""
+    xml = (TESTS / "data" / "genia_3.02_fixture.xml").read_text(encoding="utf8")
+    head, articles, tail = xml.partition("<article>")[0], re.findall(r"<article>.*?</article>", xml, re.S), "\n</set>\n"
+    total = sum(copies.values())
+    body = "\n".join(re.sub(r"<bibliomisc>(.*?)</bibliomisc>", lambda m: f"<bibliomisc>{m.group(1)}-{k}</bibliomisc>", article)
+                     for k in range(total) for article in articles)
+    write_genia_tarball(data / "genia" / "source" / "GENIAcorpus3.02.tgz", (head + body + tail).encode("utf8"))
+    return ",".join(str(GENIA_FIXTURE_SENTENCES * n) for n in copies.values())
 
 
 def run_workflow(tmp_path: Path, workflow: str, data: Path, *overrides: str):

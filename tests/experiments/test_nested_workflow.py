@@ -1,6 +1,8 @@
 """The `spacy project run nested` workflow on tiny GENIA and GUM files laid out
-like the real data directory, with a few training steps: every table of
-metrics/nested/report.md is filled, from files the workflow wrote."""
+like the real data directory (GENIA as the 3.02 release tarball only, which the
+workflow's first step converts to corpus/genia), with a few training steps:
+every table of metrics/nested/report.md is filled, from files the workflow
+wrote, and nothing is written into the data directory."""
 import json
 import subprocess
 import sys
@@ -14,16 +16,25 @@ from corpus_copies import TESTS, run_workflow, write_genia, write_gum
 def data_dir(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
     copies = {"train": 6, "dev": 2, "test": 2}
-    write_genia(data, copies)
+    split = write_genia(data, copies)
     write_gum(data, copies)
-    return data
+    return data, split
 
 
 @pytest.mark.slow
 def test_project_run_nested_fills_every_table(data_dir, tmp_path):
-    project, done = run_workflow(tmp_path, "nested", data_dir, "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4",
-                                 "--vars.nested_max_n", "20", "--vars.types_tokens", "2000")
+    data, split = data_dir
+    before = sorted(data.rglob("*"))
+    project, done = run_workflow(tmp_path, "nested", data, "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4",
+                                 "--vars.nested_max_n", "20", "--vars.types_tokens", "2000", "--vars.genia_split", split)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert sorted(data.rglob("*")) == before
+    fixture = (TESTS / "data" / "genia_3.02_fixture.jsonl").read_text(encoding="utf8").splitlines()
+    train = (project / "corpus" / "genia" / "train.jsonl").read_text(encoding="utf8").splitlines()
+    assert split == "30,10,10" and len(train) == 30
+    assert [json.loads(line)["tokens"] for line in train[:5]] == [json.loads(line)["tokens"] for line in fixture]
+    genia_coverage = json.loads((project / "metrics" / "nested" / "coverage_genia_test.json").read_text())
+    assert genia_coverage["mentions"] == 2 * 13  # the 13 mentions of the fixture's 5 sentences, twice
     metrics = project / "metrics" / "nested"
     evaluation = json.loads((metrics / "evaluation.json").read_text())["models"]
     expected = {f"{c}_{m}" for c in ("genia", "gum") for m in ("semi_markov", "cyk", "quadratic", "spancat", "hypergraph", "hypergraph@tuned")}

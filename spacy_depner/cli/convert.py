@@ -1,0 +1,68 @@
+"""``python -m spacy_depner convert``: the public corpora in the project's
+formats to spaCy DocBin files (``.spacy``, for ``spacy train`` through
+``spacy.Corpus.v1``), and the GENIA 3.02 XML release to the project's GENIA
+JSON lines."""
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import spacy
+import typer
+
+from ..evaluation.progress import progress
+from ..readers.docbins import conllu_iob2_docs, genia_docs, gum_docs, write_docbin
+from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
+from ..readers.uner import DEFAULT_LABELS
+
+
+class ConvertFormat(str, Enum):
+    conllu_iob2 = "conllu-iob2"
+    genia = "genia"
+    gum = "gum"
+    genia_xml = "genia-xml"
+
+
+def convert(
+    format: ConvertFormat = typer.Argument(..., help="conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), "
+                                                     "gum (UD English-GUM CoNLL-U) or genia-xml (GENIAcorpus3.02.tgz)"),
+    input: Path = typer.Argument(..., help="The corpus file: .conllu, .jsonl, or the GENIA 3.02 tarball (or its .xml)"),
+    output: Path = typer.Argument(..., help="DocBin file to write (.spacy); for genia-xml the folder of train/dev/test.jsonl"),
+    iob2: Optional[Path] = typer.Option(None, help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id)"),
+    labels: str = typer.Option(",".join(DEFAULT_LABELS), help="conllu-iob2: entity labels kept, comma-separated (others read as O)"),
+    spans_key: str = typer.Option("nested_ner", help="genia, gum: span group of the mentions (nested_ner's default spans_key)"),
+    documents: bool = typer.Option(False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"),
+    split: str = typer.Option(",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"),
+) -> None:
+    """Convert a corpus and print what was written (JSON). conllu-iob2 and gum
+    keep the gold trees, POS, tags and lemmas; the entities go to doc.ents
+    (conllu-iob2) or to the span group --spans-key (genia, gum; GUM's mention
+    heads to SPANS_KEY_heads). genia-xml applies the rules of the GENIA data
+    README (five types, coordinated terms, tokenisation, the 15,022 / 1,669 /
+    1,855 split)."""
+    if iob2 is not None and format != ConvertFormat.conllu_iob2:
+        raise typer.BadParameter(f"--iob2 goes with conllu-iob2, not {format.value}")
+    if documents and format not in (ConvertFormat.conllu_iob2, ConvertFormat.gum):
+        raise typer.BadParameter(f"--documents goes with conllu-iob2 or gum: {format.value} is read one sentence per Doc")
+    if format == ConvertFormat.genia_xml:
+        sizes, stats = parse_split(split), GENIAXMLStats()
+        records = progress(genia_xml_records(input, stats), sum(sizes), "GENIA sentences read", unit="sentence")
+        counts = write_genia_splits(records, output, sizes)
+        typer.echo(json.dumps({"output": str(output), "split": counts, **stats.as_dict()}, indent=2))
+        return
+    if output.suffix != ".spacy":
+        raise typer.BadParameter(f"OUTPUT {output} must be a .spacy file (spacy.Corpus.v1 reads only those)")
+    vocab = spacy.blank("en").vocab
+    if format == ConvertFormat.conllu_iob2:
+        if iob2 is None:
+            raise typer.BadParameter("conllu-iob2 needs --iob2 FILE: the UNER IOB2 entities of the CoNLL-U sentences")
+        kept = [label.strip() for label in labels.split(",") if label.strip()]
+        if not kept:
+            raise typer.BadParameter(f"--labels must name at least one entity label, not {labels!r}")
+        docs = conllu_iob2_docs(vocab, input, iob2, kept, documents)
+    elif format == ConvertFormat.genia:
+        docs = genia_docs(vocab, input, spans_key)
+    else:
+        docs = gum_docs(vocab, input, spans_key, documents)
+    summary = write_docbin(progress(docs, len(docs), "Docs written"), output)
+    typer.echo(json.dumps({"output": str(output), **summary.as_dict()}, indent=2))
