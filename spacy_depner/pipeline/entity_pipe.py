@@ -186,6 +186,21 @@ class EntityPipe(TrainablePipe):
         self.model.set_dim("nO", len(self.labels) + 1)
         self.model.initialize(X=(sample, None) if sample else None)
 
+    def annotated_sample(self, examples: Iterable[Example], nlp=None) -> List[Doc]:
+        """Copies of the examples' predicted Docs as this component will see
+        them in training: annotated by the components before it that
+        ``[training] annotating_components`` lists (e.g. a frozen parser
+        whose trees the model reads)."""
+        docs = [eg.predicted.copy() for eg in examples]
+        if nlp is None:
+            return docs
+        annotating = set(nlp.config.get("training", {}).get("annotating_components") or [])
+        names = nlp.component_names
+        for name in names[: names.index(self.name)] if self.name in names else []:
+            if name in annotating:
+                docs = list(nlp.get_pipe(name).pipe(docs))
+        return docs
+
     def initialize(
         self,
         get_examples: Callable[[], Iterable[Example]],
@@ -207,7 +222,7 @@ class EntityPipe(TrainablePipe):
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
         initialize_corpus_layers(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
-        self.initialize_model([eg.predicted for eg in islice(get_examples(), 10)])
+        self.initialize_model(self.annotated_sample(islice(get_examples(), 10), nlp))
         self.initialized = True
 
     def loaded(self) -> None:

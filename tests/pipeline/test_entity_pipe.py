@@ -73,3 +73,26 @@ def test_a_saved_setting_changed_at_load_is_a_clear_error(tmp_path):
     nlp.to_disk(tmp_path)
     with pytest.raises(ValueError, match="trained with scheme = 'BILOU'"):
         spacy.load(tmp_path, config={"components": {"chain_ner": {"scheme": "BIO"}}})
+
+
+@pytest.mark.parametrize("annotating", [True, False])
+def test_initialize_samples_the_trees_of_annotating_components(annotating):
+    """Inputs without trees and a parser before the component: the model's
+    dependency features are initialized on the parser's trees when the
+    parser is an annotating component, and cannot be otherwise."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("parser")
+    nlp.add_pipe("dgm_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "dependency_features": True}})
+    if annotating:
+        nlp.config["training"]["annotating_components"] = ["parser"]
+    examples = []
+    for words, heads, deps, _ in TINY:
+        examples.append(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, heads=heads, deps=deps)))
+    nlp.config["initialize"]["components"]["dgm_ner"] = {"labels": ["PER", "LOC"]}
+    if annotating:
+        nlp.initialize(lambda: examples)
+        assert nlp.get_pipe("dgm_ner").initialized
+        assert not examples[0].predicted.has_annotation("DEP")  # the sample was a copy
+    else:
+        with pytest.raises(ValueError, match="needs dependency trees"):
+            nlp.initialize(lambda: examples)

@@ -1,0 +1,133 @@
+"""The "train on your own data" recipe end to end, with spaCy's own train and
+evaluate: DocBins without trees (words, spaces, sentence starts and entities,
+as an annotation tool exports them); ``configs/own_data_dgm.cfg`` with a parser
+trained on the fixture trees, sourced, frozen and annotating, in both kinds
+(listening to a ``tok2vec`` component as en_core_web_sm's does, or with its
+own tok2vec); ``configs/own_data_nested.cfg`` on a span group with no parser."""
+from pathlib import Path
+
+import pytest
+import spacy
+import srsly
+from spacy.cli.evaluate import evaluate
+from spacy.cli.train import train
+from spacy.tokens import Doc, DocBin, Span
+from thinc.api import Config
+
+from spacy_depner.readers.genia import genia_examples, read_genia
+from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
+
+ROOT = Path(__file__).parents[2]
+DATA = ROOT / "tests" / "data"
+FIXTURE_PATHS = {f"paths.{split}_{kind}": str(DATA / f"tiny.{kind}") for split in ("train", "dev") for kind in ("conllu", "iob2")}
+TEXTS = ["John Smith visited New York.", "I don't like Acme Corp in Paris", "Visit Lake Tahoe"]
+
+pytestmark = pytest.mark.slow
+
+
+def training_overrides(log: Path, steps: int, every: int) -> dict:
+    """A short run that logs each evaluation's losses and scores to ``log`` (JSON lines)."""
+    return {"training.max_steps": steps, "training.eval_frequency": every,
+            "training.logger": {"@loggers": "spacy.ConsoleLogger.v3", "progress_bar": None,
+                                "console_output": False, "output_file": str(log)}}
+
+
+def loss_per_step(log: Path, component: str):
+    """(step, the component's mean loss per step since the previous record) of each record."""
+    records, previous, means = list(srsly.read_jsonl(log)), -1, []
+    for record in records:
+        means.append((record["step"], record["losses"][component] / (record["step"] - previous)))
+        previous = record["step"]
+    return means
+
+
+def parameters(*models):
+    """Every parameter array of the models, as sorted (shape, bytes) pairs."""
+    return sorted((node.get_param(name).shape, node.get_param(name).tobytes())
+                  for model in models for node in model.walk() for name in node.param_names if node.has_param(name))
+
+
+@pytest.fixture(scope="module")
+def entity_docbin(tmp_path_factory) -> Path:
+    """The fixture sentences as a DocBin without trees: one Doc per sentence."""
+    nlp = spacy.blank("en")
+    docs = []
+    for eg in corpus_examples(nlp.vocab, read_uner_corpus(DATA / "tiny.conllu", DATA / "tiny.iob2"), "predicted"):
+        gold = eg.reference
+        doc = Doc(nlp.vocab, words=[t.text for t in gold], spaces=[bool(t.whitespace_) for t in gold],
+                  sent_starts=[bool(t.is_sent_start) for t in gold])
+        doc.ents = [Span(doc, ent.start, ent.end, ent.label_) for ent in gold.ents]
+        docs.append(doc)
+    assert [doc.text for doc in docs] == TEXTS and not any(doc.has_annotation("DEP") for doc in docs)
+    path = tmp_path_factory.mktemp("docbins") / "entities.spacy"
+    DocBin(docs=docs).to_disk(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=["listener", "own_tok2vec"])
+def parser_path(request, tmp_path_factory) -> Path:
+    """A parser pipeline trained with ``spacy train`` on the fixture trees:
+    configs/parser_ewt.cfg (tok2vec component + listening parser), or the same
+    with the tok2vec moved into the parser."""
+    folder = tmp_path_factory.mktemp(f"parser_{request.param}")
+    config_path = ROOT / "configs" / "parser_ewt.cfg"
+    if request.param == "own_tok2vec":
+        config = Config().from_disk(config_path, overrides=FIXTURE_PATHS)
+        config["nlp"]["pipeline"] = ["parser"]
+        config["components"]["parser"]["model"]["tok2vec"] = config["components"].pop("tok2vec")["model"]
+        config_path = folder / "parser.cfg"
+        config.to_disk(config_path)
+    overrides = {**FIXTURE_PATHS, **training_overrides(folder / "log.jsonl", 40, 20), "components.parser.min_action_freq": 1}
+    train(config_path, folder / "out", overrides=overrides)
+    return folder / "out" / "model-last"
+
+
+def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(entity_docbin, parser_path, tmp_path):
+    train(ROOT / "configs" / "own_data_dgm.cfg", tmp_path / "out", overrides={
+        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.parser": str(parser_path),
+        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    # The DocBin has no trees, and dgm_ner's suggester and dependency features raise without
+    # them: the steps ran on the annotating parser's trees. The loss fell:
+    (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
+    assert last_step == 60 and first > 0 and last < first / 10
+
+    source, trained = spacy.load(parser_path), spacy.load(tmp_path / "out" / "model-last")
+    assert trained.pipe_names == ["parser", "dgm_ner"]
+    listened = [source.get_pipe(name).model for name in source.pipe_names if name != "parser"]
+    source_weights = parameters(source.get_pipe("parser").model, *listened)
+    assert source_weights and parameters(trained.get_pipe("parser").model) == source_weights  # frozen
+    for doc, source_doc in zip(trained.pipe(TEXTS), source.pipe(TEXTS)):
+        assert doc.has_annotation("DEP")
+        assert [(t.head.i, t.dep_) for t in doc] == [(t.head.i, t.dep_) for t in source_doc]
+    assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
+
+    scores = evaluate(str(tmp_path / "out" / "model-last"), entity_docbin, output=tmp_path / "scores.json")
+    assert srsly.read_json(tmp_path / "scores.json")["ents_f"] == pytest.approx(scores["ents_f"])
+    # "Lake Tahoe" is no DGM valid span of the tree Visit -> Lake, Visit -> Tahoe: the model
+    # finds every other entity, each entity its lattice holds.
+    assert scores["ents_lattice_coverage"] == pytest.approx(0.8)
+    assert scores["ents_r"] == pytest.approx(scores["ents_lattice_coverage"])
+    assert scores["ents_f"] > 0.7
+
+
+def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
+    nlp = spacy.blank("en")
+    docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(DATA / "nested_genia.jsonl"), "nested_ner")]
+    DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
+    data = str(tmp_path / "mentions.spacy")
+    train(ROOT / "configs" / "own_data_nested.cfg", tmp_path / "out", overrides={
+        "paths.train": data, "paths.dev": data, **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "nested_ner")
+    assert last_step == 60 and first > 0 and last < first / 10
+
+    trained = spacy.load(tmp_path / "out" / "model-last")
+    assert trained.pipe_names == ["sentencizer", "nested_ner"]
+    doc = trained("Both human T cells and mouse B cells were used. IL-7 gene expression was high.")
+    assert [sent.text for sent in doc.sents] == ["Both human T cells and mouse B cells were used.", "IL-7 gene expression was high."]
+    scores = evaluate(str(tmp_path / "out" / "model-last"), tmp_path / "mentions.spacy",
+                      output=tmp_path / "scores.json", spans_key="nested_ner")
+    assert srsly.read_json(tmp_path / "scores.json")["spans_nested_ner_f"] == pytest.approx(scores["spans_nested_ner_f"])
+    # 11 of the 14 mentions fit the quadratic structure (at most one child longer than a word,
+    # one type per span): recall is at most 11/14.
+    assert scores["spans_nested_ner_p"] > 0.9
+    assert 0.7 <= scores["spans_nested_ner_r"] <= 11 / 14 + 1e-9
