@@ -10,6 +10,9 @@ lattices, every figure a ratio against a baseline measured in the same run.
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
 3. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
    (unbounded span length), relative to n = 50.
+4. With ``--long-conllu``: seconds and peak memory of each component on one
+   Doc of 100,000 tokens, real text and a single right-branching sentence
+   (``bench_long``).
 """
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -17,6 +20,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import typer
 
+from .bench_long import long_section
 from .outputs import write_file
 from .tables import machine, records_table
 from .timing import best_time, pipeline_seconds
@@ -150,6 +154,10 @@ def bench(
     repeats: int = typer.Option(3, help="Timed repeats; the best is kept"),
     batch_size: int = typer.Option(128, help="Docs per batch in nlp.pipe"),
     synthetic_tokens: int = typer.Option(200_000, help="Tokens per sentence length in the scaling table"),
+    long_conllu: Optional[Path] = typer.Option(None, help="CoNLL-U file (gold trees) whose sentences make the long "
+                                                "Docs of the long-input table (none: no such table)"),
+    long_tokens: int = typer.Option(100_000, help="Tokens of each long Doc"),
+    long_timeout: float = typer.Option(900.0, help="Seconds after which a long-input child process is stopped"),
 ) -> None:
     """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them."""
     import spacy
@@ -169,5 +177,7 @@ def bench(
         "## DGM (unbounded length) on uniformly random trees: time per token (candidate spans + Viterbi)",
         records_table(scaling_rows([50, 200, 1000], synthetic_tokens, n_labels, repeats, rng)),
     ]
+    if long_conllu is not None:
+        sections.append(long_section(conllu, uner, long_conllu, long_tokens, long_timeout))
     text = "\n\n".join(sections) + "\n"
     typer.echo(write_file(output, text))

@@ -9,6 +9,13 @@ semi-Markov CRF) of Jie, Muis & Lu (2017), or e.g. spaCy's
 suggested spans: an O segment is one token, so each token must be a segment.
 Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
+
+Cost: a lattice whose spans are not bounded (``max_length = null`` of the DGM
+or semi-Markov suggester, a suggester that states no ``spans_per_token``)
+may have n (n + 1) / 2 spans in a sentence of n tokens. Such a sentence longer
+than ``max_sentence_length`` is refused with a ValueError before any span is
+made; with a bounded lattice (at most ``max_sentence_length`` spans per
+token) memory and time grow linearly with the Doc.
 """
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -21,10 +28,10 @@ from thinc.api import Config, Model
 
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
-from .doc_arrays import Batch, covered_tokens, lattice, spans_per_doc
+from .doc_arrays import Batch, batch_offsets, covered_tokens, lattice, spans_per_doc
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
-from .suggesters import DGM, build_dgm_suggester
+from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
 
 DEFAULT_MODEL = Config().from_str(
     """
@@ -49,6 +56,7 @@ dependency_width = 32
         "add_gold_spans": True,
         "scores": True,
         "scores_key": "dgm_ner",
+        "max_sentence_length": 500,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None, "ents_lattice_coverage": 0.0},
@@ -61,22 +69,25 @@ def make_dgm_ner(
     add_gold_spans: bool,
     scores: bool,
     scores_key: str,
+    max_sentence_length: Optional[int],
     scorer: Optional[Callable],
 ) -> "DependencyGuidedNER":
     """suggester: the candidate spans (any spaCy suggester; single tokens are
     always added); add_gold_spans: during training, add the gold entities that
     the lattice lacks so that the loss is defined; scores: compute the
     marginals and write them to doc.spans[scores_key].attrs["scores"] (false:
-    Viterbi only, faster)."""
+    Viterbi only, faster); max_sentence_length: with a lattice of unbounded
+    span length, a longer sentence is an error (null: no limit)."""
     return DependencyGuidedNER(
         nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans,
-        scores=scores, scores_key=scores_key, scorer=scorer,
+        scores=scores, scores_key=scores_key, max_sentence_length=max_sentence_length, scorer=scorer,
     )
 
 
 class DependencyGuidedNER(EntityPipe):
     """Settings (all read from the config at load): ``suggester``,
-    ``add_gold_spans``, ``scores``, ``scores_key``. ``cfg``: the labels."""
+    ``add_gold_spans``, ``scores``, ``scores_key``, ``max_sentence_length``.
+    ``cfg``: the labels."""
 
     def __init__(
         self,
@@ -88,13 +99,15 @@ class DependencyGuidedNER(EntityPipe):
         add_gold_spans: bool = True,
         scores: bool = True,
         scores_key: str = "dgm_ner",
+        max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
     ) -> None:
         if suggester is None:
             suggester = build_dgm_suggester()
         self.setup(
             vocab, model, name, scorer, extra_losses=(f"{name}_gold_outside_lattice",),
-            settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, scores_key=scores_key),
+            settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, scores_key=scores_key,
+                          max_sentence_length=max_sentence_length),
         )
 
     @property
@@ -103,8 +116,10 @@ class DependencyGuidedNER(EntityPipe):
 
     def _batch(self, docs: List[Doc]) -> Batch:
         """The lattice of the Docs (the one place that checks for a parse,
-        besides the suggester itself)."""
+        besides the suggester itself, and the sentence lengths)."""
         self.check_parse(docs)
+        check_sentence_lengths(*batch_offsets(docs), spans_per_token(self.suggester), self.settings["max_sentence_length"],
+                               f"'{self.name}'", component_limit(self.name))
         return lattice(docs, self.suggester, self.model.ops)
 
     def predict(self, docs: Iterable[Doc]):

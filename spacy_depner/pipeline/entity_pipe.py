@@ -13,6 +13,7 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..ml.dependency_features import require_parse
+from .suggesters import positive_or_null
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
@@ -47,16 +48,16 @@ class EntityPipe(TrainablePipe):
               saved: Optional[Dict[str, object]] = None, settings: Optional[Dict[str, object]] = None,
               choices: Optional[Dict[str, Sequence[str]]] = None, extra_losses: Sequence[str] = ()) -> None:
         """Check the settings (each of ``choices`` is one of its options;
-        ``max_length``, if given, null or positive) and store them: ``saved``
-        in ``cfg``, ``settings`` in ``self.settings``."""
+        ``max_length`` and ``max_sentence_length``, if given, null or a
+        positive integer) and store them: ``saved`` in ``cfg``, ``settings``
+        in ``self.settings``."""
         saved, settings = dict(saved or {}), dict(settings or {})
         given = {**saved, **settings}
         for key, options in (choices or {}).items():
             if given[key] not in options:
                 raise ValueError(f"Unknown {key} {given[key]!r} for '{name}': use one of {', '.join(options)}")
-        max_length = given.get("max_length")
-        if max_length is not None and (isinstance(max_length, bool) or int(max_length) < 1):
-            raise ValueError(f"max_length must be a positive integer or null, not {max_length!r}")
+        for key in ("max_length", "max_sentence_length"):
+            positive_or_null(given.get(key), key, f"'{name}'")
         self.vocab = vocab
         self.model = model
         self.name = name

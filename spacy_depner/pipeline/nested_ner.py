@@ -40,7 +40,7 @@ from ..structures.candidate_spans import merge_spans
 from .doc_arrays import batch_offsets, suggested_spans
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view, write_flat_view, write_span_group
-from .suggesters import ALL_SPANS, build_all_spans_suggester
+from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
 STRUCTURES = nested_mentions.STRUCTURES
 
@@ -95,7 +95,7 @@ def make_nested_ner(
     scores: bool,
     spans_key: str,
     ents: Optional[str],
-    max_sentence_length: int,
+    max_sentence_length: Optional[int],
     scorer: Optional[Callable],
 ) -> "NestedNER":
     """suggester: the spans that may be mentions (default every span of each
@@ -104,7 +104,7 @@ def make_nested_ner(
     marginals for attrs["scores"] (false: Viterbi only, faster); ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
     scores); max_sentence_length: a longer sentence is an error (the spans of a
-    sentence are n (n + 1) / 2)."""
+    sentence are n (n + 1) / 2; null: no limit)."""
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
         scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,
@@ -128,7 +128,7 @@ class NestedNER(EntityPipe):
         scores: bool = True,
         spans_key: str = "nested_ner",
         ents: Optional[str] = None,
-        max_sentence_length: int = 500,
+        max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
     ) -> None:
         if suggester is None:
@@ -154,13 +154,8 @@ class NestedNER(EntityPipe):
         checks for a parse, besides the suggester itself)."""
         self.check_parse(docs)
         doc_offsets, sentence_offsets = batch_offsets(docs)
-        longest = int(np.diff(sentence_offsets).max(initial=0))
-        if longest > self.settings["max_sentence_length"]:
-            raise ValueError(
-                f"'{self.name}' scores every span of a sentence, and a sentence has {longest} tokens "
-                f"(max_sentence_length = {self.settings['max_sentence_length']}). Split the Docs into sentences "
-                "(a parser or a sentencizer before the component) or raise max_sentence_length."
-            )
+        check_sentence_lengths(doc_offsets, sentence_offsets, None, self.settings["max_sentence_length"],
+                               f"'{self.name}'", component_limit(self.name), dense=True)
         spans = suggested_spans(docs, self.suggester, doc_offsets, self.model.ops)
         sentence_of = np.searchsorted(sentence_offsets, spans, side="right") - 1
         spans = spans[sentence_of[:, 0] == sentence_of[:, 1]]

@@ -167,6 +167,10 @@ def test_bad_settings():
         nlp.add_pipe("dgm_ner", config={"suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": 0}})
     with pytest.raises(Exception, match="structure"):
         nlp.add_pipe("dgm_ner", name="other", config={"structure": "dgm"})  # replaced by the suggester
+    for value in (0, -1):
+        with pytest.raises(ValueError, match="max_sentence_length of 'third' must be a positive integer or null"):
+            nlp.add_pipe("dgm_ner", name="third", config={"max_sentence_length": value})
+    assert nlp.add_pipe("dgm_ner", name="fourth", config={"max_sentence_length": None}).settings["max_sentence_length"] is None
 
 
 @pytest.mark.slow

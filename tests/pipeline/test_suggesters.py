@@ -125,6 +125,77 @@ def test_bad_max_length(name):
         registry.misc.get(name)(max_length=0)
 
 
+@pytest.mark.parametrize("name", [NAMES[0], NAMES[2]])
+@pytest.mark.parametrize("value", [0, -3, 2.5, True, "10"])
+def test_bad_max_sentence_length(name, value):
+    with pytest.raises(ValueError, match="max_sentence_length .* positive integer or null"):
+        registry.misc.get(name)(max_sentence_length=value)
+
+
+def chain_doc(vocab, n):
+    """One right-branching sentence: token i hangs from i - 1 (all n (n + 1) / 2 spans are DGM valid)."""
+    return Doc(vocab, words=["w"] * n, heads=[0] + list(range(n - 1)), deps=["ROOT"] + ["dep"] * (n - 1))
+
+
+def no_spans_made(monkeypatch):
+    """Make every span function of the suggesters fail: a check must come first."""
+    from spacy_depner.pipeline import suggesters
+
+    def fail(*args, **kwargs):
+        raise AssertionError("spans were made")
+
+    for function in ("valid_spans", "single_arc_spans", "all_spans"):
+        monkeypatch.setattr(suggesters, function, fail)
+
+
+@pytest.mark.parametrize("name", [NAMES[0], NAMES[2]])
+def test_max_sentence_length_refuses_an_unbounded_lattice_before_making_spans(name, monkeypatch):
+    vocab = spacy.blank("en").vocab
+    docs = [chain_doc(vocab, 3), chain_doc(vocab, 11)]
+    ok = registry.misc.get(name)(max_sentence_length=11)(docs)
+    assert ok.lengths.tolist() == [6, 66]
+    bounded = registry.misc.get(name)(max_length=10, max_sentence_length=10)(docs)  # at most 10 spans per token
+    assert bounded.lengths.tolist() == [6, 66 - 1]
+    no_spans_made(monkeypatch)
+    for max_length in (None, 11):
+        with pytest.raises(ValueError, match=r"11 tokens \(Doc 1 of the batch, tokens 0-11\).*max_sentence_length = 10"):
+            registry.misc.get(name)(max_length=max_length, max_sentence_length=10)(docs)
+
+
+def test_spans_per_token_of_each_suggester():
+    from spacy_depner.pipeline.suggesters import spans_per_token
+
+    assert [spans_per_token(registry.misc.get(n)()) for n in NAMES] == [None, 2, None]
+    assert [spans_per_token(registry.misc.get(n)(max_length=8)) for n in NAMES] == [8, 2, 8]
+    assert spans_per_token(registry.misc.get("spacy.ngram_suggester.v1")(sizes=[1, 2, 3])) == 3
+    assert spans_per_token(registry.misc.get("spacy.preset_spans_suggester.v1")(spans_key="sc")) is None
+
+
+def test_a_doc_with_more_possible_spans_than_a_ragged_holds_is_refused():
+    from spacy_depner.pipeline.suggesters import check_ragged_capacity
+
+    # 65,535 * 65,536 / 2 = 2,147,450,880 spans fit in int32 lengths; 65,536 * 65,537 / 2 do not
+    check_ragged_capacity(np.array([0, 65_535]), np.array([0, 65_535]), None, "x")
+    with pytest.raises(ValueError, match="Doc 1 of the batch .*2,147,516,416 candidate spans"):
+        check_ragged_capacity(np.array([0, 5, 65_541]), np.array([0, 5, 65_541]), None, "x")
+    check_ragged_capacity(np.array([0, 10**8]), np.array([0, 10**8]), 8, "x")  # 8e8 spans
+    with pytest.raises(ValueError, match="Bound the spans"):
+        check_ragged_capacity(np.array([0, 3 * 10**8]), np.array([0, 3 * 10**8]), 8, "x")
+
+
+def test_spancat_with_an_unbounded_dgm_suggester_refuses_a_huge_sentence(monkeypatch):
+    nlp = spancat_pipeline()
+    nlp.initialize(lambda: [spancat_example(nlp, *row) for row in TINY])
+    no_spans_made(monkeypatch)
+    with pytest.raises(ValueError, match="70,000 tokens.*more than a suggester's Ragged holds"):
+        nlp(chain_doc(nlp.vocab, 70_000))  # max_sentence_length = null: only the Ragged bounds it
+    bounded = spacy.blank("en")
+    bounded.add_pipe("spancat", config={**SPANCAT, "suggester": {**SPANCAT["suggester"], "max_sentence_length": 1000}})
+    bounded.initialize(lambda: [spancat_example(bounded, *row) for row in TINY])
+    with pytest.raises(ValueError, match="1,500 tokens.*max_sentence_length = 1000.*spancat.suggester"):
+        bounded(chain_doc(bounded.vocab, 1500))
+
+
 def test_resolved_through_entry_points_without_import():
     code = ("import spacy; from spacy.util import registry; import sys; "
             f"fs = [registry.misc.get(n) for n in {NAMES!r}]; "
