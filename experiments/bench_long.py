@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from spacy_depner.evaluation.progress import progress
+
 
 COMPONENTS = ["ner", "dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner"]
 DEFAULT_LIMIT = 500  # max_sentence_length of dgm_ner and nested_ner
@@ -124,7 +126,7 @@ def long_rows(conllu: Path, uner: Path, long_conllu: Path, tokens: int, timeout:
     if "dgm_ner" in components:
         runs.append(("right-branching", tokens, "dgm_ner", {"max_sentence_length": None}))
     rows = []
-    for kind, n, component, settings in runs:
+    for kind, n, component, settings in progress(runs, len(runs), "long-input runs", unit="run"):
         job = {"component": component, "settings": settings, "kind": kind, "tokens": n, "conllu": str(conllu),
                "uner": str(uner), "long_conllu": str(long_conllu)}
         result = run_child(job, timeout)

@@ -3,6 +3,8 @@ runs, interleaved so that every run sees the same machine load."""
 import time
 from typing import Callable, Dict, Tuple
 
+from spacy_depner.evaluation.progress import progress
+
 
 def best_time(run: Callable[[], object], repeats: int) -> float:
     """Smallest wall-clock time of ``repeats`` runs, in seconds."""
@@ -34,7 +36,7 @@ def pipeline_seconds(pipes: Dict, docs, repeats: int, batch_size: int, warm_up: 
         list(pipe([doc.copy() for doc in docs[:warm_up]], batch_size=batch_size))
     seconds = {key: [] for key in pipes}
     annotated = {}
-    for _ in range(repeats):
+    for _ in progress(range(repeats), repeats, "timed rounds", unit="round"):
         for key, pipe in pipes.items():
             copies = [doc.copy() for doc in docs]
             start = time.perf_counter()
