@@ -60,7 +60,7 @@ def test_every_module_imports_on_its_own():
 
 
 @pytest.mark.parametrize("package, expected", [
-    ("spacy_depner", {"evaluate", "evaluate-nested", "coverage", "tune-penalty"}),
+    ("spacy_depner", {"evaluate", "evaluate-nested", "coverage", "convert", "tune-penalty", "annotate", "annotate-ray"}),
     ("experiments", {"study", "nested-study", "two-stage", "bench", "bench-nested", "bench-types"}),
 ])
 def test_each_command_line_has_its_commands_only(package, expected):

@@ -1,0 +1,295 @@
+"""Streaming a corpus through a trained pipeline: reading the input records,
+turning each annotated Doc into one JSON record, writing JSONL or DocBin
+shards. Used by ``python -m spacy_depner annotate`` and by the Ray Data
+version (``ray_annotate.py``), which share ``read_lines`` and ``json_line``
+so that both write the same bytes.
+
+Inputs (by suffix): ``.txt`` one document per line (lines end in \\n or
+\\r\\n; an empty line is an empty document, so output line i is input line
+i); ``.jsonl`` one ``{"text": ...}`` object per line, its other keys kept as
+the record's ``meta`` (blank lines skipped); ``.spacy`` a DocBin, or a
+directory walked for ``.spacy`` files as ``spacy.Corpus.v1`` does
+(``doc.user_data["meta"]``, when a dict, is the meta).
+
+Outputs: a ``.jsonl`` file of records ``{"text", "meta", "ents": [span],
+"spans": {key: [span + "score"]}}`` with span = ``{"start", "end"`` (token
+offsets), ``"start_char", "end_char", "label", "text"}``; or a directory of
+DocBin shards ``shard-000000.spacy`` ... of at most ``shard_size`` documents
+each (the meta in ``doc.user_data["meta"]``), readable by ``spacy.Corpus.v1``.
+Memory holds the batches in flight, one output shard and one input DocBin
+file, never the whole corpus.
+"""
+import json
+import shutil
+import time
+import warnings
+from pathlib import Path
+from typing import IO, Any, Dict, Iterable, Iterator, Tuple, Union
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin, Span
+from spacy.training.corpus import walk_corpus
+from spacy.util import is_package
+from spacy.vocab import Vocab
+from tqdm import tqdm
+
+TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
+INPUT_SUFFIXES = {".txt": TEXT, ".jsonl": JSONL, ".spacy": DOCBIN}
+INPUT_HELP = ("a .txt file (one document per line), a .jsonl file ({\"text\": ...} per line) "
+              "or a .spacy file (DocBin), or a directory of .spacy files")
+SHARD_PATTERN = "shard-{:06d}.spacy"
+
+Meta = Dict[str, Any]
+
+
+def pipeline_location(pipeline: Union[str, Path]) -> str:
+    """The absolute path of a saved pipeline directory, or the name of an
+    installed pipeline package; anything else is a ValueError."""
+    if Path(pipeline).is_dir():
+        return str(Path(pipeline).resolve())
+    if is_package(str(pipeline)):
+        return str(pipeline)
+    raise ValueError(f"PIPELINE {pipeline} is neither a directory nor an installed package: give a saved "
+                     "pipeline (nlp.to_disk, or spacy train's model-best) or the name of an installed one")
+
+
+def input_kind(path: Path) -> str:
+    """``"text"``, ``"jsonl"`` or ``"docbin"`` for an input path, by its suffix
+    (a directory: DocBin shards); a missing path or another suffix is a ValueError."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"Input {path} does not exist: give {INPUT_HELP}")
+    if path.is_dir():
+        with warnings.catch_warnings():  # spaCy's W090 says what the ValueError below says
+            warnings.simplefilter("ignore", UserWarning)
+            files = walk_corpus(path, ".spacy")
+        if not files:
+            raise ValueError(f"Input directory {path} holds no .spacy file: give {INPUT_HELP}")
+        return DOCBIN
+    kind = INPUT_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise ValueError(f"Unknown input suffix {path.suffix!r} of {path}: give {INPUT_HELP}")
+    return kind
+
+
+def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str) -> Iterator[Tuple[str, Meta]]:
+    """The (text, meta) records of a text or JSONL binary stream whose lines
+    end in \\n or \\r\\n (a UTF-8 byte order mark is dropped); ``path`` names the
+    file in the ValueError of a bad line (``file:line``): not UTF-8, not one
+    JSON object, or without a string ``"text"``."""
+    if kind not in (TEXT, JSONL):
+        raise ValueError(f"read_lines reads {TEXT!r} or {JSONL!r} input, not {kind!r}")
+    for number, raw in enumerate(stream, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line); "
+                             "convert the file to UTF-8") from None
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
+        if number == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        if kind == TEXT:
+            yield line, {}
+        elif line.strip():
+            yield parse_jsonl_line(line, f"{path}:{number}")
+
+
+def parse_jsonl_line(line: str, where: str) -> Tuple[str, Meta]:
+    """(text, meta) of one JSONL line ``{"text": ..., other keys}``; ``where``
+    (``file:line``) names it in the ValueError of a bad line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where}: not valid JSON ({error}); each line must be one JSON object "
+                         "such as {\"text\": \"...\"}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: a JSON {type(record).__name__}, not an object; each line must be "
+                         "one JSON object such as {\"text\": \"...\"}")
+    if "text" not in record:
+        raise ValueError(f"{where}: no \"text\" key (keys: {sorted(record)}); add the document's text "
+                         "as \"text\" (other keys are kept as metadata)")
+    text = record.pop("text")
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: \"text\" is a {type(text).__name__}, not a string")
+    return text, record
+
+
+def read_input(path: Path, vocab: Vocab) -> Iterator[Tuple[Union[str, Doc], Meta]]:
+    """Stream the (text or Doc, meta) records of an input (see ``input_kind``),
+    one line or one DocBin file in memory at a time."""
+    kind = input_kind(path)
+    if kind != DOCBIN:
+        with open(path, "rb") as stream:
+            yield from read_lines(stream, path, kind)
+        return
+    for file in walk_corpus(path, ".spacy") if Path(path).is_dir() else [Path(path)]:
+        try:
+            docs = DocBin().from_disk(file).get_docs(vocab)
+        except Exception as error:
+            raise ValueError(f"{file}: not a readable DocBin ({error}); write it with spacy.tokens.DocBin") from None
+        for doc in docs:
+            meta = doc.user_data.get("meta")
+            yield doc, meta if isinstance(meta, dict) else {}
+
+
+def span_record(span: Span) -> Dict[str, Any]:
+    return {"start": span.start, "end": span.end, "start_char": span.start_char,
+            "end_char": span.end_char, "label": span.label_, "text": span.text}
+
+
+def doc_record(doc: Doc, meta: Meta) -> Dict[str, Any]:
+    """The JSON record of an annotated Doc: text, meta, ``ents`` and every span
+    group (keys sorted) with, when ``attrs["scores"]`` holds one score per
+    span, each span's ``score`` (the shortest decimal that reads back as the
+    same float32)."""
+    spans = {}
+    for key in sorted(doc.spans):
+        group = doc.spans[key]
+        records = [span_record(span) for span in group]
+        scores = group.attrs.get("scores")
+        if scores is not None:
+            scores = np.asarray(scores, dtype=np.float32)
+            where = f"doc.spans[{key!r}] of the document {doc.text[:40]!r}"
+            if scores.shape != (len(group),):
+                raise ValueError(f"{where}: attrs['scores'] has shape {scores.shape}, not one score per span "
+                                 f"({len(group)}); the component that wrote the group must write one score per span")
+            if not np.isfinite(scores).all():
+                raise ValueError(f"{where}: attrs['scores'] holds NaN or infinite values; "
+                                 "check the component's weights")
+            for record, score in zip(records, scores.astype(str).tolist()):
+                record["score"] = float(score)
+        spans[key] = records
+    return {"text": doc.text, "meta": meta, "ents": [span_record(ent) for ent in doc.ents], "spans": spans}
+
+
+#: Characters that ``str.splitlines`` (and JavaScript) take as line ends but
+#: JSON may hold raw: escaped, so that a record is one line for any reader.
+LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(doc: Doc, meta: Meta) -> str:
+    """``doc_record`` as one line of JSON (UTF-8 text, no newline)."""
+    try:
+        return json.dumps(doc_record(doc, meta), ensure_ascii=False).translate(LINE_BREAKS)
+    except TypeError as error:
+        raise ValueError(f"The meta of the document {doc.text[:40]!r} cannot be written as JSON ({error}); "
+                         "keep JSON values (strings, numbers, lists, objects) in it") from None
+
+
+def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> str:
+    """``"jsonl"`` (an OUTPUT ending in .jsonl) or ``"docbin"`` (a directory
+    for the shards), after checking OUTPUT: an existing output is refused
+    unless ``overwrite`` (a shard directory is then emptied, if it holds only
+    .spacy files), and OUTPUT may not be or contain one of ``inputs``."""
+    output = Path(output)
+    for path in inputs:
+        resolved, target = Path(path).resolve(), output.resolve()
+        if resolved == target or target in resolved.parents:
+            raise ValueError(f"OUTPUT {output} would overwrite the input {path}: choose another OUTPUT")
+    if output.suffix.lower() == ".jsonl":
+        if output.is_dir():
+            raise ValueError(f"OUTPUT {output} is a directory: give a .jsonl file path")
+        if output.exists() and not overwrite:
+            raise ValueError(f"OUTPUT {output} exists: pass --overwrite to replace it, or choose another path")
+        return JSONL
+    if output.suffix and not output.is_dir():
+        raise ValueError(f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, or a "
+                         "directory (no suffix) for DocBin shards of at most --shard-size documents")
+    if output.is_file():
+        raise ValueError(f"OUTPUT {output} is a file: DocBin output is a directory of shards; choose a directory path")
+    if output.is_dir() and any(output.iterdir()):
+        if not overwrite:
+            raise ValueError(f"OUTPUT directory {output} is not empty: pass --overwrite to replace its shards, "
+                             "or choose another path")
+        others = [p for p in output.rglob("*") if p.is_file() and p.suffix != ".spacy"]
+        if others:
+            raise ValueError(f"OUTPUT directory {output} holds other files than .spacy shards (e.g. {others[0]}): "
+                             "move them away or choose another path")
+        shutil.rmtree(output)
+    return DOCBIN
+
+
+class JsonlFile:
+    """Writes the ``json_line`` of each Doc to a JSONL file, one line at a time."""
+
+    def __init__(self, path: Path):
+        self.file = open(path, "w", encoding="utf8")
+
+    def write(self, doc: Doc, meta: Meta) -> None:
+        self.file.write(json_line(doc, meta) + "\n")
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class DocBinShards:
+    """Writes Docs to ``directory/shard-000000.spacy``, ... of at most
+    ``shard_size`` Docs each (user data kept), one shard in memory."""
+
+    def __init__(self, directory: Path, shard_size: int):
+        self.directory, self.shard_size, self.shards = Path(directory), shard_size, 0
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.docs = DocBin(store_user_data=True)
+
+    def write(self, doc: Doc, meta: Meta) -> None:
+        if meta:
+            doc.user_data["meta"] = meta
+        self.docs.add(doc)
+        if len(self.docs) == self.shard_size:
+            self.close()
+
+    def close(self) -> None:
+        """Write the shard in memory, if any (the next ``write`` starts a new one)."""
+        if len(self.docs):
+            self.docs.to_disk(self.directory / SHARD_PATTERN.format(self.shards))
+            self.shards += 1
+            self.docs = DocBin(store_user_data=True)
+
+
+def word_progress(enabled: bool = True) -> tqdm:
+    """The progress bar of an annotation run: words (and their rate), with the
+    documents done as its postfix (``progress_step``)."""
+    return tqdm(unit="word", unit_scale=True, desc="annotate", disable=not enabled, dynamic_ncols=True)
+
+
+def progress_step(bar: tqdm, docs: int, words: int) -> None:
+    """Add ``words`` to the bar; ``docs`` is the number of documents done."""
+    bar.update(words)
+    bar.set_postfix_str(f"{docs} docs", refresh=False)
+
+
+def run_summary(docs: int, words: int, started: float, output: Path) -> Dict[str, Any]:
+    """``{"docs", "words", "seconds", "words_per_second", "output"}`` of a run
+    that started at ``started`` (``time.perf_counter()``)."""
+    seconds = time.perf_counter() - started
+    return {"docs": docs, "words": words, "seconds": round(seconds, 3),
+            "words_per_second": round(words / seconds, 1) if seconds > 0 else None, "output": str(output)}
+
+
+def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process: int = 1, batch_size: int = 256,
+                    shard_size: int = 1000, overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
+    """Annotate every document of ``input_path`` with ``nlp.pipe(n_process,
+    batch_size)`` and write them to ``output`` (JSONL or DocBin shards, see
+    the module docstring) as they come, in input order; the same bytes for
+    any ``n_process``. Returns ``run_summary`` (time from the first document
+    read to the last one written)."""
+    if min(n_process, batch_size, shard_size) < 1:
+        raise ValueError(f"n_process={n_process}, batch_size={batch_size}, shard_size={shard_size}: "
+                         "give at least 1 for each")
+    input_kind(input_path)
+    kind = output_kind(output, overwrite, [input_path])
+    started, n_docs, n_words = time.perf_counter(), 0, 0
+    records = read_input(input_path, nlp.vocab)
+    writer = JsonlFile(output) if kind == JSONL else DocBinShards(output, shard_size)
+    try:
+        with word_progress(progress) as bar:
+            for doc, meta in nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size):
+                writer.write(doc, meta)
+                n_docs += 1
+                n_words += len(doc)
+                progress_step(bar, n_docs, len(doc))
+    finally:
+        writer.close()
+    return run_summary(n_docs, n_words, started, output)

@@ -1,0 +1,58 @@
+"""``annotate-ray``: the same JSONL bytes as ``annotate`` from a pool of Ray
+actors on a local two-CPU cluster, and its errors."""
+import pytest
+from spacy.tokens import DocBin
+
+from spacy_depner.annotation import annotate_corpus
+from spacy_depner.ray_annotate import ray_annotate
+from test_annotate import cli, corpus, nlp, pipeline, records  # noqa: F401 (fixtures)
+
+ray = pytest.importorskip("ray")
+
+
+def test_ray_refuses_what_it_cannot_do_before_starting(pipeline, corpus, tmp_path):
+    running = ray.is_initialized()
+    DocBin().to_disk(tmp_path / "docs.spacy")
+    with pytest.raises(ValueError, match="reads a .txt or .jsonl file.*use `python -m spacy_depner annotate`"):
+        ray_annotate(pipeline, tmp_path / "docs.spacy", tmp_path / "out.jsonl")
+    with pytest.raises(ValueError, match="writes a .jsonl file"):
+        ray_annotate(pipeline, corpus, tmp_path / "shards")
+    with pytest.raises(ValueError, match="neither a directory nor an installed package"):
+        ray_annotate(tmp_path / "missing", corpus, tmp_path / "out.jsonl")
+    (tmp_path / "out.jsonl").write_text("old\n")
+    with pytest.raises(ValueError, match="exists: pass --overwrite"):
+        ray_annotate(pipeline, corpus, tmp_path / "out.jsonl")
+    with pytest.raises(ValueError, match="actors=0"):
+        ray_annotate(pipeline, corpus, tmp_path / "new.jsonl", actors=0)
+    assert ray.is_initialized() == running  # refused before starting Ray
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_writes_the_bytes_of_annotate(local_ray, pipeline, nlp, corpus, tmp_path):
+    annotate_corpus(nlp, corpus, tmp_path / "annotate.jsonl", batch_size=4, progress=False)
+    (tmp_path / "corpus.txt").write_text("John Smith visited Paris\n\nZoë lives in Paris\n", encoding="utf8")
+    annotate_corpus(nlp, tmp_path / "corpus.txt", tmp_path / "annotate_text.jsonl", progress=False)
+    # several actors and batches, and a batch size that does not divide the corpus
+    summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", actors=2, batch_size=4, progress=False)
+    assert summary["docs"] == 37 and summary["words"] > 0
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "annotate.jsonl").read_bytes()
+    done = cli("annotate-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1,
+               "--no-progress")
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "ray_text.jsonl").read_bytes() == (tmp_path / "annotate_text.jsonl").read_bytes()
+    assert ray.is_initialized()  # the command leaves a Ray instance it did not start running
+
+
+@pytest.mark.slow
+def test_ray_errors_name_file_and_line(local_ray, pipeline, tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n{"body": "c"}\n', encoding="utf8")
+    with pytest.raises(ValueError, match=r"corpus.jsonl:3: no \"text\" key") as raised:
+        ray_annotate(pipeline, tmp_path / "corpus.jsonl", tmp_path / "out.jsonl", actors=1, progress=False)
+    assert "\n" not in str(raised.value)  # without Ray's retry notes
