@@ -6,7 +6,7 @@ from typing import Dict, List
 import numpy as np
 import typer
 
-from .outputs import write_file
+from .outputs import save_figure, write_file
 from .tables import machine, records_table
 from .timing import best_time
 
@@ -45,8 +45,7 @@ def nested_decode_chart(rows: List[Dict], path: Path) -> None:
     axis.set_yscale("log")
     axis.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def bench_nested(

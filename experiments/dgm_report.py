@@ -10,6 +10,7 @@ import numpy as np
 from spacy_depner.evaluation.significance import paired_bootstrap
 
 from .dgm_models import FAMILIES, MODELS, TITLES
+from .outputs import save_figure, write_file
 from .tables import machine, percent, table
 
 
@@ -78,8 +79,7 @@ def speed_chart(speed: Dict, path: Path) -> None:
     axis.set_ylabel("seconds per training iteration")
     axis.set_title("Training time per iteration (one pass over EWT train)")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def significance_table(evaluation: Dict, samples: int) -> str:
@@ -116,5 +116,5 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
         "## (e) Significance\n\n" + significance_table(evaluation, bootstrap_samples),
     ]
     path = metrics / "report.md"
-    path.write_text("\n\n".join(sections) + "\n", encoding="utf8")
+    write_file(path, "\n\n".join(sections) + "\n")
     return path

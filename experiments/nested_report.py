@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from .nested_models import CORPORA, MODELS, SPLITS
+from .outputs import write_file
 from .tables import machine, percent, table
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
@@ -83,5 +84,5 @@ def write_nested_report(metrics: Path, models: Path) -> Path:
     if types.exists():
         parts.append("#" + types.read_text().strip())  # its title one level down
     path = metrics / "report.md"
-    path.write_text("\n\n".join(parts) + "\n", encoding="utf8")
+    write_file(path, "\n\n".join(parts) + "\n")
     return path

@@ -1,16 +1,39 @@
-"""Writing the experiments' output files: their folder made, UTF-8."""
+"""Writing the experiments' output files: their folder made, UTF-8, each
+written under a temporary name and renamed when complete (``atomic_path``),
+so that an interrupted step leaves the previous file or none."""
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Iterable, Optional
+
+import srsly
+
+from spacy_depner.atomic_files import atomic_path
 
 
 def write_file(path: Path, text: str) -> str:
     """Write ``text`` to ``path``, making its folder; returns the text."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf8")
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf8")
     return text
 
 
 def write_json(path: Path, value, indent: Optional[int] = 2) -> str:
     """Write ``value`` as JSON to ``path``, making its folder; returns the JSON text."""
     return write_file(path, json.dumps(value, indent=indent))
+
+
+def write_jsonl(path: Path, records: Iterable[Dict]) -> None:
+    """Write the records as JSON lines to ``path``, making its folder."""
+    with atomic_path(path) as temporary:
+        srsly.write_jsonl(temporary, records)
+
+
+def save_figure(figure, path: Path) -> None:
+    """Save a matplotlib figure to ``path`` (format by its suffix, 100 dpi), making its folder, and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_path(path) as temporary:
+            figure.savefig(temporary, dpi=100)
+    finally:
+        plt.close(figure)

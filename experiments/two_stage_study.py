@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-import srsly
 import typer
 
+from spacy_depner.atomic_files import atomic_path
 from spacy_depner.evaluation.corpus_scores import entity_counts
 from spacy_depner.evaluation.metrics import prf_from_counts
 from spacy_depner.evaluation.significance import approximate_randomization
@@ -25,7 +25,7 @@ from spacy_depner.pipeline.corpus_counts import counting_pipe
 
 from .dgm_models import data_file
 from .options import CORPUS, DATA, JOBS, JSON_OUTPUT, SPLIT
-from .outputs import write_file, write_json
+from .outputs import write_file, write_json, write_jsonl
 from .runs import run_all, run_logged, train_command
 from .tables import percent, table
 from .timing import pipeline_seconds
@@ -43,6 +43,15 @@ def check_corpus(corpus: str) -> None:
 
 def first_stage_file(output: Path, split: str) -> Path:
     return output / f"first_stage_{split}.jsonl"
+
+
+def trained(output: Path, name: str) -> bool:
+    """Whether ``spacy train`` finished the run NAME of ``run_all`` in OUTPUT:
+    it writes OUTPUT/NAME/model-last at every evaluation, and its closing
+    line "Saved pipeline to output directory" to the run's log only at the end."""
+    log = output / "logs" / f"{name}.log"  # run_all's log of NAME
+    return (output / name / "model-last").is_dir() and log.is_file() and \
+        "Saved pipeline to output directory" in log.read_text(encoding="utf8", errors="replace")
 
 
 def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str = "ewt"):
@@ -75,7 +84,8 @@ def crossval(
     steps: int = typer.Option(3000, help="Training steps of every first-stage model"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
     jobs: int = JOBS,
-    resume: bool = typer.Option(False, help="Keep the first-stage models already trained in OUTPUT (model-last exists)"),
+    resume: bool = typer.Option(False, help="Keep the first-stage models whose training finished in OUTPUT "
+                                "(model-last, and the closing line of spacy train in OUTPUT/logs/NAME.log)"),
 ) -> None:
     """First stage on all of train, and on each fold's complement; its entities
     on train (cross-validated), dev and test to OUTPUT/first_stage_*.jsonl."""
@@ -88,9 +98,15 @@ def crossval(
     for f in range(folds):
         runs[f"fold{f}"] = train_command(config, output / f"fold{f}", data, steps, limit,
                                          ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)])
+    seconds_file, names = output / "crossval_seconds.json", list(runs)
+    # a resumed run keeps the wall times of the kept models (None: trained by an interrupted run)
+    previous = json.loads(seconds_file.read_text())["seconds"] if resume and seconds_file.is_file() else {}
     if resume:
-        runs = {name: command for name, command in runs.items() if not (output / name / "model-last").exists()}
-    seconds = run_all(runs, output, jobs, "crossval_seconds.json", folds=folds, steps=steps)
+        runs = {name: command for name, command in runs.items() if not trained(output, name)}
+    seconds = run_all(runs, output, jobs, seconds_file.name, folds=folds, steps=steps)
+    if len(runs) < len(names):
+        seconds = {name: seconds[name] if name in runs else previous.get(name) for name in names}
+        write_json(seconds_file, {"folds": folds, "steps": steps, "seconds": seconds})
     import spacy
 
     vocab = spacy.blank("en").vocab
@@ -99,10 +115,10 @@ def crossval(
     for f in range(folds):
         records += predict_records(output / f"fold{f}" / "model-best", train_examples,
                                    fold_indices(len(train_examples), folds, only_fold=f))
-    srsly.write_jsonl(first_stage_file(output, "train"), sorted(records, key=lambda r: r["document"]))
+    write_jsonl(first_stage_file(output, "train"), sorted(records, key=lambda r: r["document"]))
     for split in ("dev", "test"):
         examples = split_documents(vocab, data, split, limit if split == "dev" else 0, corpus)
-        srsly.write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", examples, range(len(examples))))
+        write_jsonl(first_stage_file(output, split), predict_records(output / "first" / "model-best", examples, range(len(examples))))
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -157,7 +173,8 @@ def evaluate(
     check_corpus(corpus)
     first = spacy.load(output / "first" / "model-best")
     pair = assemble(output / "first" / "model-best", output / "second" / "model-best")
-    pair.to_disk(output / "pipeline")
+    with atomic_path(output / "pipeline") as temporary:
+        pair.to_disk(temporary)
     examples = split_documents(first.vocab, data, split, corpus=corpus)
     pipes = {"first": first.pipe, "pair": counting_pipe(pair, SECOND_STAGE) if count_input else pair.pipe}
     seconds, annotated = pipeline_seconds(pipes, [eg.predicted for eg in examples], repeats=3, batch_size=64, warm_up=5)

@@ -18,9 +18,19 @@ DocBin shards ``shard-000000.spacy`` ... of at most ``shard_size`` documents
 each (the meta in ``doc.user_data["meta"]``), readable by ``spacy.Corpus.v1``.
 Memory holds the batches in flight, one output shard and one input DocBin
 file, never the whole corpus.
+
+Interrupted runs resume: records go to ``OUTPUT.partial`` (the JSONL file,
+flushed every batch, or the shard folder, each shard written atomically),
+beside the manifest ``OUTPUT.partial.json`` of the settings that determine
+the output (``run_settings``). A run that finds a partial with the same
+settings keeps its complete records, skips as many input records and
+appends; at the end the partial is renamed to OUTPUT. So OUTPUT exists only
+complete, and a killed run rerun with the same arguments writes the bytes of
+an uninterrupted run.
 """
+import hashlib
+import itertools
 import json
-import shutil
 import time
 import warnings
 from pathlib import Path
@@ -33,6 +43,9 @@ from spacy.training.corpus import walk_corpus
 from spacy.util import is_package
 from spacy.vocab import Vocab
 from tqdm import tqdm
+
+from .atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
+    path_fingerprint, remove_stale_temporaries
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
 INPUT_SUFFIXES = {".txt": TEXT, ".jsonl": JSONL, ".spacy": DOCBIN}
@@ -181,13 +194,15 @@ def json_line(doc: Doc, meta: Meta) -> str:
 def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> str:
     """``"jsonl"`` (an OUTPUT ending in .jsonl) or ``"docbin"`` (a directory
     for the shards), after checking OUTPUT: an existing output is refused
-    unless ``overwrite`` (a shard directory is then emptied, if it holds only
-    .spacy files), and OUTPUT may not be or contain one of ``inputs``."""
+    unless ``overwrite`` (a shard directory is then replaced at the end, if
+    it holds only .spacy files), and neither OUTPUT nor its partial
+    (``partial_path``) may be or contain one of ``inputs``."""
     output = Path(output)
     for path in inputs:
-        resolved, target = Path(path).resolve(), output.resolve()
-        if resolved == target or target in resolved.parents:
-            raise ValueError(f"OUTPUT {output} would overwrite the input {path}: choose another OUTPUT")
+        for target in (output.resolve(), partial_path(output).resolve()):
+            resolved = Path(path).resolve()
+            if resolved == target or target in resolved.parents:
+                raise ValueError(f"OUTPUT {output} would overwrite the input {path}: choose another OUTPUT")
     if output.suffix.lower() == ".jsonl":
         if output.is_dir():
             raise ValueError(f"OUTPUT {output} is a directory: give a .jsonl file path")
@@ -207,30 +222,43 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
         if others:
             raise ValueError(f"OUTPUT directory {output} holds other files than .spacy shards (e.g. {others[0]}): "
                              "move them away or choose another path")
-        shutil.rmtree(output)
     return DOCBIN
 
 
 class JsonlFile:
-    """Writes the ``json_line`` of each Doc to a JSONL file, one line at a time."""
+    """Writes the ``json_line`` of each Doc to a JSONL file, one line at a
+    time; with ``resume``, after the complete lines it already holds
+    (``done`` of them; a torn last line is cut)."""
 
-    def __init__(self, path: Path):
-        self.file = open(path, "w", encoding="utf8")
+    def __init__(self, path: Path, resume: bool = False):
+        self.done = complete_lines(path) if resume else 0
+        self.file = open(path, "a" if resume else "w", encoding="utf8")
 
     def write(self, doc: Doc, meta: Meta) -> None:
         self.file.write(json_line(doc, meta) + "\n")
 
-    def close(self) -> None:
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self, complete: bool = True) -> None:
+        """Close the file (what was written is kept, complete or not)."""
         self.file.close()
 
 
 class DocBinShards:
     """Writes Docs to ``directory/shard-000000.spacy``, ... of at most
-    ``shard_size`` Docs each (user data kept), one shard in memory."""
+    ``shard_size`` Docs each (user data kept), one shard in memory, each
+    shard file written atomically; with ``resume``, after the shards the
+    directory already holds (``done`` Docs: that many full shards)."""
 
-    def __init__(self, directory: Path, shard_size: int):
+    def __init__(self, directory: Path, shard_size: int, resume: bool = False):
         self.directory, self.shard_size, self.shards = Path(directory), shard_size, 0
         self.directory.mkdir(parents=True, exist_ok=True)
+        if resume:
+            remove_stale_temporaries(self.directory)
+            while (self.directory / SHARD_PATTERN.format(self.shards)).exists():
+                self.shards += 1
+        self.done = self.shards * shard_size
         self.docs = DocBin(store_user_data=True)
 
     def write(self, doc: Doc, meta: Meta) -> None:
@@ -238,14 +266,35 @@ class DocBinShards:
             doc.user_data["meta"] = meta
         self.docs.add(doc)
         if len(self.docs) == self.shard_size:
-            self.close()
+            self.write_shard()
 
-    def close(self) -> None:
+    def write_shard(self) -> None:
         """Write the shard in memory, if any (the next ``write`` starts a new one)."""
         if len(self.docs):
-            self.docs.to_disk(self.directory / SHARD_PATTERN.format(self.shards))
+            with atomic_path(self.directory / SHARD_PATTERN.format(self.shards)) as temporary:
+                self.docs.to_disk(temporary)
             self.shards += 1
             self.docs = DocBin(store_user_data=True)
+
+    def flush(self) -> None:
+        """Nothing: a shard is written when full (a resumed run counts full shards)."""
+
+    def close(self, complete: bool = True) -> None:
+        """Write the last, shorter shard if the input is ``complete``; else
+        drop it (a resumed run annotates its Docs again)."""
+        if complete:
+            self.write_shard()
+
+
+def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int) -> Dict[str, Any]:
+    """What determines the output of ``annotate_corpus`` (not ``n_process``
+    or ``batch_size``): the output format and shard size, the input's and
+    the pipeline's ``path_fingerprint`` (a pipeline not loaded from disk:
+    the SHA-256 of its bytes)."""
+    pipeline = path_fingerprint(nlp.path) if nlp.path is not None else \
+        {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
+    return {"format": kind, "shard_size": shard_size if kind == DOCBIN else None,
+            "input": path_fingerprint(input_path), "pipeline": pipeline}
 
 
 def word_progress(enabled: bool = True) -> tqdm:
@@ -272,24 +321,34 @@ def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process:
                     shard_size: int = 1000, overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
     """Annotate every document of ``input_path`` with ``nlp.pipe(n_process,
     batch_size)`` and write them to ``output`` (JSONL or DocBin shards, see
-    the module docstring) as they come, in input order; the same bytes for
-    any ``n_process``. Returns ``run_summary`` (time from the first document
-    read to the last one written)."""
+    the module docstring) as they come, in input order, through its
+    partial; the same bytes for any ``n_process``, and after a resume. A
+    partial left with other settings is a ValueError, or, with
+    ``overwrite``, discarded. Returns ``run_summary`` of the documents this
+    run annotated (time from the first document read to the last one
+    written) and ``"docs_kept"``, those found in the partial."""
     if min(n_process, batch_size, shard_size) < 1:
         raise ValueError(f"n_process={n_process}, batch_size={batch_size}, shard_size={shard_size}: "
                          "give at least 1 for each")
     input_kind(input_path)
     kind = output_kind(output, overwrite, [input_path])
+    resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size), restart=overwrite)
+    partial = partial_path(output)
+    writer = JsonlFile(partial, resume) if kind == JSONL else DocBinShards(partial, shard_size, resume)
     started, n_docs, n_words = time.perf_counter(), 0, 0
-    records = read_input(input_path, nlp.vocab)
-    writer = JsonlFile(output) if kind == JSONL else DocBinShards(output, shard_size)
+    records = itertools.islice(read_input(input_path, nlp.vocab), writer.done, None)
+    complete = False
     try:
         with word_progress(progress) as bar:
             for doc, meta in nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size):
                 writer.write(doc, meta)
                 n_docs += 1
                 n_words += len(doc)
-                progress_step(bar, n_docs, len(doc))
+                if n_docs % batch_size == 0:
+                    writer.flush()
+                progress_step(bar, writer.done + n_docs, len(doc))
+        complete = True
     finally:
-        writer.close()
-    return run_summary(n_docs, n_words, started, output)
+        writer.close(complete)
+    finish_partial(output)
+    return {**run_summary(n_docs, n_words, started, output), "docs_kept": writer.done}

@@ -4,7 +4,9 @@ records of a text or JSONL file are read as ``annotate`` reads them
 annotates them (``map_batches``), and the driver writes their JSON records
 (``json_line``, as ``annotate`` writes them) to one JSONL file in input order
 (``preserve_order``): the same bytes as ``python -m spacy_depner annotate``,
-since a Doc's annotations do not depend on the other Docs of its batch.
+since a Doc's annotations do not depend on the other Docs of its batch. The
+file is written under a temporary name and renamed when complete (no
+resume: an interrupted run starts again).
 
 Ray is imported only inside these functions (``pip install "spacy-depner[ray]"``).
 On a cluster, PIPELINE must be loadable on every node (a shared path or an
@@ -21,6 +23,7 @@ import numpy as np
 
 from .annotation import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, pipeline_location, \
     progress_step, read_lines, run_summary, word_progress
+from .atomic_files import atomic_path
 
 
 def import_ray():
@@ -139,7 +142,8 @@ def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], outpu
             PipelineAnnotator, fn_constructor_kwargs={"pipeline": pipeline, "batch_size": batch_size},
             batch_size=batch_size, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
             num_cpus=cpus_per_actor)
-        with open(output, "w", encoding="utf8") as out, word_progress(progress) as bar:
+        with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out, \
+                word_progress(progress) as bar:
             for batch in annotated.iter_batches(batch_size=None, batch_format="numpy"):
                 out.write("".join(line + "\n" for line in batch["json"].tolist()))
                 n_docs += len(batch["json"])

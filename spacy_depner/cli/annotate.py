@@ -24,12 +24,15 @@ def annotate(
     n_process: int = typer.Option(1, min=1, help="Processes of nlp.pipe (the output is the same for any number)"),
     batch_size: int = typer.Option(256, min=1, help="Documents per batch of nlp.pipe"),
     shard_size: int = typer.Option(1000, min=1, help="Documents per DocBin shard (directory OUTPUT)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT, and restart instead of "
+                                   "refusing an OUTPUT.partial left by a run with other arguments"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Annotate every document of INPUT with PIPELINE, streaming: JSONL
     records ({text, meta, ents, spans with scores}) or DocBin shards of at
-    most --shard-size documents, in input order. Prints docs, words and words/s."""
+    most --shard-size documents, in input order. They go to OUTPUT.partial,
+    renamed to OUTPUT when complete; an interrupted run, rerun with the same
+    arguments, continues from there. Prints docs, words and words/s."""
     input_kind(input_path)
     nlp = spacy.load(pipeline_location(pipeline))
     summary = annotate_corpus(nlp, input_path, output, n_process=n_process, batch_size=batch_size,

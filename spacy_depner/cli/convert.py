@@ -10,6 +10,7 @@ from typing import Optional
 import spacy
 import typer
 
+from ..atomic_files import atomic_folder_contents, atomic_path
 from ..evaluation.progress import progress
 from ..readers.docbins import conllu_iob2_docs, genia_docs, gum_docs, write_docbin
 from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
@@ -39,7 +40,8 @@ def convert(
     (conllu-iob2) or to the span group --spans-key (genia, gum; GUM's mention
     heads to SPANS_KEY_heads). genia-xml applies the rules of the GENIA data
     README (five types, coordinated terms, tokenisation, the 15,022 / 1,669 /
-    1,855 split)."""
+    1,855 split). Each output file is written under a temporary name and
+    renamed when complete: an interrupted run leaves the previous files."""
     if iob2 is not None and format != ConvertFormat.conllu_iob2:
         raise typer.BadParameter(f"--iob2 goes with conllu-iob2, not {format.value}")
     if documents and format not in (ConvertFormat.conllu_iob2, ConvertFormat.gum):
@@ -47,11 +49,14 @@ def convert(
     if format == ConvertFormat.genia_xml:
         sizes, stats = parse_split(split), GENIAXMLStats()
         records = progress(genia_xml_records(input, stats), sum(sizes), "GENIA sentences read", unit="sentence")
-        counts = write_genia_splits(records, output, sizes)
+        with atomic_folder_contents(output) as temporary:
+            counts = write_genia_splits(records, temporary, sizes)
         typer.echo(json.dumps({"output": str(output), "split": counts, **stats.as_dict()}, indent=2))
         return
     if output.suffix != ".spacy":
         raise typer.BadParameter(f"OUTPUT {output} must be a .spacy file (spacy.Corpus.v1 reads only those)")
+    if output.is_dir():
+        raise typer.BadParameter(f"OUTPUT {output} is a folder: give a file name ending in .spacy")
     vocab = spacy.blank("en").vocab
     if format == ConvertFormat.conllu_iob2:
         if iob2 is None:
@@ -64,5 +69,6 @@ def convert(
         docs = genia_docs(vocab, input, spans_key)
     else:
         docs = gum_docs(vocab, input, spans_key, documents)
-    summary = write_docbin(progress(docs, len(docs), "Docs written"), output)
+    with atomic_path(output) as temporary:
+        summary = write_docbin(progress(docs, len(docs), "Docs written"), temporary)
     typer.echo(json.dumps({"output": str(output), **summary.as_dict()}, indent=2))

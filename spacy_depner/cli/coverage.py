@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..atomic_files import atomic_path
 from ..evaluation.coverage import coverage_report
 from ..evaluation.nested_coverage import coverage_main
 
@@ -30,6 +31,6 @@ def coverage(
     report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum)
     text = json.dumps(report, indent=2)
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf8")
+        with atomic_path(output) as temporary:
+            temporary.write_text(text, encoding="utf8")
     typer.echo(text)

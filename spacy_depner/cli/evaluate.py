@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..atomic_files import atomic_path
 from ..evaluation.corpus_scores import evaluate_pipeline, nested_scores
 
 
@@ -23,8 +24,8 @@ def evaluate(
     result = evaluate_pipeline(model, conllu, uner, parser, limit=limit)
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(result), encoding="utf8")
+        with atomic_path(output) as temporary:
+            temporary.write_text(json.dumps(result), encoding="utf8")
     typer.echo(json.dumps(summary, indent=2))
 
 
@@ -44,6 +45,6 @@ def evaluate_nested(
         raise typer.BadParameter("--parser goes with --gum (GENIA has no trees)")
     result = nested_scores(model, jsonl, gum, parser, spans_key)
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(result, indent=2), encoding="utf8")
+        with atomic_path(output) as temporary:
+            temporary.write_text(json.dumps(result, indent=2), encoding="utf8")
     typer.echo(json.dumps(result, indent=2))

@@ -11,7 +11,8 @@ from ..evaluation.penalty_tuning import tune_pipeline_penalty
 
 def tune_penalty(
     model: Path = typer.Argument(..., help="Trained pipeline with a hypergraph_ner component"),
-    output: Path = typer.Argument(..., help="Where to save the pipeline with the tuned mention penalty"),
+    output: Path = typer.Argument(..., help="Where to save the pipeline with the tuned mention penalty (written to a "
+                                "temporary folder, then renamed; it may replace MODEL)"),
     jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines development file"),
     gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U development file"),
     component: str = typer.Option("hypergraph_ner", help="Name of the hypergraph_ner component"),

@@ -6,6 +6,7 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from ..atomic_files import atomic_path
 from ..pipeline.doc_arrays import batch_offsets
 from ..structures import mention_hypergraph
 from .corpus_scores import nested_file_examples
@@ -53,9 +54,15 @@ def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = Non
     """``tune_penalty`` of the hypergraph_ner component ``component`` of the
     pipeline at ``model`` on a GENIA or GUM development file (the components
     before it annotate the inputs); the tuned pipeline, its config.cfg
-    holding the tuned value, is saved to ``output``."""
+    holding the tuned value, is saved to ``output`` atomically (a
+    temporary folder renamed, replacing a pipeline there, which may be
+    ``model``)."""
     import spacy
 
+    output = Path(output)
+    if output.is_file() or (output.is_dir() and any(output.iterdir()) and not (output / "config.cfg").is_file()):
+        raise ValueError(f"OUTPUT {output} exists and is not a saved pipeline (no config.cfg): "
+                         "choose another path, or move it away")
     nlp = spacy.load(model)
     if component not in nlp.pipe_names:
         raise ValueError(f"{model} has no component {component!r} (it has {nlp.pipe_names})")
@@ -66,5 +73,6 @@ def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = Non
             eg.predicted = doc
     result = tune_penalty(pipe, examples, step=step, low=low, high=high)
     nlp.get_pipe_config(component)["mention_penalty"] = result["tuned_penalty"]  # what nlp.config and config.cfg show
-    nlp.to_disk(output)
+    with atomic_path(output) as temporary:
+        nlp.to_disk(temporary)
     return result

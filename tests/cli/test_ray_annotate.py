@@ -5,7 +5,7 @@ from spacy.tokens import DocBin
 
 from spacy_depner.annotation import annotate_corpus
 from spacy_depner.ray_annotate import ray_annotate
-from test_annotate import cli, corpus, nlp, pipeline, records  # noqa: F401 (fixtures)
+from test_annotate import cli
 
 ray = pytest.importorskip("ray")
 

@@ -1,0 +1,121 @@
+"""``annotate`` killed part way (SIGKILL) and run again with the same
+arguments writes the bytes of an uninterrupted run, JSONL and DocBin shards;
+OUTPUT exists only complete; a partial left with other arguments is refused
+with a clear error, or restarted with --overwrite."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spacy_depner.annotation import annotate_corpus
+from spacy_depner.atomic_files import manifest_path, partial_path
+
+DOCS = 1500  # about two seconds of annotation with the tiny pipeline
+SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].spacy"  # complete shards, not their temporaries
+
+
+def command(pipeline, corpus, output, *options):
+    return [sys.executable, "-m", "spacy_depner", "annotate", str(pipeline), str(corpus), str(output),
+            "--n-process", "1", "--batch-size", "16", "--no-progress", *map(str, options)]
+
+
+def kill_when(process: subprocess.Popen, started, timeout: float = 60.0) -> None:
+    """SIGKILL ``process`` as soon as ``started()`` holds, while it is still running."""
+    deadline = time.monotonic() + timeout
+    while not started():
+        assert process.poll() is None, f"annotate ended before it was killed: {process.communicate()}"
+        assert time.monotonic() < deadline, "annotate wrote nothing in time"
+        time.sleep(0.02)
+    assert process.poll() is None, "annotate ended before it was killed: use a bigger corpus"
+    process.kill()
+    assert process.wait() == -signal.SIGKILL
+
+
+def rerun(args) -> dict:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def lines_in(path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+@pytest.fixture
+def big_corpus(tmp_path, random_corpus):
+    return random_corpus(tmp_path / "corpus.jsonl", DOCS, seed=1)
+
+
+def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
+    output = tmp_path / "out.jsonl"
+    args = command(pipeline, big_corpus, output)
+    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+              lambda: lines_in(partial_path(output)) >= 100)
+    assert not output.exists() and manifest_path(output).exists()
+    kept = lines_in(partial_path(output))
+    with open(partial_path(output), "ab") as partial:  # a line torn by the kill
+        partial.write(b'{"text": "torn')
+    # other arguments: the input changed since (its modification time)
+    stat = big_corpus.stat()
+    os.utime(big_corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    with pytest.raises(ValueError, match=r"out.jsonl.partial was left by a run with other input: rerun with the same "
+                                         r"arguments to resume it, or delete .* \(or pass --overwrite\)"):
+        annotate_corpus(nlp, big_corpus, output, progress=False)
+    os.utime(big_corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert lines_in(partial_path(output)) == kept
+
+    summary = rerun(args)
+    assert summary["docs_kept"] == kept and summary["docs"] == DOCS - kept
+    assert not partial_path(output).exists() and not manifest_path(output).exists()
+    annotate_corpus(nlp, big_corpus, tmp_path / "uninterrupted.jsonl", batch_size=64, progress=False)
+    assert output.read_bytes() == (tmp_path / "uninterrupted.jsonl").read_bytes()
+    ids = [json.loads(line)["meta"]["id"] for line in output.read_text(encoding="utf8").splitlines()]
+    assert ids == list(range(DOCS))  # no record duplicated or missing
+
+
+def test_killed_shard_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
+    output = tmp_path / "shards"
+    args = command(pipeline, big_corpus, output, "--shard-size", 200)
+    shards = partial_path(output)
+    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+              lambda: shards.is_dir() and len(list(shards.glob(SHARDS))) >= 2)
+    assert not output.exists()
+    kept = len(list(shards.glob(SHARDS)))
+    (shards / "shard-000009.tmp-0123abcd.spacy").write_bytes(b"half a shard")  # a shard torn by the kill
+    with pytest.raises(ValueError, match="shards.partial was left by a run with other shard_size"):
+        annotate_corpus(nlp, big_corpus, output, shard_size=100, progress=False)
+
+    summary = rerun(args)
+    assert summary["docs_kept"] == 200 * kept and summary["docs"] == DOCS - 200 * kept
+    annotate_corpus(nlp, big_corpus, tmp_path / "uninterrupted", shard_size=200, batch_size=64, progress=False)
+    names = sorted(p.name for p in (tmp_path / "uninterrupted").iterdir())
+    assert names == [f"shard-{i:06d}.spacy" for i in range(-(-DOCS // 200))]
+    assert sorted(p.name for p in output.iterdir()) == names
+    assert all((output / name).read_bytes() == (tmp_path / "uninterrupted" / name).read_bytes() for name in names)
+    assert not shards.exists() and not manifest_path(output).exists()
+
+
+def test_a_failed_run_resumes_or_restarts_with_overwrite(nlp, records, tmp_path):
+    """A bad line stops the run after the batches before it; once the line
+    is fixed (another input), the partial is refused, and --overwrite
+    restarts it: the output of a clean run, and no partial left."""
+    good = [json.dumps({"text": text}) for text, _ in records[:20]]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(good[:10] + ["{bad"] + good[10:]) + "\n", encoding="utf8")
+    with pytest.raises(ValueError, match="corpus.jsonl:11: not valid JSON"):
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
+    with pytest.raises(ValueError, match="corpus.jsonl:11"):  # resumed after the 8 records kept
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
+    assert lines_in(partial_path(tmp_path / "out.jsonl")) == 8
+    corpus.write_text("\n".join(good) + "\n", encoding="utf8")
+    with pytest.raises(ValueError, match="other input"):
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", progress=False)
+    summary = annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", overwrite=True, progress=False)
+    assert summary["docs_kept"] == 0 and summary["docs"] == 20
+    annotate_corpus(nlp, corpus, tmp_path / "clean.jsonl", progress=False)
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "clean.jsonl").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["clean.jsonl", "corpus.jsonl", "out.jsonl"]
