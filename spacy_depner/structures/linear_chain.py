@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from .batch_layout import check_doc_offsets, max_doc_length
+from .score_range import check_scores
 from .tag_schemes import SCHEMES, _as_tags, _pairs, allowed_transitions, n_tags, spans_to_tags, tag_names, tags_to_spans
 
 __all__ = [
@@ -330,22 +331,29 @@ def _check(scores, doc_offsets, transitions, allowed):
 
 
 def log_partition(scores, doc_offsets, transitions, allowed) -> np.ndarray:
-    """log Z of each document over its allowed tag sequences. Returns (D,)."""
-    return _log_partition(*_check(scores, doc_offsets, transitions, allowed))
+    """log Z of each document over its allowed tag sequences. Returns (D,).
+    Scores and transitions out of range are refused (``score_range``)."""
+    args = _check(scores, doc_offsets, transitions, allowed)
+    check_scores("linear_chain.log_partition", args[1], args[0], args[2])
+    return _log_partition(*args)
 
 
 def marginals(scores, doc_offsets, transitions, allowed) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Forward-backward: (log Z (D,), tag marginals (N, T), expected transition
     counts summed over the batch (T + 1, T + 1), boundary row and column
     included). They are the gradient of sum(log Z) with respect to ``scores``
-    and ``transitions``."""
-    return _marginals(*_check(scores, doc_offsets, transitions, allowed))
+    and ``transitions``. Scores and transitions out of range are refused
+    (``score_range``)."""
+    args = _check(scores, doc_offsets, transitions, allowed)
+    check_scores("linear_chain.marginals", args[1], args[0], args[2])
+    return _marginals(*args)
 
 
 def viterbi(scores, doc_offsets, transitions, allowed) -> Tuple[np.ndarray, np.ndarray]:
     """MAP tag sequence: (best score (D,), tags (N,) int64). The sequence uses
     allowed transitions only. Ties are broken towards lower tag indices,
-    deciding from the last token backwards (all-zero scores give all O)."""
+    deciding from the last token backwards (all-zero scores give all O).
+    Not bounded by ``score_range``: a maximum of float64 sums, right at any magnitude."""
     return _viterbi(*_check(scores, doc_offsets, transitions, allowed))
 
 

@@ -44,6 +44,7 @@ from .hypergraph_kinds import (  # the kinds, re-exported: scores[..., kind] and
     HEAD_A_A, HEAD_A_X, HEAD_A_AX,
 )
 from .hypergraph_recursions import _TABLES, _log_partition, _marginals, _viterbi
+from .score_range import check_scores
 
 __all__ = [
     "log_partition", "marginals", "viterbi", "edges_to_mentions", "mentions_to_edges", "representable",
@@ -89,21 +90,28 @@ def log_partition(scores, doc_offsets, penalty: float = 0.0, heads: bool = False
     """log Z (D,) of each document: the log-sum over its sub-hypergraphs y of
     exp(weight(y)) (sec. 3.3, the denominator of eq. 1), by the inside pass
     (sec. 3.4). scores (N, T, K), doc_offsets (D + 1,); empty documents have
-    log Z = 0 (one empty sub-hypergraph)."""
-    return _log_partition(*_check(scores, doc_offsets, penalty, heads))
+    log Z = 0 (one empty sub-hypergraph). Scores and penalty out of range
+    are refused (``score_range``)."""
+    args = _check(scores, doc_offsets, penalty, heads)
+    check_scores("mention_hypergraph.log_partition", args[1], args[0], args[2])
+    return _log_partition(*args)
 
 
 def marginals(scores, doc_offsets, penalty: float = 0.0, heads: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """(log Z (D,), marginals (N, T, K) float64): the probability that each
     hyperedge is in the sub-hypergraph, exactly the gradient of sum(log Z)
     with respect to ``scores`` (the expectation of eq. 3), by the outside
-    pass (sec. 3.4)."""
-    return _marginals(*_check(scores, doc_offsets, penalty, heads))
+    pass (sec. 3.4). Scores and penalty out of range are refused
+    (``score_range``)."""
+    args = _check(scores, doc_offsets, penalty, heads)
+    check_scores("mention_hypergraph.marginals", args[1], args[0], args[2])
+    return _marginals(*args)
 
 
 def viterbi(scores, doc_offsets, penalty: float = 0.0, heads: bool = False) -> Tuple[np.ndarray, np.ndarray]:
     """(best (D,), edges (N, T, K) int8 0/1): the weight of the MAP
     sub-hypergraph of each document and its hyperedges, by the max-product
     pass. Ties go to the first half step of the table (e.g. T -> X before
-    T -> I). Decode the mentions with ``edges_to_mentions``."""
+    T -> I). Decode the mentions with ``edges_to_mentions``. Not bounded by
+    ``score_range``: a maximum of float64 sums, right at any magnitude."""
     return _viterbi(*_check(scores, doc_offsets, penalty, heads))

@@ -81,6 +81,7 @@ import numpy as np
 from numba import njit
 
 from .batch_layout import check_doc_offsets
+from .score_range import check_scores
 from .nested_charts import (
     _best_label,
     _charts,
@@ -263,20 +264,27 @@ def _check(scores, doc_offsets, structure, max_length, mask):
 
 
 def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> np.ndarray:
-    """log Z of each document over the analyses of ``structure``. Returns (D,)."""
-    return _log_partition(*_check(scores, doc_offsets, structure, max_length, mask))
+    """log Z of each document over the analyses of ``structure``. Returns (D,).
+    Scores out of range (excluded spans included) are refused (``score_range``)."""
+    args = _check(scores, doc_offsets, structure, max_length, mask)
+    check_scores(f"nested_mentions.log_partition ({structure})", args[2], args[1])
+    return _log_partition(*args)
 
 
 def marginals(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> Tuple[np.ndarray, np.ndarray]:
     """(log Z (D,), mention marginals (S, T)): the marginal of label t on a
     span is the probability that the analysis holds that mention, exactly
     the gradient of sum(log Z) with respect to ``scores`` (0 on excluded
-    spans). Computed by the outside pass of the same deduction rules."""
-    return _marginals(*_check(scores, doc_offsets, structure, max_length, mask))
+    spans). Computed by the outside pass of the same deduction rules. Scores
+    out of range (excluded spans included) are refused (``score_range``)."""
+    args = _check(scores, doc_offsets, structure, max_length, mask)
+    check_scores(f"nested_mentions.marginals ({structure})", args[2], args[1])
+    return _marginals(*args)
 
 
 def viterbi(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> Tuple[np.ndarray, np.ndarray]:
     """MAP analysis: (best score (D,), label of each span (S,) int64, -1 where
     the span is not a mention). Ties go to the first candidate tried (first
-    label, no mention rather than a mention of score 0)."""
+    label, no mention rather than a mention of score 0). Not bounded by
+    ``score_range``: a maximum of float64 sums, right at any magnitude."""
     return _viterbi(*_check(scores, doc_offsets, structure, max_length, mask))

@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from .batch_layout import logaddexp, max_doc_length
+from .score_range import check_scores
 
 NEG_INF = -np.inf
 
@@ -288,20 +289,27 @@ def _layout_problem(spans, span_offsets, doc_offsets):
 
 
 def log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
-    """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,)."""
-    return _log_partition(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+    """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,).
+    Scores and transitions out of range are refused (``score_range``)."""
+    args = _check(spans, span_offsets, doc_offsets, scores, transitions)
+    check_scores("segment_lattice.log_partition", args[2], args[3], args[4])
+    return _log_partition(*args)
 
 
 def marginals(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Forward-backward: (log Z (D,), span-label marginals (S, K), expected
     transition counts summed over the batch (K + 1, K + 1)). The marginals are
-    the gradient of sum(log Z) with respect to ``scores`` and ``transitions``."""
-    return _marginals(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+    the gradient of sum(log Z) with respect to ``scores`` and ``transitions``.
+    Scores and transitions out of range are refused (``score_range``)."""
+    args = _check(spans, span_offsets, doc_offsets, scores, transitions)
+    check_scores("segment_lattice.marginals", args[2], args[3], args[4])
+    return _marginals(*args)
 
 
 def viterbi(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray]:
     """MAP segmentation: (best score (D,), label of each span (S,), -1 where the
-    span is not a segment of the best segmentation)."""
+    span is not a segment of the best segmentation). Not bounded by
+    ``score_range``: a maximum of float64 sums, right at any magnitude."""
     return _viterbi(*_check(spans, span_offsets, doc_offsets, scores, transitions))
 
 
