@@ -10,6 +10,13 @@ suggested spans: an O segment is one token, so each token must be a segment.
 Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
 
+The lattice of a Doc is decoded as independent chains, one per run of
+sentences that no span of the lattice crosses: with the DGM or all-spans
+suggester, sentence by sentence, as the paper decodes its sentences (no
+transition links the last segment of a sentence to the first of the next),
+so the marginals of a long Doc keep their accuracy (the score bound of
+``structures.score_range`` applies to a chain's length).
+
 Cost: a lattice whose spans are not bounded (``max_length = null`` of the DGM
 or semi-Markov suggester, a suggester that states no ``spans_per_token``)
 may have n (n + 1) / 2 spans in a sentence of n tokens. Such a sentence longer
@@ -84,6 +91,20 @@ def make_dgm_ner(
     )
 
 
+def chains(spans: np.ndarray, doc_offsets: np.ndarray, sentence_offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The lattice as independent chains for ``segment_lattice``: the Docs
+    cut at every sentence start that no span crosses (a span [f, l] crosses
+    b if f < b <= l). spans (S, 2) sorted by (last, first); doc_offsets
+    (B + 1,), sentence_offsets (U + 1,) in batch coordinates. Returns
+    span_offsets (C + 1,) and chain_offsets (C + 1,)."""
+    n_tokens = int(doc_offsets[-1])
+    opened = np.bincount(spans[:, 0] + 1, minlength=n_tokens + 2) - np.bincount(spans[:, 1] + 1, minlength=n_tokens + 2)
+    open_spans = np.cumsum(opened)[: n_tokens + 1]
+    starts = sentence_offsets[(sentence_offsets > 0) & (sentence_offsets < n_tokens)]
+    offsets = np.unique(np.concatenate([doc_offsets, starts[open_spans[starts] == 0]])).astype(np.int64)
+    return spans_per_doc(spans, offsets), offsets
+
+
 class DependencyGuidedNER(EntityPipe):
     """Settings (all read from the config at load): ``suggester``,
     ``add_gold_spans``, ``scores``, ``scores_key``, ``max_sentence_length``.
@@ -128,7 +149,7 @@ class DependencyGuidedNER(EntityPipe):
         docs = list(docs)
         batch = self._batch(docs)
         scores, transitions = self.model.predict((docs, batch.spans))
-        args = (batch.spans, batch.span_offsets, batch.doc_offsets,
+        args = (batch.spans, *chains(batch.spans, batch.doc_offsets, batch_offsets(docs)[1]),
                 self.model.ops.to_numpy(scores), self.model.ops.to_numpy(transitions))
         _, labels = segment_lattice.viterbi(*args)
         span_marginals = segment_lattice.marginals(*args)[1] if self.settings["scores"] else None
@@ -177,7 +198,8 @@ class DependencyGuidedNER(EntityPipe):
         d_transitions)), marginals minus gold counts. The model scored the
         spans of ``training_lattice(examples)`` (``training``: that lattice,
         when the caller has it already)."""
-        batch, gold, _ = self.training_lattice(list(examples)) if training is None else training
+        examples = list(examples)
+        batch, gold, _ = self.training_lattice(examples) if training is None else training
         span_scores, transitions = scores
         span_scores = np.asarray(self.model.ops.to_numpy(span_scores), dtype=np.float64)
         transitions = np.asarray(self.model.ops.to_numpy(transitions), dtype=np.float64)
@@ -185,11 +207,12 @@ class DependencyGuidedNER(EntityPipe):
             raise ValueError(f"'{self.name}': {span_scores.shape[0]} span scores for a lattice of "
                              f"{batch.spans.shape[0]} spans (score the spans of training_lattice(examples))")
         K = span_scores.shape[1]
+        span_offsets, chain_offsets = chains(batch.spans, batch.doc_offsets, batch_offsets([eg.predicted for eg in examples])[1])
         log_z, span_marginals, transition_marginals = segment_lattice.marginals(
-            batch.spans, batch.span_offsets, batch.doc_offsets, span_scores, transitions
+            batch.spans, span_offsets, chain_offsets, span_scores, transitions
         )
         rows = np.flatnonzero(gold >= 0)
-        gold_counts = segment_lattice.transition_counts(batch.spans, batch.span_offsets, gold, K)
+        gold_counts = segment_lattice.transition_counts(batch.spans, span_offsets, gold, K)
         gold_score = span_scores[rows, gold[rows]].sum() + (gold_counts * transitions).sum()
         d_scores = span_marginals
         d_scores[rows, gold[rows]] -= 1.0

@@ -221,3 +221,55 @@ def test_settings_given_at_load_take_effect(tmp_path):
     (tmp_path / "model" / "dgm_ner" / "cfg").unlink()
     with pytest.raises(ValueError, match="missing or corrupt"):
         spacy.load(tmp_path / "model")
+
+
+def test_chains_cut_at_every_sentence_start_no_span_crosses():
+    """chains() against its definition, on random sentences and spans."""
+    import numpy as np
+
+    from spacy_depner.pipeline.dgm_ner import chains
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        lengths = rng.integers(0, 6, size=rng.integers(1, 4))
+        doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        n = int(doc_offsets[-1])
+        cuts = sorted({int(x) for x in rng.integers(0, n + 1, size=rng.integers(0, 4))} | set(doc_offsets.tolist()))
+        sentence_offsets = np.array(cuts, dtype=np.int64)
+        spans = {(t, t) for t in range(n)}
+        for _ in range(rng.integers(0, 4)):
+            d = int(rng.integers(0, len(lengths)))
+            if lengths[d]:
+                first, last = sorted(rng.integers(doc_offsets[d], doc_offsets[d + 1], size=2).tolist())
+                spans.add((first, last))
+        spans = np.array(sorted(spans, key=lambda s: (s[1], s[0])), dtype=np.int64).reshape(-1, 2)
+        span_offsets, offsets = chains(spans, doc_offsets, sentence_offsets)
+        expected = sorted({b for b in cuts if not any(f < b <= l for f, l in spans.tolist())} | set(doc_offsets.tolist()))
+        assert offsets.tolist() == expected
+        for c in range(len(expected) - 1):
+            inside = spans[span_offsets[c]:span_offsets[c + 1]]
+            assert ((inside >= expected[c]) & (inside < expected[c + 1])).all()
+        assert span_offsets[-1] == spans.shape[0]
+
+
+def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
+    """predict on a Doc of several sentences gives the marginals of each
+    sentence's lattice decoded alone (no transition across a sentence
+    start), not those of one chain over the Doc."""
+    from spacy.tokens import Doc
+
+    from spacy_depner.pipeline.doc_arrays import spans_per_doc
+    from spacy_depner.structures import segment_lattice
+
+    nlp, ner, _, _ = train(steps=30)
+    offsets = np.cumsum([0] + [len(words) for words, _, _, _ in TINY])
+    doc = Doc(nlp.vocab, words=[w for words, _, _, _ in TINY for w in words],
+              heads=[h + o for (_, heads, _, _), o in zip(TINY, offsets) for h in heads],
+              deps=[d for _, _, deps, _ in TINY for d in deps],
+              sent_starts=[i == 0 for words, _, _, _ in TINY for i in range(len(words))])
+    batch, _, marginals = ner.predict([doc])
+    scores, transitions = (ner.model.ops.to_numpy(x) for x in ner.model.predict(([doc], batch.spans)))
+    per_sentence = segment_lattice.marginals(batch.spans, spans_per_doc(batch.spans, offsets), offsets, scores, transitions)[1]
+    one_chain = segment_lattice.marginals(batch.spans, batch.span_offsets, batch.doc_offsets, scores, transitions)[1]
+    assert np.allclose(marginals, per_sentence, atol=1e-9)
+    assert not np.allclose(marginals, one_chain, atol=1e-6)
