@@ -6,15 +6,22 @@ two coordinates: spaCy's suggesters give ``[start, end)`` per Doc (a thinc
 ``Ragged``), the structures take ``[first, last]`` (inclusive) in batch
 coordinates sorted by (last, first); ``spans_to_ragged`` and
 ``suggested_spans`` convert between them.
+
+Trees enter here: ``tree_arrays`` (from ``spacy_depner.ml.dependency_features``,
+which reads the heads of the dependency features the same way, below the
+pipeline) checks once per batch that each Doc's heads form a forest within
+its sentences (``spacy_depner.structures.forest``), so the structures never
+see a cycle or a head outside its sentence.
 """
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
-from spacy.attrs import HEAD, SENT_START
+from spacy.attrs import SENT_START
 from spacy.tokens import Doc
 from thinc.api import NumpyOps, Ops, get_current_ops
 from thinc.types import Ragged
 
+from ..ml.dependency_features import doc_offsets_of, sentence_offsets_of, token_table, tree_arrays
 from ..structures.candidate_spans import merge_spans
 
 __all__ = [
@@ -37,40 +44,11 @@ class Batch(NamedTuple):
         return int(self.doc_offsets[-1])
 
 
-def doc_offsets_of(docs: List[Doc]) -> np.ndarray:
-    """(B + 1,) int64: the tokens of Doc b are doc_offsets[b]:doc_offsets[b+1] of the batch."""
-    return np.concatenate([[0], np.cumsum([len(doc) for doc in docs])]).astype(np.int64)
-
-
-def _token_table(docs: List[Doc], attrs: List[int]) -> np.ndarray:
-    """(N, len(attrs)) int64: ``doc.to_array(attrs)`` of every Doc, stacked."""
-    tables = [doc.to_array(attrs).astype(np.int64).reshape(len(doc), len(attrs)) for doc in docs if len(doc)]
-    return np.concatenate(tables) if tables else np.zeros((0, len(attrs)), dtype=np.int64)
-
-
-def _sentence_offsets(sent_start: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
-    """(U + 1,) int64 from the SENT_START column: a sentence starts where it is
-    1 and at the start of every Doc (a Doc without boundaries is one sentence)."""
-    starts = sent_start == 1
-    starts[doc_offsets[:-1][np.diff(doc_offsets) > 0]] = True
-    return np.concatenate([np.flatnonzero(starts), doc_offsets[-1:]]).astype(np.int64)
-
-
 def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
     """doc_offsets (B + 1,) and sentence_offsets (U + 1,) of a batch of Docs,
     in batch token coordinates (int64)."""
     doc_offsets = doc_offsets_of(docs)
-    return doc_offsets, _sentence_offsets(_token_table(docs, [SENT_START])[:, 0], doc_offsets)
-
-
-def tree_arrays(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """heads (N,) absolute, -1 for a root (every token of a Doc without a
-    parse), sentence_offsets (U + 1,) and doc_offsets (B + 1,) of a batch."""
-    doc_offsets = doc_offsets_of(docs)
-    table = _token_table(docs, [HEAD, SENT_START])
-    relative = table[:, 0]
-    heads = np.where(relative == 0, -1, relative + np.arange(relative.shape[0], dtype=np.int64))
-    return heads, _sentence_offsets(table[:, 1], doc_offsets), doc_offsets
+    return doc_offsets, sentence_offsets_of(token_table(docs, [SENT_START])[:, 0], doc_offsets)
 
 
 def spans_to_ragged(spans: np.ndarray, doc_offsets: np.ndarray, ops: Optional[Ops] = None) -> Ragged:

@@ -8,24 +8,30 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Union
 
 import numpy as np
-import srsly
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
+
+from ..text_lines import json_lines
 
 NONE, BEGIN, INSIDE, LAST, UNIT = range(5)
 
 
 def read_phrases(path: Union[str, Path]) -> Dict[str, List[str]]:
-    """Phrases per label from a JSONL file; a clear ValueError for a bad line."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"Gazetteer file {path} does not exist")
+    """Phrases per label from a JSONL file. A missing file, a folder, a file
+    that is not UTF-8 text, a line that is not ``{"label": str, "pattern":
+    str}`` (both non-empty) and a file without phrases are ValueErrors naming
+    the file (and line)."""
     phrases: Dict[str, List[str]] = {}
-    for number, line in enumerate(srsly.read_jsonl(path), start=1):
+    for _, where, line in json_lines(path, "gazetteer"):
         if not isinstance(line, dict) or not isinstance(line.get("label"), str) or not isinstance(line.get("pattern"), str):
-            raise ValueError(f"{path}, line {number}: expected {{\"label\": str, \"pattern\": str}}, got {line!r}")
+            raise ValueError(f"{where}: expected {{\"label\": str, \"pattern\": str}}, got {line!r}")
+        if not line["label"].strip() or not line["pattern"].strip():
+            raise ValueError(f"{where}: the label and the pattern must not be empty, got {line!r}")
         phrases.setdefault(line["label"], []).append(line["pattern"])
+    if not phrases:
+        raise ValueError(f"{path}:1: no phrases in the gazetteer file; give one "
+                         '{"label": "LOC", "pattern": "New York"} per line')
     return phrases
 
 

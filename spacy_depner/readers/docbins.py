@@ -28,8 +28,9 @@ from .uner import DEFAULT_LABELS, corpus_examples, read_uner_corpus
 
 
 def conllu_iob2_docs(vocab: Vocab, conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, documents: bool = False) -> List[Doc]:
-    """Docs of a CoNLL-U file joined with a UNER IOB2 file on ``# sent_id``:
-    trees, tags and ``doc.ents`` of the ``labels`` (other labels read as O)."""
+    """Docs of a CoNLL-U file joined with a UNER IOB2 file (``read_uner_corpus``:
+    on ``# sent_id``, else by order, else by words): trees, tags and
+    ``doc.ents`` of the ``labels`` (other labels read as O)."""
     corpus = read_uner_corpus(conllu, iob2, labels)
     return [eg.reference for eg in corpus_examples(vocab, corpus, "given", whole_documents=documents)]
 

@@ -14,15 +14,15 @@ per document (``# newdoc id``), sentences marked, and can
   reads them through ``spacy_depner.NonLocalFeatures.v1``).
 """
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-import srsly
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 
 from .conllu import sentences_to_doc
+from ..text_lines import json_lines
 from .uner import DEFAULT_LABELS, DEPENDENCIES, corpus_examples, read_uner_corpus
 
 
@@ -49,12 +49,40 @@ def first_stage_records(docs: Sequence[Doc], ids: Sequence[int]) -> List[Dict]:
             for i, doc in zip(ids, docs)]
 
 
-def attach_first_stage(doc: Doc, record: Dict, spans_key: str) -> None:
-    """Put a record's entities into ``doc.spans[spans_key]`` (the record must be of this Doc)."""
+def attach_first_stage(doc: Doc, record: Dict, spans_key: str, where: str = "first-stage record") -> None:
+    """Put a record's entities into ``doc.spans[spans_key]`` (the record must
+    be of this Doc; ``where`` names it in errors, e.g. FILE:LINE)."""
     if record["tokens"] != len(doc):
-        raise ValueError(f"first-stage record of document {record['document']} has {record['tokens']} tokens, "
+        raise ValueError(f"{where}: the record of document {record['document']} has {record['tokens']} tokens, "
                          f"the Doc {len(doc)}: the file was made from another corpus")
+    outside = [e for e in record["entities"] if not 0 <= e[0] < e[1] <= len(doc)]
+    if outside:
+        raise ValueError(f"{where}: entity {outside[0]} of document {record['document']} is empty or outside "
+                         f"its {len(doc)} tokens")
     doc.spans[spans_key] = [Span(doc, start, end, label=label) for start, end, label in record["entities"]]
+
+
+def read_first_stage(path) -> Dict[int, Tuple[str, Dict]]:
+    """The ``first_stage_records`` of a JSON-lines file by document index,
+    each with its FILE:LINE; a malformed record, or a document given twice,
+    is a ValueError naming the line."""
+    records: Dict[int, Tuple[str, Dict]] = {}
+    for _, where, record in json_lines(path, "first-stage"):
+        entities = record.get("entities") if isinstance(record, dict) else None
+        if (not isinstance(entities, list) or not all(_integer(record.get(key)) for key in ("document", "tokens"))
+                or not all(isinstance(e, list) and len(e) == 3 and _integer(e[0]) and _integer(e[1])
+                           and isinstance(e[2], str) and e[2] for e in entities)):
+            raise ValueError(f"{where}: a first-stage record is {{\"document\": int, \"tokens\": int, \"entities\": "
+                             f"[[start, end, label], ...]}}, got {record!r}; write the file with first_stage_records")
+        if record["document"] in records:
+            raise ValueError(f"{where}: document {record['document']} has a record already at "
+                             f"{records[record['document']][0]}; give each document one record")
+        records[record["document"]] = (where, record)
+    return records
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def document_examples(vocab, conllu: Path, iob2: Path, dependencies: str = "given",
@@ -115,12 +143,12 @@ def documents_reader(load: Callable[[Language], List[Example]], source: str, dep
             kept = fold_indices(len(examples), folds, exclude_fold, only_fold)
             examples = [examples[i] for i in kept]
             if first_stage is not None:
-                records = {r["document"]: r for r in srsly.read_jsonl(first_stage)}
+                records = read_first_stage(first_stage)
                 missing = [i for i in kept if i not in records]
                 if missing:
                     raise ValueError(f"{first_stage} has no first-stage record for documents {missing[:5]} of {source}")
                 for i, eg in zip(kept, examples):
-                    attach_first_stage(eg.predicted, records[i], spans_key)
+                    attach_first_stage(eg.predicted, records[i][1], spans_key, records[i][0])
             cache["examples"] = examples
         return [Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]]  # evaluation replaces eg.predicted
 

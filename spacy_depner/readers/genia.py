@@ -15,7 +15,6 @@ reference Docs add the mentions in ``doc.spans[spans_key]`` (``doc.ents`` is
 left empty, as mentions overlap). Annotations: CC BY 3.0, "Corpus annotations
 (c) GENIA Project" (Kim et al. 2003).
 """
-import json
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Tuple
 
@@ -26,6 +25,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from ..pipeline.span_groups import heads_key
+from ..text_lines import json_lines, readable_file
 
 FlatMention = Tuple[int, int, str]
 
@@ -49,30 +49,35 @@ def _mention(entity, n_words: int, where: str) -> FlatMention:
 def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
     """Sentences of a GENIA JSON-lines file: (words, mentions), mentions as
     (start, end_exclusive, label) sorted by (start, -end, label), without
-    duplicates. Blank lines are skipped; a malformed line is a ValueError
-    naming the file and line."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"GENIA file not found: {path}")
+    duplicates. Blank lines are skipped; a malformed line, a file without
+    sentences, and a ``sent_id`` given twice to different tokens are
+    ValueErrors naming the file and line. A sentence repeated with its
+    sent_id and tokens is kept: the GENIA 3.02 release holds article
+    MEDLINE:97218353 twice, annotated differently."""
+    path = readable_file(path, "GENIA")
     sentences = []
-    with path.open(encoding="utf8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict) or "tokens" not in record or "entities" not in record:
-                raise ValueError(f"{where}: a line must be a JSON object with 'tokens' and 'entities'")
-            words, entities = record["tokens"], record["entities"]
-            if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-                raise ValueError(f"{where}: 'tokens' must be a non-empty list of non-empty strings")
-            if not isinstance(entities, list):
-                raise ValueError(f"{where}: 'entities' must be a list")
-            mentions = {_mention(entity, len(words), where) for entity in entities}
-            sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2]))))
+    sent_ids: Dict[str, Tuple[int, List[str]]] = {}
+    for number, where, record in json_lines(path, "GENIA"):
+        if not isinstance(record, dict) or "tokens" not in record or "entities" not in record:
+            raise ValueError(f"{where}: a line must be a JSON object with 'tokens' and 'entities'")
+        words, entities = record["tokens"], record["entities"]
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
+            raise ValueError(f"{where}: 'tokens' must be a non-empty list of non-empty strings")
+        if not isinstance(entities, list):
+            raise ValueError(f"{where}: 'entities' must be a list")
+        sent_id = record.get("sent_id")
+        if sent_id is not None:
+            if not isinstance(sent_id, str):
+                raise ValueError(f"{where}: 'sent_id' must be a string, got {sent_id!r}")
+            if sent_id in sent_ids and sent_ids[sent_id][1] != words:
+                raise ValueError(f"{where}: sent_id {sent_id!r} was already given at line {sent_ids[sent_id][0]} "
+                                 "to other tokens; every sentence needs its own id (renumber one)")
+            sent_ids.setdefault(sent_id, (number, words))
+        mentions = {_mention(entity, len(words), where) for entity in entities}
+        sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2]))))
+    if not sentences:
+        raise ValueError(f"{path}:1: no sentence in the file; a GENIA file has one JSON object per line, "
+                         "with 'tokens' and 'entities'")
     return sentences
 
 

@@ -29,6 +29,7 @@ sentences of an article from 0 (title first). Annotations: CC BY 3.0,
 "Corpus annotations (c) GENIA Project" (Kim et al. 2003).
 """
 import bisect
+import itertools
 import json
 import re
 import tarfile
@@ -174,32 +175,44 @@ def sentence_record(doc_id: str, index: int, sentence: ET.Element, stats: GENIAX
     return {"doc_id": doc_id, "sent_id": sent_id, "tokens": [text[a:b] for a, b in spans], "entities": entities}
 
 
-def _records(xml, source: Path, stats: GENIAXMLStats) -> Iterator[Dict]:
-    """Records of an XML file object, streamed element by element."""
+def _records(xml, source: str, stats: GENIAXMLStats) -> Iterator[Dict]:
+    """Records of an XML file object (bytes), fed to the parser line by line
+    so that every error names its line: SOURCE:LINE."""
+    parser = ET.XMLPullParser(events=("start", "end"))
     doc_id, index, in_article, root = "", 0, False, None
     try:
-        for event, element in ET.iterparse(xml, events=("start", "end")):
-            if event == "start":
-                if root is None:
-                    root = element
-                if element.tag == "article":
-                    stats.articles += 1
-                    doc_id, index, in_article = f"article-{stats.articles}", 0, True
-                continue
-            if element.tag == "bibliomisc" and in_article and (element.text or "").strip():
-                doc_id = element.text.strip()
-            elif element.tag == "sentence":
-                if not in_article:
-                    raise ValueError(f"{source}: a <sentence> outside an <article>: is this the GENIA 3.02 XML?")
-                yield sentence_record(doc_id, index, element, stats)
-                index += 1
-                element.clear()
-            elif element.tag == "article":
-                in_article = False
-                root.clear()
+        for number, line in enumerate(itertools.chain(xml, [None]), start=1):
+            if line is None:
+                parser.close()  # the end: an element left open is a ParseError
+            else:
+                parser.feed(line)
+            for event, element in parser.read_events():
+                if event == "start":
+                    if root is None:
+                        root = element
+                    if element.tag == "article":
+                        stats.articles += 1
+                        doc_id, index, in_article = f"article-{stats.articles}", 0, True
+                    continue
+                if element.tag == "bibliomisc" and in_article and (element.text or "").strip():
+                    doc_id = element.text.strip()
+                elif element.tag == "sentence":
+                    if not in_article:
+                        raise ValueError(f"{source}:{number}: a <sentence> outside an <article>: "
+                                         "is this the GENIA 3.02 XML?")
+                    try:
+                        record = sentence_record(doc_id, index, element, stats)
+                    except ValueError as error:
+                        raise ValueError(f"{source}:{number}: {error}") from None
+                    yield record
+                    index += 1
+                    element.clear()
+                elif element.tag == "article":
+                    in_article = False
+                    root.clear()
     except ET.ParseError as error:
         line, column = error.position
-        raise ValueError(f"{source}: not well-formed XML at line {line}, column {column} ({error.msg}): "
+        raise ValueError(f"{source}:{line}: not well-formed XML at column {column} ({str(error).split(': line')[0]}); "
                          "re-download the file (project.yml's asset has its md5)") from None
 
 
@@ -214,7 +227,7 @@ def genia_xml_records(source, stats: Optional[GENIAXMLStats] = None) -> Iterator
         raise ValueError(f"GENIA source not found: {source} (GENIAcorpus3.02.tgz; `spacy project assets` fetches it)")
     if source.suffix == ".xml":
         with source.open("rb") as xml:
-            yield from _records(xml, source, stats)
+            yield from _records(xml, str(source), stats)
         return
     try:
         archive = tarfile.open(source, "r|*")
@@ -224,7 +237,7 @@ def genia_xml_records(source, stats: Optional[GENIAXMLStats] = None) -> Iterator
         try:
             for member in archive:
                 if member.isfile() and Path(member.name).name == XML_MEMBER:
-                    yield from _records(archive.extractfile(member), source, stats)
+                    yield from _records(archive.extractfile(member), f"{source}/{member.name}", stats)
                     return
         except (tarfile.TarError, EOFError, OSError) as error:
             raise ValueError(f"{source}: the archive is damaged ({error}): re-download it") from None

@@ -45,6 +45,7 @@ from spacy.vocab import Vocab
 
 from .conllu import Sentence, read_conllu, sentences_to_doc
 from .genia import mentions_to_spans
+from ..text_lines import numbered_lines, readable_file
 
 GUM_LABELS = ("abstract", "animal", "event", "object", "organization", "person", "place", "plant", "substance", "time")
 DEPENDENCIES = ("given", "predicted")
@@ -121,10 +122,11 @@ class _Open:
     discontinuous: bool
 
 
-def _fields(value: str) -> Tuple[str, ...]:
+def _fields(value: str, where: str) -> Tuple[str, ...]:
     names = tuple(part.strip() for part in value.strip().split("-"))
     if len(names) < 2:
-        raise ValueError(f"cannot read the global.Entity declaration {value!r}")
+        raise ValueError(f"{where}: cannot read the global.Entity declaration {value!r}; it names the fields of "
+                         "an entity bracket, e.g. GRP-etype-infstat-salience-centering-minspan-link-identity")
     return ("eid",) + names[1:]  # the first field (GRP, eid, ...) is the entity id
 
 
@@ -150,8 +152,8 @@ class _EntityParser:
         self.open: Dict[str, List[_Open]] = {}
         self.sentences: List[List[Mention]] = []
 
-    def declare(self, value: str) -> None:
-        self.fields = _fields(value)
+    def declare(self, value: str, line: int) -> None:
+        self.fields = _fields(value, f"{self.path}:{line}")
 
     def new_document(self) -> None:
         self.stats.unclosed += sum(len(stack) for stack in self.open.values())
@@ -214,48 +216,46 @@ def _read_mentions(path: Path, stats: GUMStats) -> List[Tuple[str, List[List[Men
     documents: List[Tuple[str, List[List[Mention]], List[int]]] = []
     parser = _EntityParser(path, stats)
     in_sentence, words = False, 0
-    with path.open(encoding="utf8") as lines:
-        for number, line in enumerate(lines, start=1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                if in_sentence and words:
-                    documents[-1][2].append(words)
-                elif in_sentence:
+    for number, line in numbered_lines(path, "CoNLL-U"):
+        if not line.strip():
+            if in_sentence and words:
+                documents[-1][2].append(words)
+            elif in_sentence:
+                parser.sentences.pop()
+            in_sentence, words = False, 0
+            continue
+        if line.startswith("#"):
+            key, _, value = line[1:].partition("=")
+            key = key.strip()
+            if key.startswith("newdoc"):
+                if in_sentence:  # comments of this sentence came first: move it to the new document
                     parser.sentences.pop()
-                in_sentence, words = False, 0
-                continue
-            if line.startswith("#"):
-                key, _, value = line[1:].partition("=")
-                key = key.strip()
-                if key.startswith("newdoc"):
-                    if in_sentence:  # comments of this sentence came first: move it to the new document
-                        parser.sentences.pop()
-                        in_sentence = False
-                    parser.new_document()
-                    documents.append((value.strip() or key, parser.sentences, []))
-                elif key == "global.Entity":
-                    parser.declare(value)
-                if not in_sentence:
-                    in_sentence = True
-                    if not documents:
-                        documents.append((path.name, parser.sentences, []))
-                    parser.new_sentence()
-                continue
+                    in_sentence = False
+                parser.new_document()
+                documents.append((value.strip() or key, parser.sentences, []))
+            elif key == "global.Entity":
+                parser.declare(value, number)
             if not in_sentence:
                 in_sentence = True
                 if not documents:
                     documents.append((path.name, parser.sentences, []))
                 parser.new_sentence()
-            columns = line.split("\t")
-            if len(columns) != 10:
-                raise ValueError(f"{path}:{number}: a CoNLL-U line has 10 tab-separated columns, this one {len(columns)}")
-            value = _entity_value(columns[9])
-            if "-" in columns[0] or "." in columns[0]:
-                stats.ignored_lines += value is not None
-                continue
-            if value:
-                parser.word(words, value, number)
-            words += 1
+            continue
+        if not in_sentence:
+            in_sentence = True
+            if not documents:
+                documents.append((path.name, parser.sentences, []))
+            parser.new_sentence()
+        columns = line.split("\t")
+        if len(columns) != 10:
+            raise ValueError(f"{path}:{number}: a CoNLL-U line has 10 tab-separated columns, this one {len(columns)}")
+        value = _entity_value(columns[9])
+        if "-" in columns[0] or "." in columns[0]:
+            stats.ignored_lines += value is not None
+            continue
+        if value:
+            parser.word(words, value, number)
+        words += 1
     if in_sentence and words:
         documents[-1][2].append(words)
     elif in_sentence:
@@ -266,19 +266,20 @@ def _read_mentions(path: Path, stats: GUMStats) -> List[Tuple[str, List[List[Men
 
 def read_gum_corpus(path) -> GUMCorpus:
     """Documents, sentences (``Sentence`` of ``read_conllu``) and mentions of a
-    GUM CoNLL-U file, with counts of what was skipped."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"CoNLL-U file not found: {path}")
+    GUM CoNLL-U file, with counts of what was skipped. The file is checked as
+    ``read_conllu`` checks it (unique sent_ids, trees, ...) before its Entity
+    brackets are read; every fault is a ValueError naming FILE:LINE."""
+    path = readable_file(path, "CoNLL-U")
     stats = GUMStats()
-    sentences = iter(read_conllu(path))
+    sentences = iter(list(read_conllu(path)))  # the file's structure is checked before the brackets are read
     documents = []
     for doc_id, mentions, lengths in _read_mentions(path, stats):
         document = GUMDocument(doc_id)
         for sentence_mentions, length in zip(mentions, lengths):
-            sentence = next(sentences)
-            if len(sentence.words) != length:
-                raise ValueError(f"{path}: sentence {sentence.sent_id!r} has {len(sentence.words)} words, expected {length}")
+            sentence = next(sentences, None)
+            if sentence is None or len(sentence.words) != length:
+                raise ValueError(f"{path}:{sentence.line if sentence else 1}: the sentences of the file could not be "
+                                 "aligned with its Entity brackets")
             kept: Dict[Tuple[int, int, str], Mention] = {}
             for mention in sentence_mentions:
                 key = (mention.start, mention.end, mention.label)
@@ -293,8 +294,9 @@ def read_gum_corpus(path) -> GUMCorpus:
             document.sentences.append(GUMSentence(sentence, ordered))
         if document.sentences:
             documents.append(document)
-    if next(sentences, None) is not None:
-        raise ValueError(f"{path}: the sentences of the file could not be aligned")
+    left = next(sentences, None)
+    if left is not None:
+        raise ValueError(f"{path}:{left.line}: the sentences of the file could not be aligned with its Entity brackets")
     stats.documents = len(documents)
     stats.sentences = sum(len(d) for d in documents)
     stats.labels = dict(sorted(stats.labels.items()))

@@ -1,4 +1,5 @@
-"""UNER IOB2 entities joined with UD CoNLL-U trees on ``# sent_id``.
+"""UNER IOB2 entities joined with UD CoNLL-U trees: on ``# sent_id``, else by
+sentence order, else by the words of each sentence (``read_uner_corpus``).
 
 The IOB2 files (``index  token  label  [-  annotator]``) follow the UD syntactic
 words. Labels outside the kept types (``B-OTH``/``I-OTH`` and the stray ``B-O``
@@ -9,9 +10,10 @@ Examples are single sentences, or with ``whole_documents`` whole CoNLL-U
 documents (``# newdoc id``; a sentence without one continues the previous
 document), their sentences marked in the input Doc.
 """
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -19,56 +21,86 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .conllu import Sentence, read_conllu, sentences_to_doc
+from .conllu import Sentence, new_sent_id, read_conllu, sentences_to_doc
+from ..text_lines import numbered_lines, readable_file
 
 DEFAULT_LABELS = ("PER", "ORG", "LOC")
 DEPENDENCIES = ("given", "predicted")
+JOIN_METHODS = ("sent_id", "order", "words")
 
 
 @dataclass
 class TaggedSentence:
+    """One IOB2 sentence; line: the number of its first line in the file."""
+
     sent_id: str
     words: List[str]
     tags: List[str]
+    line: int = 0
 
 
 @dataclass
 class UNERCorpus:
     """Sentences in CoNLL-U order with their entity tags; ``repairs`` counts
-    I- tags that had to start an entity."""
+    I- tags that had to start an entity; ``joined_by`` how many sentences the
+    join matched by sent_id, by order and by words (``read_uner_corpus``)."""
 
     sentences: List[Sentence]
     tags: List[List[str]]
     repairs: int = 0
     removed: Dict[str, int] = field(default_factory=dict)
+    joined_by: Dict[str, int] = field(default_factory=lambda: dict.fromkeys(JOIN_METHODS, 0))
 
 
-def read_iob2(path) -> Iterable[TaggedSentence]:
-    """Sentences of a UNER IOB2 file, with their raw labels."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"IOB2 file not found: {path}")
-    sent_id, words, tags = None, [], []
-    with path.open(encoding="utf8") as lines:
-        for number, line in enumerate(lines, start=1):
-            line = line.rstrip("\n")
-            if line.startswith("#"):
-                key, _, value = line[1:].partition("=")
-                if key.strip() == "sent_id":
-                    sent_id = value.strip()
-                continue
-            if not line.strip():
-                if words:
-                    yield TaggedSentence(sent_id or f"{path.name}:{number}", words, tags)
-                sent_id, words, tags = None, [], []
-                continue
-            columns = line.split("\t")
-            if len(columns) < 3:
-                raise ValueError(f"{path}:{number}: an IOB2 line needs index, token and label, got {line!r}")
-            words.append(columns[1])
-            tags.append(columns[2].strip())
+def read_iob2(path) -> Iterator[TaggedSentence]:
+    """Sentences of a UNER IOB2 file, with their raw labels, checked as they
+    are read (a ValueError "FILE:LINE: ..." names the first fault): index,
+    token and label columns; indices 1, 2, ... in each sentence; a token;
+    comment lines before the tokens of their sentence; each ``# sent_id``
+    once in the file; at least one sentence. A sentence without a sent_id is
+    named FILE:LINE (its first line)."""
+    path = readable_file(path, "IOB2")
+    sent_id, sent_id_line, first, words, tags = None, 0, 0, [], []
+    sent_ids: Dict[str, int] = {}
+    number, count = 0, 0
+    for number, line in numbered_lines(path, "IOB2"):
+        if not line.strip():
+            if words:
+                count += 1
+                yield TaggedSentence(sent_id or f"{path.name}:{first}", words, tags, first)
+            sent_id, sent_id_line, first, words, tags = None, 0, 0, [], []
+            continue
+        first = first or number
+        if line.startswith("#"):
+            if words:
+                raise ValueError(f"{path}:{number}: a comment line after the tokens of a sentence; comments go "
+                                 "before the first token of their sentence, and a blank line ends a sentence")
+            key, _, value = line[1:].partition("=")
+            if key.strip() == "sent_id":
+                sent_id = new_sent_id(value.strip(), path, number, sent_id_line, sent_ids)
+                sent_id_line = number
+            continue
+        columns = line.split("\t", 3)
+        if len(columns) < 3 or columns[0] != str(len(words) + 1) or not columns[1]:
+            _raise_token_fault(f"{path}:{number}", line, len(words) + 1)
+        words.append(columns[1])
+        tags.append(columns[2].strip())
     if words:
-        yield TaggedSentence(sent_id or f"{path.name}:end", words, tags)
+        count += 1
+        yield TaggedSentence(sent_id or f"{path.name}:{first}", words, tags, first)
+    if not count:
+        raise ValueError(f"{path}:{max(number, 1)}: no sentence in the file; an IOB2 file has lines of index, token "
+                         "and label, tab-separated, its sentences separated by blank lines")
+
+
+def _raise_token_fault(where: str, line: str, expected: int) -> None:
+    columns = line.split("\t")
+    if len(columns) < 3:
+        raise ValueError(f"{where}: an IOB2 line needs index, token and label, tab-separated, got {line!r}")
+    if columns[0] != str(expected):
+        raise ValueError(f"{where}: token index {columns[0]!r} where {expected} was expected; the indices of a "
+                         "sentence run 1, 2, 3, ...")
+    raise ValueError(f"{where}: token {columns[0]} is empty (column 2)")
 
 
 def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], int, Dict[str, int]]:
@@ -92,27 +124,87 @@ def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], i
 
 
 def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UNERCorpus:
-    """Join an IOB2 file with a CoNLL-U file on ``# sent_id`` (the two orders may differ)."""
-    tagged = {s.sent_id: s for s in read_iob2(iob2)}
-    corpus = UNERCorpus([], [])
-    for sentence in read_conllu(conllu):
-        entry = tagged.pop(sentence.sent_id, None)
-        if entry is None:
-            raise ValueError(f"sent_id {sentence.sent_id!r} of {conllu} is not in {iob2}")
-        if entry.words != sentence.words:
-            raise ValueError(
-                f"sent_id {sentence.sent_id!r}: the tokens of {iob2} and {conllu} differ "
-                f"({entry.words[:8]}... vs {sentence.words[:8]}...); use the UD release the entities were made on"
-            )
+    """Join an IOB2 file with a CoNLL-U file of the same sentences; the corpus
+    is in CoNLL-U order. Each IOB2 sentence is matched, in this order:
+
+    1. by ``# sent_id``: the CoNLL-U sentence of the same id, if it has the same words;
+    2. by order: when the sentences left on both sides are as many and have
+       the same words at each position (files without ids, or renumbered ids);
+    3. by words: the first CoNLL-U sentence left with the same words (ambiguous
+       duplicates are paired in file order).
+
+    ``UNERCorpus.joined_by`` counts the sentences of each step. An IOB2
+    sentence that none matches is a ValueError naming it (FILE:LINE) and, when
+    a CoNLL-U sentence has its id or position, the first token where the two
+    differ; so is a CoNLL-U sentence left without entities."""
+    sentences = list(read_conllu(conllu))
+    pairs, joined_by = join_sentences(conllu, sentences, iob2, list(read_iob2(iob2)))
+    corpus = UNERCorpus([], [], joined_by=joined_by)
+    for sentence, entry in zip(sentences, pairs):
         tags, repairs, removed = clean_tags(entry.tags, labels)
         corpus.sentences.append(sentence)
         corpus.tags.append(tags)
         corpus.repairs += repairs
         for tag, count in removed.items():
             corpus.removed[tag] = corpus.removed.get(tag, 0) + count
-    if tagged:
-        raise ValueError(f"{len(tagged)} sentences of {iob2} are not in {conllu}, e.g. {next(iter(tagged))!r}")
     return corpus
+
+
+def join_sentences(conllu, sentences: List[Sentence], iob2, tagged: List[TaggedSentence]):
+    """(the IOB2 sentence of each CoNLL-U sentence, counts per join step); the
+    steps of ``read_uner_corpus``. Sentence ids are unique on each side."""
+    pairs: List[Optional[TaggedSentence]] = [None] * len(sentences)
+    joined_by = dict.fromkeys(JOIN_METHODS, 0)
+    by_id = {s.sent_id: i for i, s in enumerate(sentences)}
+    left: List[TaggedSentence] = []
+    for entry in tagged:
+        i = by_id.get(entry.sent_id)
+        if i is not None and sentences[i].words == entry.words:
+            pairs[i] = entry
+            joined_by["sent_id"] += 1
+        else:
+            left.append(entry)
+    free = [i for i, pair in enumerate(pairs) if pair is None]
+    if left and len(left) == len(free) and all(sentences[i].words == e.words for i, e in zip(free, left)):
+        for i, entry in zip(free, left):
+            pairs[i] = entry
+        joined_by["order"] = len(left)
+    elif left:
+        same_words: Dict[Tuple[str, ...], Deque[int]] = {}
+        for i in free:
+            same_words.setdefault(tuple(sentences[i].words), deque()).append(i)
+        for position, entry in enumerate(left):
+            candidates = same_words.get(tuple(entry.words))
+            if not candidates:
+                counterpart = by_id.get(entry.sent_id, free[position] if len(free) == len(left) else None)
+                detail = "" if counterpart is None else (
+                    f"; CoNLL-U sentence {sentences[counterpart].sent_id!r} ({conllu}:{sentences[counterpart].line}) "
+                    + token_difference(entry.words, sentences[counterpart].words))
+                raise ValueError(f"{iob2}:{entry.line}: sentence {entry.sent_id!r} matches no sentence of {conllu} by "
+                                 f"sent_id, by order or by its words{detail}; use the UD release the entities were "
+                                 "made on")
+            pairs[candidates.popleft()] = entry
+            joined_by["words"] += 1
+    missing = [s for s, pair in zip(sentences, pairs) if pair is None]
+    if missing:
+        raise ValueError(f"{conllu}:{missing[0].line}: sentence {missing[0].sent_id!r} is not in {iob2} "
+                         f"({len(missing)} CoNLL-U sentences have no entities); give the IOB2 file of the same "
+                         "sentences")
+    return pairs, joined_by
+
+
+def token_difference(iob2_words: Sequence[str], conllu_words: Sequence[str], context: int = 3) -> str:
+    """Where two token lists first differ: the position (1-based), both tokens
+    and ``context`` tokens either side."""
+    at = next((k for k, (a, b) in enumerate(zip(iob2_words, conllu_words)) if a != b),
+              min(len(iob2_words), len(conllu_words)))
+
+    def token(words):
+        return repr(words[at]) if at < len(words) else f"the end (after {len(words)} tokens)"
+
+    low, high = max(0, at - context), at + context + 1
+    return (f"differs at token {at + 1}: {token(iob2_words)} in the IOB2 file, {token(conllu_words)} in the "
+            f"CoNLL-U file (tokens {low + 1}-{high}: {list(iob2_words[low:high])} vs {list(conllu_words[low:high])})")
 
 
 def corpus_examples(
@@ -193,9 +285,8 @@ def create_uner_reader(
             corpus = read_uner_corpus(conllu, iob2, labels)
             if limit:
                 kept = [i for group in example_groups(corpus, whole_documents)[:limit] for i in group]
-                corpus = UNERCorpus(
-                    [corpus.sentences[i] for i in kept], [corpus.tags[i] for i in kept], corpus.repairs, corpus.removed
-                )
+                corpus = UNERCorpus([corpus.sentences[i] for i in kept], [corpus.tags[i] for i in kept],
+                                    corpus.repairs, corpus.removed, corpus.joined_by)
             cache["corpus"] = corpus
         return corpus_examples(nlp.vocab, cache["corpus"], dependencies, whole_documents)
 

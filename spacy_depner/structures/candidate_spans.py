@@ -5,6 +5,12 @@ Pure numpy/numba: no spaCy. A batch is flat: ``heads[t]`` is the absolute index
 ``sentence_offsets`` (n_sentences + 1,) marks where sentences start. An arc whose
 two ends lie in different sentences is ignored, like an arc to the root.
 
+Precondition of every function that takes heads: the heads form a forest
+within each sentence (no cycle; several roots and crossing arcs are fine),
+checked once by ``forest.first_fault`` at the boundary
+(``spacy_depner.pipeline.doc_arrays.tree_arrays``, the readers), not here. On
+a cycle the spans are wrong: heads [1, 2, 0] list the span [0, 2] twice.
+
 Every function returns ``spans``, an int64 array of shape (S, 2) holding the
 first and the last token (inclusive) of each span, in batch coordinates, sorted
 by last token then first token. Every single token is a span. ``max_length`` is
@@ -170,7 +176,9 @@ def _length_spans(sentence_offsets, max_length):
 def valid_spans(heads, sentence_offsets, max_length: Optional[int] = None) -> np.ndarray:
     """DGM valid spans (Jie et al. 2017, Definition 1; the set S_L(x) of eq. 6).
 
-    heads: (N,) int, absolute head of each token, -1 or itself for a root.
+    heads: (N,) int, absolute head of each token, -1 or itself for a root;
+    they form a forest within each sentence (checked by ``forest.first_fault``
+    at the boundary, not here).
     sentence_offsets: (n_sentences + 1,) int.
     Returns (S, 2) int64 [first, last] sorted by (last, first).
     """
@@ -179,7 +187,9 @@ def valid_spans(heads, sentence_offsets, max_length: Optional[int] = None) -> np
 
 
 def single_arc_spans(heads, sentence_offsets, max_length: Optional[int] = None) -> np.ndarray:
-    """DGM-S spans (Jie et al. 2017): single words and the two ends of one arc."""
+    """DGM-S spans (Jie et al. 2017): single words and the two ends of one arc.
+    Arguments and result as ``valid_spans`` (heads: a forest within each
+    sentence, checked by ``forest.first_fault`` at the boundary)."""
     heads, sentence_offsets = _as_batch(heads, sentence_offsets)
     return _tree_spans(heads, sentence_offsets, _as_bound(max_length), True)
 
@@ -196,7 +206,9 @@ STRUCTURES = {"dgm": valid_spans, "dgm_s": single_arc_spans}
 
 
 def candidate_spans(structure: str, heads, sentence_offsets, max_length: Optional[int]) -> np.ndarray:
-    """The candidate spans of ``structure`` ("dgm", "dgm_s" or "semi_markov")."""
+    """The candidate spans of ``structure`` ("dgm", "dgm_s" or "semi_markov");
+    heads as in ``valid_spans`` (a forest within each sentence, checked by
+    ``forest.first_fault`` at the boundary; unused by "semi_markov")."""
     if structure == "semi_markov":
         return all_spans(sentence_offsets, max_length)
     if structure not in STRUCTURES:

@@ -75,7 +75,7 @@ def test_missing_gazetteer_file_is_a_clear_error(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("chain_ner", config={"gazetteer": str(tmp_path / "none.jsonl")})
     examples = [make_example(nlp, *row) for row in TINY]
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="gazetteer file not found"):
         nlp.initialize(lambda: examples)
 
 
