@@ -29,7 +29,7 @@ def convert(
                                                      "gum (UD English-GUM CoNLL-U) or genia-xml (GENIAcorpus3.02.tgz)"),
     input: Path = typer.Argument(..., help="The corpus file: .conllu, .jsonl, or the GENIA 3.02 tarball (or its .xml)"),
     output: Path = typer.Argument(..., help="DocBin file to write (.spacy); for genia-xml the folder of train/dev/test.jsonl"),
-    iob2: Optional[Path] = typer.Option(None, help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id)"),
+    iob2: Optional[Path] = typer.Option(None, help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id, else by sentence order, else by words)"),
     labels: str = typer.Option(",".join(DEFAULT_LABELS), help="conllu-iob2: entity labels kept, comma-separated (others read as O)"),
     spans_key: str = typer.Option("nested_ner", help="genia, gum: span group of the mentions (nested_ner's default spans_key)"),
     documents: bool = typer.Option(False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"),
