@@ -78,7 +78,7 @@ def measure(job: Dict) -> Dict:
 
     from spacy_depner.readers.uner import create_uner_reader
 
-    from .bench_dgm import LABELS, build_pipeline
+    from .bench_pipelines import LABELS, build_pipeline
 
     component = job["component"]
     examples = []

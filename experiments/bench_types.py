@@ -7,7 +7,7 @@ from typing import Dict, List
 import numpy as np
 import typer
 
-from .bench_dgm import LISTENER, build_pipeline
+from .bench_pipelines import LISTENER, build_pipeline
 from .outputs import write_file
 from .tables import machine, records_table
 from .timing import interleaved_best_times, pipeline_seconds
