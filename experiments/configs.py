@@ -1,0 +1,80 @@
+"""``python -m experiments configs``: the comparison configs, each composed
+from the one shared recipe and its model's own part.
+
+    configs/recipe/training.cfg   optimizer, averaging, dropout, batcher, steps: every model
+    configs/recipe/tok2vec.cfg    the shared encoder (every model but the two-stage second stage)
+    configs/recipe/<corpus>.cfg   the corpus: paths and readers (ewt, genia, gum)
+    configs/models/<name>.cfg     the model: its pipeline, its component, its score weights
+
+A model part names its recipe parts on a line ``# recipe: training tok2vec ewt``;
+``configs/<name>.cfg`` is the merge of those parts (in that order) and then the
+model part, so it runs as is with ``spacy train configs/<name>.cfg``. Edit the
+parts and run this command; ``--check`` fails when a composed config is stale.
+"""
+from pathlib import Path
+from typing import List
+
+import typer
+from thinc.api import Config
+
+from .options import CONFIGS
+
+RECIPE_LINE = "# recipe:"
+GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
+
+
+def model_parts(configs: Path) -> List[Path]:
+    """The model parts under CONFIGS/models, sorted by name."""
+    return sorted((configs / "models").glob("*.cfg"))
+
+
+def compose(part: Path, recipe: Path) -> str:
+    """The text of the config of the model part ``part``: its leading comment,
+    a line naming its parts, then the recipe parts named on its ``# recipe:``
+    line (files of the folder ``recipe``) merged in order, with the model
+    part merged last (thinc's ``Config.merge``: a section whose registered
+    function differs is taken whole from the model part)."""
+    lines = part.read_text(encoding="utf8").splitlines()
+    recipe_lines = [line for line in lines if line.startswith(RECIPE_LINE)]
+    if len(recipe_lines) != 1:
+        raise ValueError(f"{part}: needs one line '{RECIPE_LINE} PART ...' naming files of {recipe}, "
+                         f"found {len(recipe_lines)}")
+    names = recipe_lines[0][len(RECIPE_LINE):].split()
+    missing = [name for name in names if not (recipe / f"{name}.cfg").is_file()]
+    if missing:
+        raise ValueError(f"{part}: recipe parts {missing} are not in {recipe} (it has "
+                         f"{sorted(p.stem for p in recipe.glob('*.cfg'))})")
+    config = Config()
+    for name in names:
+        config = config.merge(Config().from_disk(recipe / f"{name}.cfg", interpolate=False))
+    config = config.merge(Config().from_disk(part, interpolate=False))
+    header = [line for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))]
+              if not line.startswith(RECIPE_LINE)]
+    sources = " + ".join([f"recipe/{name}.cfg" for name in names] + [f"models/{part.name}"])
+    return "\n".join(header + [GENERATED.format(parts=sources), config.to_str(), ""])
+
+
+def stale_configs(configs: Path, write: bool) -> List[Path]:
+    """The composed configs CONFIGS/<name>.cfg that differ from their parts
+    (with ``write``, rewritten)."""
+    stale = []
+    for part in model_parts(configs):
+        target = configs / part.name
+        text = compose(part, configs / "recipe")
+        if not target.is_file() or target.read_text(encoding="utf8") != text:
+            stale.append(target)
+            if write:
+                target.write_text(text, encoding="utf8")
+    return stale
+
+
+def configs_command(
+    configs: Path = CONFIGS,
+    check: bool = typer.Option(False, "--check", help="Only report stale configs (exit 1 if any)"),
+) -> None:
+    """Compose CONFIGS/<name>.cfg from CONFIGS/recipe/*.cfg and CONFIGS/models/<name>.cfg."""
+    stale = stale_configs(configs, write=not check)
+    for path in stale:
+        typer.echo(f"{'stale' if check else 'wrote'} {path}")
+    if check and stale:
+        raise typer.Exit(1)
