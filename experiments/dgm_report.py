@@ -1,17 +1,18 @@
 """The markdown report and the speed chart of the DGM study, from the JSON
 files that ``python -m experiments study`` writes (P/R/F and UAS/LAS as
-fractions; the report prints percents)."""
+fractions, per model and seed; the report prints percents, mean ± sd over
+the seeds, and significance tested per seed: ``seed_tests``)."""
 import json
 from pathlib import Path
-from typing import Dict
-
-import numpy as np
+from typing import Dict, List
 
 from spacy_depner.evaluation.significance import paired_bootstrap
 
 from .dgm_models import FAMILIES, MODELS, TITLES
 from .outputs import save_figure, write_file
-from .tables import machine, percent, table
+from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
+from .seeds import seed_keys
+from .tables import cell, machine, mean_sd, seeds_caption, table
 
 
 def title(name: str) -> str:
@@ -20,49 +21,68 @@ def title(name: str) -> str:
 
 def prf_tables(evaluation: Dict) -> str:
     """Tables 2 (with dependency features) and 3 (without) of the paper: P/R/F
-    (percent) on dev and test, gold ("given") and predicted trees."""
+    (percent, mean ± sd over the seeds) on dev and test, gold ("given") and predicted trees."""
+    seeds = seed_keys(evaluation["seeds"])
     parts = []
     for heading, dep in (("Table 2: with dependency features", True), ("Table 3: without dependency features", False)):
         rows = []
         for trees in ("given", "predicted"):
             names = [m.name for m in MODELS if m.dependency_features is dep] + ([] if dep else ["ner"])
             for name in names:
-                scores = evaluation["models"][name]
-                rows.append([trees, title(name)] + [percent(scores[f"{split}_{trees}"][k]) for split in ("dev", "test") for k in ("p", "r", "f")])
-        parts.append(f"### {heading}\n\n" + table(["trees", "model", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows))
+                by_seed = evaluation["models"][name]
+                rows.append([trees, title(name)] + [mean_sd([by_seed[s][f"{split}_{trees}"][k] for s in seeds], 100)
+                                                    for split in ("dev", "test") for k in ("p", "r", "f")])
+        parts.append(f"### {heading}\n\n{seeds_caption(evaluation['seeds'])}\n\n"
+                     + table(["trees", "model", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows))
     return "\n\n".join(parts)
 
 
+def coverage_seeds(coverage: Dict) -> List[str]:
+    """The seeds whose parser's trees the coverage file holds ("0", ...)."""
+    return list(next(iter(coverage.values()))["predicted"])
+
+
 def coverage_table(coverage: Dict) -> str:
-    """Table 1: entities each lattice holds (percent), gold and predicted trees."""
+    """Table 1: entities each lattice holds (percent), gold trees and the
+    trees of each seed's parser (mean ± sd over the seeds)."""
+    seeds = coverage_seeds(coverage)
     rows = []
     for split, by_trees in coverage.items():
-        gold = by_trees["gold"]
-        row = [split, gold["sentences"], gold["entities"]]
-        for trees in ("gold", "predicted"):
-            row += [by_trees[trees]["coverage"]["dgm_s"], by_trees[trees]["coverage"]["dgm"]]
-        rows.append(row)
-    return table(["split", "sentences", "entities", "DGM-S % (gold trees)", "DGM % (gold trees)",
-                  "DGM-S % (predicted trees)", "DGM % (predicted trees)"], rows)
+        gold, predicted = by_trees["gold"], by_trees["predicted"]
+        rows.append([split, gold["sentences"], gold["entities"], gold["coverage"]["dgm_s"], gold["coverage"]["dgm"],
+                     *(mean_sd([predicted[s]["coverage"][lattice] for s in seeds]) for lattice in ("dgm_s", "dgm"))])
+    return (f"Gold trees: one value. {seeds_caption(seeds, 'Predicted trees (one parser per seed)')}\n\n"
+            + table(["split", "sentences", "entities", "DGM-S % (gold trees)", "DGM % (gold trees)",
+                     "DGM-S % (predicted trees)", "DGM % (predicted trees)"], rows))
 
 
 def spans_table(coverage: Dict) -> str:
-    """Table 4: candidate spans (segments an entity may take) per token."""
+    """Table 4: candidate spans (segments an entity may take) per token,
+    gold trees and each seed's parser's trees (mean ± sd over the seeds)."""
+    seeds, test = coverage_seeds(coverage), coverage["test"]
     rows = [["linear-chain CRF / perceptron (one tag per token)", 1.0, 1.0]]
     for name, key, _, _, lattice in FAMILIES:
         if lattice:
-            rows.append([name] + [coverage["test"][trees]["spans_per_token"][lattice] for trees in ("gold", "predicted")])
-    return table(["model", "spans/token (test, gold trees)", "spans/token (test, predicted trees)"], rows)
+            rows.append([name, test["gold"]["spans_per_token"][lattice],
+                         mean_sd([test["predicted"][s]["spans_per_token"][lattice] for s in seeds])])
+    return (f"Gold trees: one value. {seeds_caption(seeds, 'Predicted trees (one parser per seed)')}\n\n"
+            + table(["model", "spans/token (test, gold trees)", "spans/token (test, predicted trees)"], rows))
 
 
 def speed_table(speed: Dict, train_seconds: Dict) -> str:
+    """Figure 6's figures of the pipelines of one seed (speed.json's), and
+    the wall time of training each model, mean ± sd over the trained seeds."""
     base = speed["models"]["semi_crf"]["seconds_per_iteration"]
+    walls = train_seconds.get("seconds", {})
     rows = [
         [name, title(name), row["seconds_per_iteration"], row["seconds_per_iteration"] / base if base else None, row["words_per_second"],
-         train_seconds.get("seconds", {}).get(name)]
+         mean_sd([by_name.get(name) for by_name in walls.values()])]
         for name, row in speed["models"].items()
     ]
-    return table(["model", "", "s / training iteration", "ratio vs semi-CRF", "words/s (dev)", "wall time of `study train` (s)"], rows)
+    return (f"Iteration times and words/s: the pipelines of seed {speed['seed']} only. "
+            f"{seeds_caption(list(walls), 'Wall time of `study train`') if walls else 'Wall times not recorded.'}\n\n"
+            + table(["model", "", f"s / training iteration (seed {speed['seed']})", "ratio vs semi-CRF",
+                     f"words/s (dev, seed {speed['seed']})", "wall time of `study train` (s)"], rows))
 
 
 def speed_chart(speed: Dict, path: Path) -> None:
@@ -77,21 +97,32 @@ def speed_chart(speed: Dict, path: Path) -> None:
     axis.bar(range(len(names)), values, color=["#4c72b0" if "dgm" in n else "#999999" for n in names])
     axis.set_xticks(range(len(names)), names, rotation=45, ha="right")
     axis.set_ylabel("seconds per training iteration")
-    axis.set_title("Training time per iteration (one pass over EWT train)")
+    axis.set_title(f"Training time per iteration (one pass over EWT train), pipelines of seed {speed['seed']}")
     figure.tight_layout()
     save_figure(figure, path)
 
 
 def significance_table(evaluation: Dict, samples: int) -> str:
-    """Paired bootstrap (Koehn 2004) of DGM against the semi-CRF and spaCy's ner, on test."""
+    """Paired bootstrap (Koehn 2004) of DGM against the semi-CRF and spaCy's
+    ner on test, once per seed (the two models of the same seed), summarised
+    by ``seed_tests.over_seeds``: the largest p over the seeds, the seeds
+    with p < 0.05 and the seeds in which DGM scores higher."""
+    seeds = seed_keys(evaluation["seeds"])
+    models = evaluation["models"]
     rows = []
     for dgm, other in (("dgm", "semi_crf"), ("dgm+dep", "semi_crf+dep"), ("dgm", "ner"), ("dgm+dep", "ner")):
         for trees in ("given", "predicted"):
-            a = np.asarray(evaluation["models"][dgm][f"test_{trees}"]["sentence_counts"])
-            b = np.asarray(evaluation["models"][other][f"test_{trees}"]["sentence_counts"])
-            test = paired_bootstrap(a, b, n_samples=samples)
-            rows.append([f"{dgm} vs {other}", trees, 100 * test["delta"], test["better"] or "tie", test["p_value"]])
-    return table(["comparison (test)", "trees", "F1 difference", "better", "p (paired bootstrap)"], rows)
+            pairs = {s: (models[dgm][s][f"test_{trees}"]["sentence_counts"], models[other][s][f"test_{trees}"]["sentence_counts"])
+                     for s in seeds}
+            summary = over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))
+            rows.append([f"{dgm} vs {other}", trees, mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)),
+                         summary["max_p"], seed_count(summary["significant"], len(seeds))])
+    return (f"{seeds_caption(evaluation['seeds'])} Each seed's DGM model is tested against the other model of the same seed "
+            f"(paired bootstrap, {samples} resamples of the test sentences, one-sided in the direction of that seed's "
+            f"difference); the table gives the largest p over the seeds, so p < {ALPHA} there means every seed's pair "
+            f"differs at the {ALPHA:.0%} level, and in how many seeds the first model scores higher (the direction).\n\n"
+            + table(["comparison (test)", "trees", "F1 difference", "first higher (seeds)", "largest p (paired bootstrap)",
+                     f"seeds with p < {ALPHA}"], rows))
 
 
 def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> Path:
@@ -101,13 +132,16 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     train_seconds_path = models / "train_seconds.json"
     train_seconds = json.loads(train_seconds_path.read_text()) if train_seconds_path.exists() else {}
     speed_chart(speed, metrics / "speed.png")
-    parser = {split: {k: percent(v) for k, v in scores.items()} for split, scores in evaluation["parser"].items()}
+    parser = {split: {k: cell(mean_sd([by_split[split][k] for by_split in evaluation["parser"].values()], 100)) for k in ("uas", "las")}
+              for split in ("dev", "test")}
     sections = [
         "# DGM study on UD English-EWT r2.9 + UNER English-EWT",
         f"Measured {machine()}, no GPU; "
-        f"{train_seconds.get('steps', '?')} training steps per NER model, {train_seconds.get('parser_steps', '?')} for the parser. "
-        "Every NER model is trained with the gold trees; the predicted rows give it the trees of the study's parser "
-        f"(UAS/LAS dev {parser['dev']['uas']}/{parser['dev']['las']}, test {parser['test']['uas']}/{parser['test']['las']}). "
+        f"{train_seconds.get('steps', '?')} training steps per NER model, {train_seconds.get('parser_steps', '?')} for the parser, "
+        f"each trained once per training seed. {seeds_caption(evaluation['seeds'])} "
+        "Every NER model is trained with the gold trees; the predicted rows give the model of each seed the trees "
+        "of the study's parser of the same seed "
+        f"(UAS/LAS dev {parser['dev']['uas']} / {parser['dev']['las']}, test {parser['test']['uas']} / {parser['test']['las']}). "
         "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same.",
         "## (a) P/R/F\n\n" + prf_tables(evaluation),
         "## (b) Coverage (Table 1)\n\n" + coverage_table(coverage),

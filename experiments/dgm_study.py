@@ -2,20 +2,23 @@
 ``project.yml`` (Jie, Muis & Lu 2017, Tables 1-4 and Figure 6, on UD
 English-EWT r2.9 + UNER English-EWT).
 
-    train     trains the parser and every NER model, ``--jobs`` at a time
-    coverage  Table 1: gold entities each lattice holds, gold and predicted trees
-    evaluate  Tables 2-3: P/R/F of every model on dev and test, gold and predicted trees
-    speed     Figure 6: seconds per training iteration and words/s of every model
+    train     trains the parser and every NER model once per seed (``--seeds``),
+              ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>
+    coverage  Table 1: gold entities each lattice holds, gold trees and each seed's parser's trees
+    evaluate  Tables 2-3: P/R/F of every model of every seed on dev and test, gold and predicted trees
+    speed     Figure 6: seconds per training iteration and words/s of every model (the first seed's)
     report    METRICS/report.md and METRICS/speed.png from the above
 
 Every NER model is trained with the gold trees of the training set; the
-"predicted" rows give it the trees of the parser trained by ``train`` on the
-same training set, as the paper does with MaltParser.
+"predicted" rows give the model of seed s the trees of the parser of seed s
+(trained by ``train`` on the same training set, as the paper does with
+MaltParser). The steps after ``train`` take ``--seeds`` or find the seeds in
+the models folder.
 """
 import json
 import time
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional
 
 import typer
 from tqdm import tqdm
@@ -24,9 +27,10 @@ from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import MODELS, SPLITS, data_file
 from .dgm_report import write_report
-from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, TRAINED
+from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
-from .runs import run_all, train_command
+from .runs import run_seeds, train_command
+from .seeds import chosen_seeds, parse_seeds, seed_folder
 from .timing import pipeline_seconds
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
@@ -41,33 +45,44 @@ def train(
     parser_steps: int = typer.Option(3000, help="Training steps of the parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
+    seeds: str = TRAIN_SEEDS,
 ) -> None:
-    """Train the parser and every NER model (gold trees); wall times to OUTPUT/train_seconds.json."""
-    runs = {"parser": train_command(configs / "parser_ewt.cfg", output / "parser", data, parser_steps, limit, [])}
-    for model in MODELS:
-        overrides = []
-        if model.dependency_features:
-            overrides = [f"--components.{model.component}.model.dependency_features", "true"]
-        runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit, overrides)
-    seconds = run_all(runs, output, jobs, steps=steps, parser_steps=parser_steps)
+    """Train the parser and every NER model (gold trees) once per seed, to
+    OUTPUT/seed_<s>/<model>; wall times per seed to OUTPUT/train_seconds.json."""
+    runs = {}
+    for seed in parse_seeds(seeds):
+        folder = seed_folder(output, seed)
+        runs[seed] = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
+        for model in MODELS:
+            overrides = []
+            if model.dependency_features:
+                overrides = [f"--components.{model.component}.model.dependency_features", "true"]
+            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit, overrides, seed)
+    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
 
 @study.command("coverage")
 def coverage(
     data: Path = DATA,
-    parser: Path = typer.Option(..., help="Parser pipeline for the predicted trees"),
+    models: Path = typer.Option(..., help="Folder of the trained pipelines: the predicted trees are those of MODELS/seed_<s>/parser"),
     output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
+    seeds: Optional[str] = SEEDS,
 ) -> None:
-    """Coverage and spans per token of each lattice on train/dev/test, gold and predicted trees."""
+    """Coverage and spans per token of each lattice on train/dev/test, with
+    the gold trees and with the trees of each seed's parser:
+    {split: {"gold": report, "predicted": {seed: report}}}."""
     from spacy_depner.evaluation.corpus_scores import load_corpus
     from spacy_depner.evaluation.coverage import lattice_report, with_parsed_trees
 
+    chosen = chosen_seeds(models, seeds)
     report = {}
     for split in SPLITS:
         corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
-        report[split] = {"gold": lattice_report(corpus), "predicted": lattice_report(with_parsed_trees(corpus, parser))}
+        predicted = {str(seed): lattice_report(with_parsed_trees(corpus, seed_folder(models, seed) / "parser" / "model-best"))
+                     for seed in chosen}
+        report[split] = {"gold": lattice_report(corpus), "predicted": predicted}
     typer.echo(write_json(output, report))
 
 
@@ -77,24 +92,32 @@ def evaluate(
     models: Path = PIPELINES,
     output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
+    seeds: Optional[str] = SEEDS,
 ) -> None:
-    """P/R/F (fractions) of every model on dev and test, with gold and with predicted trees."""
+    """P/R/F (fractions) of every model of every seed on dev and test, with
+    gold trees and with the trees of the same seed's parser:
+    {"seeds": [...], "parser": {seed: {split: UAS/LAS}}, "models": {name: {seed: {"dev_given": P/R/F, ...}}}}."""
     import spacy
 
     from spacy_depner.evaluation.corpus_scores import attachment_scores, input_docs, load_corpus, parse_corpus, score_pipeline
 
-    pipelines = {model.name: spacy.load(models / model.name / "model-best") for model in MODELS}
-    results: Dict = {"parser": {}, "models": {name: {} for name in pipelines}}
-    bar = progress(None, 4 * len(pipelines), "models evaluated (2 splits x 2 kinds of trees)", unit="run")
-    for split in ("dev", "test"):
-        corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
-        parsed, _ = parse_corpus(models / "parser" / "model-best", corpus)
-        results["parser"][split] = attachment_scores(parsed, corpus)
-        for name, nlp in pipelines.items():
-            for trees, source in (("given", None), ("predicted", parsed)):
-                results["models"][name][f"{split}_{trees}"] = score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, source))
-                bar.update(1)
-        bar.write(f"{split}: parser {results['parser'][split]}")
+    chosen = chosen_seeds(models, seeds)
+    corpora = {split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit) for split in ("dev", "test")}
+    results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in MODELS}}
+    bar = progress(None, 4 * len(MODELS) * len(chosen), "models evaluated (seeds x 2 splits x 2 kinds of trees)", unit="run")
+    for seed in chosen:
+        folder, key = seed_folder(models, seed), str(seed)
+        pipelines = {model.name: spacy.load(folder / model.name / "model-best") for model in MODELS}
+        results["parser"][key] = {}
+        for split, corpus in corpora.items():
+            parsed, _ = parse_corpus(folder / "parser" / "model-best", corpus)
+            results["parser"][key][split] = attachment_scores(parsed, corpus)
+            for name, nlp in pipelines.items():
+                for trees, source in (("given", None), ("predicted", parsed)):
+                    scores = score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, source))
+                    results["models"][name].setdefault(key, {})[f"{split}_{trees}"] = scores
+                    bar.update(1)
+            bar.write(f"seed {seed}, {split}: parser {results['parser'][key][split]}")
     bar.close()
     write_json(output, results, indent=None)
 
@@ -106,10 +129,12 @@ def speed(
     output: Path = JSON_OUTPUT,
     sample: int = typer.Option(2000, help="Training sentences timed per model"),
     batch_words: int = typer.Option(1000, help="Words per training batch"),
+    seeds: Optional[str] = SEEDS,
 ) -> None:
     """Seconds per training iteration (one pass over the training set, from
     the time of ``sample`` sentences) and words/s (dev, gold trees) of every
-    model, measured one after the other in one process on one thread."""
+    model of the first (smallest) seed only, measured one after the other in
+    one process on one thread."""
     import spacy
     from spacy.util import minibatch
 
@@ -120,9 +145,10 @@ def speed(
     dev_corpus = load_corpus(data_file(data, "dev", "conllu"), data_file(data, "dev", "iob2"))
     train_words = sum(len(s.words) for s in train_corpus.sentences)
     sample_corpus = first_sentences(train_corpus, sample)
+    seed = chosen_seeds(models, seeds)[0]
     rows = {}
-    for model in progress(MODELS, len(MODELS), "models timed", unit="model"):
-        nlp = spacy.load(models / model.name / "model-best")
+    for model in progress(MODELS, len(MODELS), f"models of seed {seed} timed", unit="model"):
+        nlp = spacy.load(seed_folder(models, seed) / model.name / "model-best")
         examples = corpus_examples(nlp.vocab, sample_corpus, "given")
         sample_words = sum(len(eg.predicted) for eg in examples)
         batches = list(minibatch(examples, size=max(1, len(examples) * batch_words // max(sample_words, 1))))
@@ -137,7 +163,7 @@ def speed(
         words_per_second = sum(len(d) for d in docs) / pipe_seconds[model.name]
         rows[model.name] = {"seconds_per_iteration": float(f"{seconds:.4g}"), "words_per_second": round(words_per_second)}
         tqdm.write(f"{model.name}: {rows[model.name]}")
-    write_json(output, {"train_words": train_words, "models": rows})
+    write_json(output, {"seed": seed, "train_words": train_words, "models": rows})
 
 
 @study.command("report")

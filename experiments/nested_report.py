@@ -1,14 +1,17 @@
 """The markdown report of the nested-mention experiments, from the JSON and
 markdown files that ``python -m spacy_depner coverage``, ``python -m
 experiments nested-study evaluate`` and ``bench-nested`` write in the
-metrics folder (P/R/F and UAS/LAS as fractions; the report prints percents)."""
+metrics folder (P/R/F and UAS/LAS as fractions, per model and seed; the
+report prints percents, mean ± sd over the seeds, and words/s of the
+first seed's pipelines only)."""
 import json
 from pathlib import Path
 from typing import Dict, List
 
 from .nested_models import CORPORA, MODELS, SPLITS
 from .outputs import write_file
-from .tables import machine, percent, table
+from .seeds import seed_keys
+from .tables import machine, mean_sd, seeds_caption, table
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
 
@@ -29,25 +32,33 @@ def coverage_table(metrics: Path) -> str:
     return table(["corpus", "split", "sentences", "mentions", *(f"{s} %" for s in SPACES), "spans/token", "DGM spans/token"], rows)
 
 
-def results_table(evaluation: Dict, seconds: Dict[str, float]) -> str:
-    """P/R/F (percent) and words/s of every model on the evaluated split; for
-    a model that finds heads, F1 of boundaries + type + head."""
+def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]]) -> str:
+    """P/R/F (percent, mean ± sd over the seeds) of every model on the
+    evaluated split; for a model that finds heads, F1 of boundaries + type +
+    head; words/s of the first seed's pipeline; training wall seconds
+    (``seconds[seed][name]``), mean ± sd over the seeds."""
+    seeds = seed_keys(evaluation["seeds"])
     rows = []
     for model in sorted(MODELS, key=lambda m: list(CORPORA).index(m.corpus)):
         for key in (model.name, model.name + "@predicted", model.name + "@tuned"):
-            result = evaluation["models"].get(key)
-            if result is None:
+            by_seed = evaluation["models"].get(key)
+            if by_seed is None:
                 continue
-            trees = result["trees"] if model.guided else "–"  # the other models read no tree
+            results = [by_seed[s] for s in seeds]
+            trees = results[0]["trees"] if model.guided else "–"  # the other models read no tree
             title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
-            rows.append([model.corpus, title, trees, percent(result["p"]), percent(result["r"]),
-                         percent(result["f"]), percent(result.get("head_f")), result["words_per_second"],
-                         seconds.get(model.name)])
-    return table(["corpus", "model", "trees", "P", "R", "F", "F with heads", "words/s", "training s"], rows)
+            rows.append([model.corpus, title, trees, *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
+                         results[0]["words_per_second"], mean_sd([by_name.get(model.name) for by_name in seconds.values()])])
+    trained = "" if list(seconds) in ([], seeds) else " " + seeds_caption(list(seconds), "Training s")
+    return (f"{seeds_caption(evaluation['seeds'])} words/s: the pipelines of seed {seeds[0]} only.{trained}\n\n"
+            + table(["corpus", "model", "trees", "P", "R", "F", "F with heads", f"words/s (seed {seeds[0]})", "training s"], rows))
 
 
 def guidance_table(evaluation: Dict) -> str:
-    """GUM: the quadratic structure over every span vs over the DGM valid spans."""
+    """GUM: the quadratic structure over every span vs over the DGM valid
+    spans, per seed (mean ± sd over the seeds; ΔF of the same seed's pair);
+    words/s and their ratio of the first seed's pipelines."""
+    seeds = seed_keys(evaluation["seeds"])
     models = evaluation["models"]
     plain = models.get("gum_quadratic")
     rows = []
@@ -55,12 +66,15 @@ def guidance_table(evaluation: Dict) -> str:
         guided = models.get(key)
         if plain is None or guided is None:
             continue
-        rows.append([trees, percent(plain["f"]), percent(guided["f"]), round(100.0 * (guided["f"] - plain["f"]), 2),
-                     plain["words_per_second"], guided["words_per_second"],
-                     round(guided["words_per_second"] / max(plain["words_per_second"], 1e-9), 2),
-                     percent(guided.get("parser", {}).get("uas")), percent(guided.get("parser", {}).get("las"))])
-    return table(["trees", "F every span", "F DGM spans", "ΔF", "words/s every span", "words/s DGM spans", "speed ratio",
-                  "parser UAS", "parser LAS"], rows)
+        first_plain, first_guided = plain[seeds[0]]["words_per_second"], guided[seeds[0]]["words_per_second"]
+        parsers = [guided[s].get("parser", {}) for s in seeds]
+        rows.append([trees, mean_sd([plain[s]["f"] for s in seeds], 100), mean_sd([guided[s]["f"] for s in seeds], 100),
+                     mean_sd([guided[s]["f"] - plain[s]["f"] for s in seeds], 100),
+                     first_plain, first_guided, round(first_guided / max(first_plain, 1e-9), 2),
+                     mean_sd([parser.get("uas") for parser in parsers], 100), mean_sd([parser.get("las") for parser in parsers], 100)])
+    return (f"{seeds_caption(evaluation['seeds'])} words/s and speed ratio: the pipelines of seed {seeds[0]} only.\n\n"
+            + table(["trees", "F every span", "F DGM spans", "ΔF", f"words/s every span (seed {seeds[0]})",
+                     f"words/s DGM spans (seed {seeds[0]})", "speed ratio", "parser UAS", "parser LAS"], rows))
 
 
 def write_nested_report(metrics: Path, models: Path) -> Path:

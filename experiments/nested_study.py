@@ -2,13 +2,16 @@
 of ``project.yml`` (Corro 2023 on GENIA, and UD English-GUM with and without
 dependency guidance).
 
-    train     trains every nested model of MODELS and the GUM parser, ``--jobs`` at a time
-    tune      sets the mention penalty of the hypergraph models on dev (Lu & Roth 2015, sec. 3.7)
-    evaluate  P/R/F and words/s of every model on the test files (GUM's
-              dependency-guided model also with the parser's trees)
+    train     trains every nested model of MODELS and the GUM parser once per seed
+              (``--seeds``), ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>
+    tune      sets the mention penalty of every seed's hypergraph models on dev (Lu & Roth 2015, sec. 3.7)
+    evaluate  P/R/F and words/s of every model of every seed on the test files
+              (GUM's dependency-guided model also with the same seed's parser's trees)
     report    METRICS/report.md from the coverage, evaluation and decoding tables
 
-GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its JSON-lines files.
+The steps after ``train`` take ``--seeds`` or find the seeds in the models
+folder. GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its
+JSON-lines files.
 """
 import json
 from pathlib import Path
@@ -23,9 +26,10 @@ from spacy_depner.evaluation.progress import progress
 
 from .nested_models import MODELS, PARSER, corpus_files, corpus_overrides
 from .nested_report import write_nested_report
-from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, SPLIT, TRAINED
+from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
-from .runs import run_all, train_command
+from .runs import run_seeds, train_command
+from .seeds import chosen_seeds, parse_seeds, seed_folder
 
 nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
 
@@ -40,13 +44,18 @@ def train(
     parser_steps: int = typer.Option(3000, help="Training steps of the GUM parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
+    seeds: str = TRAIN_SEEDS,
 ) -> None:
-    """Train every nested model (gold trees where used) and the GUM parser; wall times to OUTPUT/train_seconds.json."""
-    runs = {PARSER: train_command(configs / "parser_gum.cfg", output / PARSER, data, parser_steps, limit, [])}
-    for model in MODELS:
-        runs[model.name] = train_command(configs / model.config, output / model.name, data, steps, limit,
-                                         model.overrides + corpus_overrides(model.corpus, genia))
-    seconds = run_all(runs, output, jobs, steps=steps, parser_steps=parser_steps)
+    """Train every nested model (gold trees where used) and the GUM parser
+    once per seed, to OUTPUT/seed_<s>/<model>; wall times per seed to OUTPUT/train_seconds.json."""
+    runs = {}
+    for seed in parse_seeds(seeds):
+        folder = seed_folder(output, seed)
+        runs[seed] = {PARSER: train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)}
+        for model in MODELS:
+            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
+                                                   model.overrides + corpus_overrides(model.corpus, genia), seed)
+    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -56,15 +65,19 @@ def tune(
     genia: Optional[Path] = GENIA,
     models: Path = PIPELINES,
     step: float = typer.Option(0.01, help="Step of the search (the paper: 0.01)"),
+    seeds: Optional[str] = SEEDS,
 ) -> None:
-    """Tune the mention penalty of every hypergraph model on dev for F1; the
-    tuned pipeline goes beside model-best, as model-tuned."""
-    results = {}
-    tuned = [model for model in MODELS if model.tuned]
-    for model in progress(tuned, len(tuned), "models tuned", unit="model"):
-        results[model.name] = tune_pipeline_penalty(models / model.name / "model-best", models / model.name / "model-tuned",
-                                                    **corpus_files(data, model.corpus, "dev", genia), step=step)
-        tqdm.write(f"{model.name}: {results[model.name]}")
+    """Tune the mention penalty of every seed's hypergraph models on dev for
+    F1; each tuned pipeline goes beside its model-best, as model-tuned; the
+    penalties to MODELS/tuned_penalties.json as {model: {seed: result}}."""
+    chosen = chosen_seeds(models, seeds)
+    tuned = [(seed, model) for seed in chosen for model in MODELS if model.tuned]
+    results: Dict[str, Dict] = {model.name: {} for _, model in tuned}
+    for seed, model in progress(tuned, len(tuned), "models tuned (seeds x models)", unit="model"):
+        folder = seed_folder(models, seed) / model.name
+        results[model.name][str(seed)] = tune_pipeline_penalty(folder / "model-best", folder / "model-tuned",
+                                                               **corpus_files(data, model.corpus, "dev", genia), step=step)
+        tqdm.write(f"{model.name} (seed {seed}): {results[model.name][str(seed)]}")
     write_json(models / "tuned_penalties.json", results)
 
 
@@ -75,19 +88,27 @@ def evaluate(
     models: Path = PIPELINES,
     output: Path = JSON_OUTPUT,
     split: str = SPLIT,
+    seeds: Optional[str] = SEEDS,
 ) -> None:
-    """P/R/F (fractions) and words/s of every model on SPLIT: gold trees, and for the
-    dependency-guided GUM model also the GUM parser's trees."""
+    """P/R/F (fractions) and words/s of every model of every seed on SPLIT:
+    gold trees, and for the dependency-guided GUM model also the trees of
+    the same seed's GUM parser: {"split", "seeds", "models": {key: {seed: result}}}
+    (key: the model's name, NAME@predicted, NAME@tuned)."""
+    chosen = chosen_seeds(models, seeds)
+    runs = [(seed, model) for seed in chosen for model in MODELS]
     results: Dict[str, Dict] = {}
-    for model in progress(MODELS, len(MODELS), "models evaluated", unit="model"):
-        path, files = models / model.name / "model-best", corpus_files(data, model.corpus, split, genia)
-        results[model.name] = nested_scores(path, **files)
+    for seed, model in progress(runs, len(runs), "models evaluated (seeds x models)", unit="model"):
+        folder, key = seed_folder(models, seed), str(seed)
+        path, files = folder / model.name / "model-best", corpus_files(data, model.corpus, split, genia)
+        results.setdefault(model.name, {})[key] = nested_scores(path, **files)
         if model.guided:
-            results[model.name + "@predicted"] = nested_scores(path, **files, parser=models / PARSER / "model-best")
+            parser = folder / PARSER / "model-best"
+            results.setdefault(model.name + "@predicted", {})[key] = nested_scores(path, **files, parser=parser)
         if model.tuned:
-            results[model.name + "@tuned"] = nested_scores(models / model.name / "model-tuned", **files)
-        tqdm.write(f"{model.name}: F {results[model.name]['f']:.4f}, {results[model.name]['words_per_second']} words/s")
-    write_json(output, {"split": split, "models": results})
+            results.setdefault(model.name + "@tuned", {})[key] = nested_scores(folder / model.name / "model-tuned", **files)
+        scores = results[model.name][key]
+        tqdm.write(f"{model.name} (seed {seed}): F {scores['f']:.4f}, {scores['words_per_second']} words/s")
+    write_json(output, {"split": split, "seeds": chosen, "models": results})
 
 
 @nested_study.command("report")

@@ -6,9 +6,12 @@ DATA = typer.Option(..., help="Data directory, laid out as project.yml's assets 
 GENIA = typer.Option(None, help="Folder of GENIA's train/dev/test.jsonl (the project's corpus/genia, made by "
                                  "`python -m spacy_depner convert genia-xml`; default: DATA/genia)")
 CONFIGS = typer.Option(..., help="Folder of the spacy train configs")
-TRAINED = typer.Option(..., help="Where the pipelines go, one folder per model")
-PIPELINES = typer.Option(..., help="Folder of the trained pipelines (and their train_seconds.json)")
+TRAINED = typer.Option(..., help="Where the pipelines go: OUTPUT/seed_<s>/<model>")
+PIPELINES = typer.Option(..., help="Folder of the trained pipelines, MODELS/seed_<s>/<model> (and their train_seconds.json)")
 JSON_OUTPUT = typer.Option(..., help="JSON file to write")
 JOBS = typer.Option(2, help="Trainings run at the same time, each on one thread")
 SPLIT = typer.Option("test", help="Split to score")
 CORPUS = typer.Option("ewt", help="ewt (UNER English-EWT entities) or gum (UD English-GUM's named mentions)")
+TRAIN_SEEDS = typer.Option("0", help="Training seeds, e.g. 0,1,2: every model is trained once per seed "
+                                     "([system] seed), its pipelines to OUTPUT/seed_<s>/<model>")
+SEEDS = typer.Option(None, help="Seeds to use, e.g. 0,1,2 (default: every seed_<s> folder of the models folder)")

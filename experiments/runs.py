@@ -1,24 +1,30 @@
 """Training runs of the studies: ``spacy train`` commands, run one thread
-each, several at a time, their output to log files."""
+each, several at a time, their output to log files; with seeds, every
+seed's runs in its own folder (``seeds.seed_folder``)."""
 import os
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, Hashable, List, Optional, Tuple
 
 from tqdm import tqdm
 
 from .outputs import write_json
+from .seeds import seed_folder
 
 
-def train_command(config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str]) -> List[str]:
+def train_command(config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str],
+                  seed: Optional[int] = None) -> List[str]:
     """``spacy train CONFIG`` to OUTPUT on the data directory DATA, ``steps``
-    steps (evaluated four times), ``limit`` train and dev items (0: all)."""
+    steps (evaluated four times), ``limit`` train and dev items (0: all),
+    with ``[system] seed = seed`` if given (the configs' ``[training] seed``
+    is ``${system.seed}``)."""
+    seeded = [] if seed is None else ["--system.seed", str(seed)]
     return [sys.executable, "-m", "spacy", "train", str(config), "--output", str(output), "--paths.data", str(data),
             "--training.max_steps", str(steps), "--training.eval_frequency", str(max(1, steps // 4)),
-            "--corpora.train.limit", str(limit), "--corpora.dev.limit", str(limit), *overrides]
+            "--corpora.train.limit", str(limit), "--corpora.dev.limit", str(limit), *seeded, *overrides]
 
 
 def run_logged(command: List[str], log: Path) -> float:
@@ -33,25 +39,47 @@ def run_logged(command: List[str], log: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
-            **settings) -> Dict[str, float]:
-    """Run the commands ``jobs`` at a time (``run_logged``, logs to
-    OUTPUT/logs/NAME.log), with a bar of the models done / total and its
-    ETA on stderr and each model's log path; write the ``settings`` and the wall seconds per
-    name to OUTPUT/SECONDS_FILE and return those seconds."""
-    logs = {name: output / "logs" / f"{name}.log" for name in runs}
+def run_pool(runs: Dict[Hashable, Tuple[str, List[str], Path]], jobs: int) -> Dict[Hashable, float]:
+    """Run ``runs[key] = (title, command, log)`` ``jobs`` at a time
+    (``run_logged``), with a bar of the runs done / total and its ETA on
+    stderr and each run's log path; the wall seconds per key."""
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_logged, command, logs[name]): name for name, command in runs.items()}
+        futures = {pool.submit(run_logged, command, log): key for key, (_, command, log) in runs.items()}
         bar = tqdm(total=len(runs), desc="models trained", unit="model", dynamic_ncols=True)
-        for name in runs:
-            bar.write(f"training {name}: log {logs[name]}")
+        for title, _, log in runs.values():
+            bar.write(f"training {title}: log {log}")
         seconds = {}
         for future in as_completed(futures):
-            name = futures[future]
-            seconds[name] = round(future.result(), 1)
+            key = futures[future]
+            title, _, log = runs[key]
+            seconds[key] = round(future.result(), 1)
             bar.update(1)
-            bar.write(f"done {name} in {seconds[name]:.0f} s ({logs[name]})")
+            bar.write(f"done {title} in {seconds[key]:.0f} s ({log})")
         bar.close()
-    seconds = {name: seconds[name] for name in runs}
+    return seconds
+
+
+def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
+            **settings) -> Dict[str, float]:
+    """Run the commands ``jobs`` at a time (``run_pool``, logs to
+    OUTPUT/logs/NAME.log); write the ``settings`` and the wall seconds per
+    name to OUTPUT/SECONDS_FILE and return those seconds."""
+    done = run_pool({name: (name, command, output / "logs" / f"{name}.log") for name, command in runs.items()}, jobs)
+    seconds = {name: done[name] for name in runs}
     write_json(output / seconds_file, {**settings, "seconds": seconds})
+    return seconds
+
+
+def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
+              **settings) -> Dict[str, Dict[str, float]]:
+    """Run the commands of every seed, ``runs[seed][name]``, all (seed,
+    name) runs ``jobs`` at a time (``run_pool``, logs to
+    OUTPUT/seed_<s>/logs/NAME.log); write the ``settings``, the seeds and
+    the wall seconds per seed and name (``{"seconds": {"0": {NAME: s}}}``)
+    to OUTPUT/SECONDS_FILE and return those seconds."""
+    flat = {(seed, name): (f"{name} (seed {seed})", command, seed_folder(output, seed) / "logs" / f"{name}.log")
+            for seed, named in runs.items() for name, command in named.items()}
+    done = run_pool(flat, jobs)
+    seconds = {str(seed): {name: done[seed, name] for name in named} for seed, named in runs.items()}
+    write_json(output / seconds_file, {**settings, "seeds": sorted(runs), "seconds": seconds})
     return seconds

@@ -1,10 +1,13 @@
-"""The one markdown table writer of the reports and benchmarks, and the
-machine line of their titles. Library scores are fractions; reports print
-them as percents (``percent``)."""
+"""The one markdown table writer of the reports and benchmarks, the one
+cell of a figure over training seeds (``mean_sd``, with ``seeds_caption``
+for the table's caption), and the machine line of their titles. Library
+scores are fractions; reports print them as percents (``percent``, or
+``mean_sd(..., scale=100)``)."""
 import os
 import platform
+import statistics
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
 
 def percent(value: Optional[float]) -> Optional[float]:
@@ -22,6 +25,35 @@ def cell(value) -> str:
             return f"{value:,.0f}"
         return f"{value:.2f}" if abs(value) >= 0.1 or value == 0 else f"{value:.3g}"
     return str(value)
+
+
+def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None, float, str]:
+    """The cell of a figure measured once per seed: "mean ± sd" (sample
+    standard deviation, ddof=1; each part as ``cell`` prints it) of the
+    values times ``scale``; with one value, the value alone (times
+    ``scale``); None when every value is None (a figure the model does not
+    have). Values for some seeds only are a ValueError."""
+    missing = sum(value is None for value in values)
+    if not values or missing == len(values):
+        return None
+    if missing:
+        raise ValueError(f"a figure is missing for {missing} of {len(values)} seeds: "
+                         "evaluate every seed again (the step's --seeds)")
+    if len(values) == 1:
+        return values[0] if scale == 1 else scale * values[0]
+    scaled = [scale * value for value in values]
+    return f"{cell(float(statistics.mean(scaled)))} ± {cell(float(statistics.stdev(scaled)))}"
+
+
+def seeds_caption(seeds: Sequence, columns: str = "") -> str:
+    """The caption line of a table of ``mean_sd`` cells: how many seeds,
+    which; about the ``columns`` named, if given ("Wall time: mean ± ...")."""
+    listed = ", ".join(str(seed) for seed in seeds)
+    if len(seeds) == 1:
+        text = f"one training seed ({listed})."
+    else:
+        text = f"mean ± sample standard deviation (ddof=1) over {len(seeds)} training seeds ({listed})."
+    return f"{columns}: {text}" if columns else text[0].upper() + text[1:]
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence]) -> str:

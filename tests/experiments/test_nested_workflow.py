@@ -1,6 +1,7 @@
 """The `spacy project run nested` workflow on tiny GENIA and GUM files laid out
 like the real data directory (GENIA as the 3.02 release tarball only, which the
-workflow's first step converts to corpus/genia), with a few training steps:
+workflow's first step converts to corpus/genia), with a few training steps
+and one seed, 1 (not the default first seed: every step finds it):
 every table of metrics/nested/report.md is filled, from files the workflow
 wrote, and nothing is written into the data directory."""
 import json
@@ -26,7 +27,8 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     data, split = data_dir
     before = sorted(data.rglob("*"))
     project, done = run_workflow(tmp_path, "nested", data, "--vars.nested_steps", "4", "--vars.gum_parser_steps", "4",
-                                 "--vars.nested_max_n", "20", "--vars.types_tokens", "2000", "--vars.genia_split", split)
+                                 "--vars.nested_max_n", "20", "--vars.types_tokens", "2000", "--vars.genia_split", split,
+                                 "--vars.seeds", "1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert sorted(data.rglob("*")) == before
     fixture = (TESTS / "data" / "genia_3.02_fixture.jsonl").read_text(encoding="utf8").splitlines()
@@ -36,7 +38,9 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     genia_coverage = json.loads((project / "metrics" / "nested" / "coverage_genia_test.json").read_text())
     assert genia_coverage["mentions"] == 2 * 13  # the 13 mentions of the fixture's 5 sentences, twice
     metrics = project / "metrics" / "nested"
-    evaluation = json.loads((metrics / "evaluation.json").read_text())["models"]
+    evaluated = json.loads((metrics / "evaluation.json").read_text())
+    assert evaluated["seeds"] == [1] and all(set(by_seed) == {"1"} for by_seed in evaluated["models"].values())
+    evaluation = {key: by_seed["1"] for key, by_seed in evaluated["models"].items()}
     expected = {f"{c}_{m}" for c in ("genia", "gum") for m in ("semi_markov", "cyk", "quadratic", "spancat", "hypergraph", "hypergraph@tuned")}
     assert set(evaluation) == expected | {"gum_quadratic_dgm", "gum_quadratic_dgm@predicted", "gum_hypergraph_heads",
                                           "gum_hypergraph_heads@tuned"}
@@ -44,7 +48,9 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     assert "head_f" not in evaluation["gum_hypergraph"]
     tuned = json.loads((project / "training" / "nested" / "tuned_penalties.json").read_text())
     assert set(tuned) == {"genia_hypergraph", "gum_hypergraph", "gum_hypergraph_heads"}
-    assert all(t["tuned_f"] >= t["before_f"] for t in tuned.values())
+    assert all(set(by_seed) == {"1"} and by_seed["1"]["tuned_f"] >= by_seed["1"]["before_f"] for by_seed in tuned.values())
+    assert (project / "training" / "nested" / "seed_1" / "gum_hypergraph" / "model-tuned" / "config.cfg").is_file()
+    assert not (project / "training" / "nested" / "seed_0").exists()
     for result in evaluation.values():
         assert 0.0 <= result["f"] <= 1.0 and result["words_per_second"] > 0
     assert evaluation["gum_quadratic_dgm"]["trees"] == "given"
@@ -55,6 +61,7 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
                                         capture_output=True, text=True, check=True).stdout)
     assert coverage["coverage"] == fixture["coverage"] and coverage["mentions"] == 2 * fixture["mentions"]
     report = (metrics / "report.md").read_text()
+    assert "One training seed (1)." in report and "words/s (seed 1)" in report
     for heading in ("Table 5", "P/R/F on test", "DGM valid spans of the trees", "Nested MAP decoding", "Table 3"):
         assert heading in report
     assert "non-commercial" in report

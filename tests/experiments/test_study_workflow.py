@@ -1,9 +1,12 @@
 """The whole `spacy project run all` workflow on a tiny corpus laid out like the
-real data directory, with a few training steps: every table of the report is
-filled, and no network is needed."""
+real data directory, with a few training steps and two seeds: every seed's
+pipelines in their folder, trained with their seed, every table of the
+report filled with mean ± sd over the two seeds, and no network needed."""
 import json
 
 import pytest
+import spacy
+from spacy.util import load_config
 
 from corpus_copies import run_workflow, write_ewt
 
@@ -18,23 +21,46 @@ def data_dir(tmp_path_factory):
 @pytest.mark.slow
 def test_project_run_all_fills_every_table(data_dir, tmp_path):
     project, done = run_workflow(tmp_path, "all", data_dir, "--vars.steps", "4", "--vars.parser_steps", "4",
-                                 "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20")
+                                 "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20", "--vars.seeds", "0,1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    names = {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf", "semi_crf+dep", "dgm_s", "dgm_s+dep",
+             "dgm", "dgm+dep", "ner"}
+    trained = project / "training" / "study"
+    for seed in (0, 1):
+        assert {p.name for p in (trained / f"seed_{seed}").iterdir()} == names | {"parser", "logs"}
+        assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {f"{n}.log" for n in names | {"parser"}}
+        config = load_config(trained / f"seed_{seed}" / "dgm" / "model-best" / "config.cfg", interpolate=True)
+        assert config["training"]["seed"] == seed
+    # the seed changes the initial weights, so the trained ones differ
+    weights = [spacy.load(trained / f"seed_{seed}" / "dgm" / "model-best").get_pipe("tok2vec").model.to_bytes() for seed in (0, 1)]
+    assert weights[0] != weights[1]
+    seconds = json.loads((trained / "train_seconds.json").read_text())
+    assert seconds["seeds"] == [0, 1] and set(seconds["seconds"]["1"]) == names | {"parser"}
     report = (project / "metrics" / "study" / "report.md").read_text()
     for heading in ("(a) P/R/F", "(b) Coverage", "(c) Candidate spans", "(d) Speed", "(e) Significance"):
         assert heading in report
+    assert "over 2 training seeds (0, 1)" in report and "the pipelines of seed 0 only" in report
+    table_2 = report.split("Table 2")[1].split("###")[0]
+    rows = [line for line in table_2.splitlines() if line.startswith("| given") or line.startswith("| predicted")]
+    assert len(rows) == 10 and all(line.count(" ± ") == 6 for line in rows)  # P/R/F on dev and test
     assert (project / "metrics" / "study" / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     evaluation = json.loads((project / "metrics" / "study" / "evaluation.json").read_text())
-    assert set(evaluation["models"]) == {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf",
-                                         "semi_crf+dep", "dgm_s", "dgm_s+dep", "dgm", "dgm+dep", "ner"}
-    for scores in evaluation["models"].values():
-        assert set(scores) == {"dev_given", "dev_predicted", "test_given", "test_predicted"}
-        assert all(0.0 <= s["f"] <= 1.0 for s in scores.values())  # fractions
+    assert evaluation["seeds"] == [0, 1] and set(evaluation["models"]) == names
+    assert set(evaluation["parser"]) == {"0", "1"} and set(evaluation["parser"]["1"]) == {"dev", "test"}
+    for by_seed in evaluation["models"].values():
+        assert set(by_seed) == {"0", "1"}
+        for scores in by_seed.values():
+            assert set(scores) == {"dev_given", "dev_predicted", "test_given", "test_predicted"}
+            assert all(0.0 <= s["f"] <= 1.0 for s in scores.values())  # fractions
     # models that read no tree score the same with the parser's trees as with the gold ones
     for name in ("chain_crf", "perceptron", "semi_crf", "ner"):
-        for split in ("dev", "test"):
-            scores = evaluation["models"][name]
-            assert scores[f"{split}_given"]["sentence_counts"] == scores[f"{split}_predicted"]["sentence_counts"]
+        for seed in ("0", "1"):
+            scores = evaluation["models"][name][seed]
+            for split in ("dev", "test"):
+                assert scores[f"{split}_given"]["sentence_counts"] == scores[f"{split}_predicted"]["sentence_counts"]
+    assert json.loads((project / "metrics" / "study" / "speed.json").read_text())["seed"] == 0
     coverage = json.loads((project / "metrics" / "study" / "coverage.json").read_text())
     assert coverage["dev"]["gold"]["sentences"] == 9
     assert coverage["dev"]["gold"]["coverage"]["semi_markov_L8"] == 100.0
+    assert set(coverage["dev"]["predicted"]) == {"0", "1"}
+    assert coverage["dev"]["predicted"]["1"]["coverage"]["semi_markov_L8"] == 100.0  # the lattice reads no tree

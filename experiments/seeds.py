@@ -1,0 +1,56 @@
+"""The training seeds of the studies: the ``--seeds`` lists, the folder of
+each seed's pipelines (``MODELS/seed_<s>/<model>``), and the seeds a models
+folder holds. JSON files key their per-seed results by the seed as text
+(``"0"``), as JSON keys are text."""
+import re
+from pathlib import Path
+from typing import List, Optional
+
+SEED_FOLDER = re.compile(r"seed_(\d+)")
+
+
+def parse_seeds(text: str, option: str = "--seeds") -> List[int]:
+    """``"0,1,2"`` as [0, 1, 2]: distinct non-negative integers, sorted."""
+    parts = [part.strip() for part in str(text).split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise ValueError(f"{option} {text!r}: give non-negative integers separated by commas, e.g. {option} 0,1,2")
+    seeds = [int(part) for part in parts]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"{option} {text!r} lists a seed twice: give each seed once")
+    return sorted(seeds)
+
+
+def seed_folder(models: Path, seed: int) -> Path:
+    """The folder of the pipelines (and logs) that seed ``seed`` trained: MODELS/seed_<seed>."""
+    return Path(models) / f"seed_{seed}"
+
+
+def seeds_present(models: Path) -> List[int]:
+    """The seeds whose folder MODELS/seed_<s> exists, sorted."""
+    if not Path(models).is_dir():
+        return []
+    return sorted(int(match.group(1)) for path in Path(models).iterdir()
+                  if path.is_dir() and (match := SEED_FOLDER.fullmatch(path.name)))
+
+
+def chosen_seeds(models: Path, seeds: Optional[str] = None) -> List[int]:
+    """The seeds ``seeds`` ("0,1,2"), each of which must have its folder in
+    MODELS; without ``seeds``, every seed whose folder MODELS holds."""
+    present = seeds_present(models)
+    if seeds is None:
+        if not present:
+            raise ValueError(f"{models} holds no seed_<s> folder of trained pipelines: run the study's train "
+                             "command first (it writes MODELS/seed_<s>/<model>), or check --models")
+        return present
+    chosen = parse_seeds(seeds)
+    missing = [seed for seed in chosen if seed not in present]
+    if missing:
+        raise ValueError(f"--seeds {seeds}: no pipelines of seed {', '.join(map(str, missing))} in {models} "
+                         f"(it holds {', '.join(map(str, present)) or 'no seed'}): train those seeds first "
+                         "(train --seeds), or leave out --seeds to use the seeds present")
+    return chosen
+
+
+def seed_keys(seeds: List[int]) -> List[str]:
+    """The seeds as the keys of the JSON files ("0", "1", ...)."""
+    return [str(seed) for seed in seeds]
