@@ -2,7 +2,7 @@
 module and registers its commands (the command modules never import this one)."""
 import typer
 
-from . import annotate, convert, coverage, evaluate, tune
+from . import annotate, calibrate, convert, coverage, evaluate, tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spacy-depner: structured NER for spaCy")
 app.command("evaluate")(evaluate.evaluate)
@@ -10,5 +10,8 @@ app.command("evaluate-nested")(evaluate.evaluate_nested)
 app.command("coverage")(coverage.coverage)
 app.command("convert")(convert.convert)
 app.command("tune-penalty")(tune.tune_penalty)
+app.command("tune-threshold")(tune.tune_threshold)
+app.command("calibration")(calibrate.calibration)
+app.command("calibrate")(calibrate.calibrate)
 app.command("annotate")(annotate.annotate)
 app.command("annotate-ray")(annotate.annotate_ray)

@@ -12,8 +12,15 @@ saved with the pipeline.
 
 Saved with the weights (``cfg``): the labels, ``scheme`` (the tags the model
 scores; another scheme at load is an error) and the gazetteer phrases.
-Settings read from the config at every load: ``loss`` and ``gazetteer`` (the
-file read by ``initialize``; a loaded pipeline uses its saved phrases).
+Settings read from the config at every load: ``loss``, ``gazetteer`` (the
+file read by ``initialize``; a loaded pipeline uses its saved phrases),
+``scores_key`` (the span group of the entities), ``scores`` (with their
+marginal probabilities, ``chain_spans``, in its ``attrs["scores"]``) and the confidence
+settings of ``EntityPipe``: ``temperature`` divides the tag scores and the
+transitions before decoding, ``threshold`` drops the entities whose marginal
+is below it, ``decoding = "posterior"`` predicts the disjoint entities with
+the largest sum of (marginal - ``posterior_penalty``)
+(``chain_spans.posterior_decode``).
 """
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
@@ -26,10 +33,11 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
-from ..structures import linear_chain
+from ..structures import chain_spans, linear_chain
 from .doc_arrays import doc_offsets_of
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
+from .span_groups import write_span_group
 
 SCHEMES = ("BIO", "BILOU")
 LOSSES = ("crf", "perceptron")
@@ -50,12 +58,15 @@ gazetteer_width = 16
 
 @Language.factory(
     "chain_ner",
-    assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type", "doc.spans"],
     default_config={
         "model": DEFAULT_MODEL,
         "scheme": "BILOU",
         "loss": "crf",
         "gazetteer": None,
+        "scores": True,
+        "scores_key": "chain_ner",
+        **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
@@ -67,22 +78,40 @@ def make_chain_ner(
     scheme: str,
     loss: str,
     gazetteer: Optional[str],
+    scores: bool,
+    scores_key: str,
+    temperature: float,
+    threshold: float,
+    decoding: str,
+    posterior_penalty: float,
     scorer: Optional[Callable],
 ) -> "LinearChainNER":
     """scheme: "BIO" | "BILOU"; loss: "crf" | "perceptron"; gazetteer: path of a
-    JSONL file of {"label", "pattern"} phrases, read by initialize (null: none)."""
-    return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scorer=scorer)
+    JSONL file of {"label", "pattern"} phrases, read by initialize (null: none);
+    scores: write each entity's marginal probability to
+    doc.spans[scores_key].attrs["scores"] (false: Viterbi only, the span group
+    without scores);
+    temperature (> 0): the scores are divided by it before decoding;
+    threshold (in [0, 1]): entities with a lower marginal are dropped;
+    decoding: "map" or "posterior" (the entities with the most expected
+    correct ones minus posterior_penalty (>= 0) each). A threshold above 0 or
+    posterior decoding computes the marginals even with scores = false."""
+    return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scores=scores,
+                          scores_key=scores_key, temperature=temperature, threshold=threshold, decoding=decoding,
+                          posterior_penalty=posterior_penalty, scorer=scorer)
 
 
 class ChainPrediction(NamedTuple):
-    """What ``predict`` decodes: the Viterbi tags (N,), doc_offsets (B + 1,),
-    and the entities they spell: (M, 2) first and last token in batch
-    coordinates and label indices (M,) from 0."""
+    """What ``predict`` decodes: the tags (N,) (Viterbi, or those of the
+    posterior entities), doc_offsets (B + 1,), the entities they spell: (M, 2)
+    first and last token in batch coordinates and label indices (M,) from 0,
+    and their marginals (M,) (None unless ``needs_marginals``)."""
 
     tags: np.ndarray
     doc_offsets: np.ndarray
     entities: np.ndarray
     labels: np.ndarray
+    probabilities: Optional[np.ndarray] = None
 
 
 class LinearChainNER(EntityPipe):
@@ -95,11 +124,19 @@ class LinearChainNER(EntityPipe):
         scheme: str = "BILOU",
         loss: str = "crf",
         gazetteer: Optional[str] = None,
+        scores: bool = True,
+        scores_key: str = "chain_ner",
+        temperature: float = 1.0,
+        threshold: float = 0.0,
+        decoding: str = "map",
+        posterior_penalty: float = 0.5,
         scorer: Optional[Callable] = None,
     ) -> None:
         self.setup(
             vocab, model, name, scorer, choices={"scheme": SCHEMES, "loss": LOSSES},
-            saved=dict(scheme=scheme), settings=dict(loss=loss, gazetteer=gazetteer),
+            saved=dict(scheme=scheme),
+            settings=dict(loss=loss, gazetteer=gazetteer, scores=scores, scores_key=scores_key, temperature=temperature,
+                          threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty),
         )
         self.cfg["gazetteer_phrases"] = {}
         self.gazetteer = Gazetteer(vocab, {})
@@ -133,20 +170,30 @@ class LinearChainNER(EntityPipe):
         )
 
     def predict(self, docs: Iterable[Doc]) -> ChainPrediction:
-        """The Viterbi tags of each Doc and the entities they spell."""
+        """The tags of each Doc (Viterbi, or posterior with ``decoding =
+        "posterior"``) of the scores divided by ``temperature``, the entities
+        they spell and, when ``needs_marginals``, their marginals."""
         docs = list(docs)
-        (scores, transitions), _ = self._forward(docs, is_train=False)
+        scores, transitions = self.tempered(self._forward(docs, is_train=False)[0])
         args = self._chain_args(docs, scores, transitions)
+        scheme, doc_offsets = self.cfg["scheme"], args[1]
+        if self.settings["decoding"] == "posterior":
+            _, entities, labels, probabilities = chain_spans.posterior_decode(
+                *args[:3], scheme, self.settings["posterior_penalty"])
+            tags = linear_chain.spans_to_tags(entities, labels, int(doc_offsets[-1]), scheme)
+            return ChainPrediction(tags, doc_offsets, entities, labels, probabilities)
         _, tags = linear_chain.viterbi(*args)
-        doc_offsets = args[1]
-        entities, labels = linear_chain.tags_to_spans(tags, doc_offsets, self.cfg["scheme"], len(self.labels))
-        return ChainPrediction(tags, doc_offsets, entities, labels)
+        entities, labels = linear_chain.tags_to_spans(tags, doc_offsets, scheme, len(self.labels))
+        probabilities = chain_spans.entity_marginals(*args[:3], scheme, entities, labels) if self.needs_marginals else None
+        return ChainPrediction(tags, doc_offsets, entities, labels, probabilities)
 
     def set_annotations(self, docs: Iterable[Doc], predictions: ChainPrediction) -> None:
         docs = list(docs)
-        spans = self.entity_spans(docs, predictions.doc_offsets, predictions.entities, predictions.labels + 1)
-        for doc, ents in zip(docs, spans):
+        probabilities, entities, labels = self.confident(predictions.probabilities, predictions.entities, predictions.labels)
+        scored = self.scored_entity_spans(docs, predictions.doc_offsets, entities, labels + 1, self.written_scores(probabilities))
+        for doc, (ents, doc_probabilities) in zip(docs, scored):
             doc.set_ents(ents, default="outside")
+            write_span_group(doc, self.settings["scores_key"], ents, doc_probabilities)
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         scores, backprop = self._forward(docs, is_train=True)

@@ -10,6 +10,12 @@ suggested spans: an O segment is one token, so each token must be a segment.
 Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
 
+Confidence settings (``EntityPipe``): ``temperature`` divides the span scores
+and the transitions before decoding; ``threshold`` drops the entities whose
+marginal is below it from ``doc.ents`` and the span group; ``decoding =
+"posterior"`` predicts the segmentation with the largest sum of (marginal -
+``posterior_penalty``) over its entities (``segment_lattice.posterior_decode``).
+
 The lattice of a Doc is decoded as independent chains, one per run of
 sentences that no span of the lattice crosses: with the DGM or all-spans
 suggester, sentence by sentence, as the paper decodes its sentences (no
@@ -36,7 +42,7 @@ from thinc.api import Config, Model
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
 from .doc_arrays import Batch, batch_offsets, covered_tokens, lattice, spans_per_doc
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
 from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
 
@@ -64,6 +70,7 @@ dependency_width = 32
         "scores": True,
         "scores_key": "dgm_ner",
         "max_sentence_length": 500,
+        **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None, "ents_lattice_coverage": 0.0},
@@ -77,6 +84,10 @@ def make_dgm_ner(
     scores: bool,
     scores_key: str,
     max_sentence_length: Optional[int],
+    temperature: float,
+    threshold: float,
+    decoding: str,
+    posterior_penalty: float,
     scorer: Optional[Callable],
 ) -> "DependencyGuidedNER":
     """suggester: the candidate spans (any spaCy suggester; single tokens are
@@ -84,10 +95,16 @@ def make_dgm_ner(
     the lattice lacks so that the loss is defined; scores: compute the
     marginals and write them to doc.spans[scores_key].attrs["scores"] (false:
     Viterbi only, faster); max_sentence_length: with a lattice of unbounded
-    span length, a longer sentence is an error (null: no limit)."""
+    span length, a longer sentence is an error (null: no limit); temperature
+    (> 0): the scores are divided by it before decoding; threshold (in [0,
+    1]): entities with a lower marginal are dropped; decoding: "map" or
+    "posterior" (the segmentation with the most expected correct entities
+    minus posterior_penalty (>= 0) each). A threshold above 0 or posterior
+    decoding computes the marginals even with scores = false."""
     return DependencyGuidedNER(
         nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans,
-        scores=scores, scores_key=scores_key, max_sentence_length=max_sentence_length, scorer=scorer,
+        scores=scores, scores_key=scores_key, max_sentence_length=max_sentence_length, temperature=temperature,
+        threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty, scorer=scorer,
     )
 
 
@@ -107,8 +124,8 @@ def chains(spans: np.ndarray, doc_offsets: np.ndarray, sentence_offsets: np.ndar
 
 class DependencyGuidedNER(EntityPipe):
     """Settings (all read from the config at load): ``suggester``,
-    ``add_gold_spans``, ``scores``, ``scores_key``, ``max_sentence_length``.
-    ``cfg``: the labels."""
+    ``add_gold_spans``, ``scores``, ``scores_key``, ``max_sentence_length``
+    and the confidence settings. ``cfg``: the labels."""
 
     def __init__(
         self,
@@ -121,6 +138,10 @@ class DependencyGuidedNER(EntityPipe):
         scores: bool = True,
         scores_key: str = "dgm_ner",
         max_sentence_length: Optional[int] = 500,
+        temperature: float = 1.0,
+        threshold: float = 0.0,
+        decoding: str = "map",
+        posterior_penalty: float = 0.5,
         scorer: Optional[Callable] = None,
     ) -> None:
         if suggester is None:
@@ -128,7 +149,8 @@ class DependencyGuidedNER(EntityPipe):
         self.setup(
             vocab, model, name, scorer, extra_losses=(f"{name}_gold_outside_lattice",),
             settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, scores_key=scores_key,
-                          max_sentence_length=max_sentence_length),
+                          max_sentence_length=max_sentence_length, temperature=temperature, threshold=threshold,
+                          decoding=decoding, posterior_penalty=posterior_penalty),
         )
 
     @property
@@ -144,15 +166,20 @@ class DependencyGuidedNER(EntityPipe):
         return lattice(docs, self.suggester, self.model.ops)
 
     def predict(self, docs: Iterable[Doc]):
-        """Viterbi segmentation, and with ``scores`` its marginals:
-        (lattice, labels (S,), marginals (S, K) or None)."""
+        """The segmentation (Viterbi, or posterior with ``decoding =
+        "posterior"``) of the scores divided by ``temperature``, and, when
+        ``needs_marginals``, the marginals: (lattice, labels (S,), marginals
+        (S, K) or None)."""
         docs = list(docs)
         batch = self._batch(docs)
-        scores, transitions = self.model.predict((docs, batch.spans))
+        scores, transitions = self.tempered(self.model.predict((docs, batch.spans)))
         args = (batch.spans, *chains(batch.spans, batch.doc_offsets, batch_offsets(docs)[1]),
                 self.model.ops.to_numpy(scores), self.model.ops.to_numpy(transitions))
-        _, labels = segment_lattice.viterbi(*args)
-        span_marginals = segment_lattice.marginals(*args)[1] if self.settings["scores"] else None
+        span_marginals = segment_lattice.marginals(*args)[1] if self.needs_marginals else None
+        if self.settings["decoding"] == "posterior":
+            _, labels = segment_lattice.posterior_decode(*args[:3], span_marginals, self.settings["posterior_penalty"])
+        else:
+            _, labels = segment_lattice.viterbi(*args)
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
@@ -160,8 +187,9 @@ class DependencyGuidedNER(EntityPipe):
         batch, labels, span_marginals = predictions
         rows = np.flatnonzero(labels > 0)
         probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
-        for doc, (ents, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, batch.spans[rows],
-                                                                                  labels[rows], probabilities)):
+        probabilities, spans, ids = self.confident(probabilities, batch.spans[rows], labels[rows])
+        for doc, (ents, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, spans, ids,
+                                                                                  self.written_scores(probabilities))):
             doc.set_ents(ents, default="outside")
             write_span_group(doc, self.settings["scores_key"], ents, doc_probabilities)
 

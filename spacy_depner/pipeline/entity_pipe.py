@@ -1,5 +1,7 @@
 """What the entity components share: labels, settings, gold entities as
-arrays, initialization, and loading with clear errors."""
+arrays, initialization, loading with clear errors, and the confidence
+settings of every component (``temperature``, ``threshold``, ``decoding``,
+``posterior_penalty``: ``CONFIDENCE_DEFAULTS``)."""
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -14,6 +16,35 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..ml.dependency_features import require_parse
 from .suggesters import positive_or_null
+
+# The confidence settings of every entity component, with their defaults (factory arguments).
+CONFIDENCE_DEFAULTS = {"temperature": 1.0, "threshold": 0.0, "decoding": "map", "posterior_penalty": 0.5}
+DECODINGS = ("map", "posterior")
+
+
+def check_confidence(name: str, settings: Dict[str, object]) -> None:
+    """ValueError unless ``settings`` hold valid confidence settings:
+    ``temperature`` finite and > 0, ``threshold`` in [0, 1], ``decoding``
+    "map" or "posterior", ``posterior_penalty`` finite and >= 0. ``name``:
+    the component."""
+    def number(key: str) -> float:
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+            raise ValueError(f"'{name}' has {key} = {value!r}: it must be a finite number")
+        return float(value)
+
+    if number("temperature") <= 0:
+        raise ValueError(f"'{name}' has temperature = {settings['temperature']!r}: it must be > 0 (1.0: the model's "
+                         "own probabilities; above 1 flatter, below 1 sharper)")
+    if not 0.0 <= number("threshold") <= 1.0:
+        raise ValueError(f"'{name}' has threshold = {settings['threshold']!r}: it must lie in [0, 1] (0 keeps every "
+                         "predicted span)")
+    if settings["decoding"] not in DECODINGS:
+        raise ValueError(f"'{name}' has decoding = {settings['decoding']!r}: use \"map\" (the most probable analysis) "
+                         "or \"posterior\" (the analysis with the most expected correct spans minus posterior_penalty each)")
+    if number("posterior_penalty") < 0:
+        raise ValueError(f"'{name}' has posterior_penalty = {settings['posterior_penalty']!r}: it must be >= 0 "
+                         "(0.5 predicts the spans more likely right than wrong)")
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
 DEFAULT_TOK2VEC = """
@@ -58,6 +89,11 @@ class EntityPipe(TrainablePipe):
                 raise ValueError(f"Unknown {key} {given[key]!r} for '{name}': use one of {', '.join(options)}")
         for key in ("max_length", "max_sentence_length"):
             positive_or_null(given.get(key), key, f"'{name}'")
+        if any(key in settings for key in CONFIDENCE_DEFAULTS):
+            settings = {**CONFIDENCE_DEFAULTS, **settings}
+            check_confidence(name, settings)
+            for key in ("temperature", "threshold", "posterior_penalty"):
+                settings[key] = float(settings[key])
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -73,6 +109,38 @@ class EntityPipe(TrainablePipe):
         if self.scorer is None:
             return {}
         return self.scorer(examples, **{**self.scorer_settings(), **kwargs})
+
+    def tempered(self, output):
+        """The model's ``output`` (an array, a number, or a tuple of them)
+        divided by ``settings["temperature"]``; unchanged at temperature 1."""
+        check_confidence(self.name, self.settings)
+        temperature = self.settings["temperature"]
+        if temperature == 1.0:
+            return output
+        if isinstance(output, tuple):
+            return tuple(part / temperature for part in output)
+        return output / temperature
+
+    @property
+    def needs_marginals(self) -> bool:
+        """Whether prediction computes the marginals: for ``attrs["scores"]``,
+        a threshold above 0 or posterior decoding."""
+        return bool(self.settings["scores"] or self.settings["threshold"] > 0 or self.settings["decoding"] == "posterior")
+
+    def confident(self, probabilities: Optional[np.ndarray], *arrays: np.ndarray):
+        """The rows of ``arrays`` (each (M, ...)) and of ``probabilities`` (M,)
+        whose probability is at least ``settings["threshold"]``, compared as
+        ``attrs["scores"]`` holds them (float32): (probabilities, *arrays).
+        Everything is kept at threshold 0 (or without probabilities)."""
+        threshold = self.settings["threshold"]
+        if probabilities is None or threshold <= 0:
+            return (probabilities, *arrays)
+        kept = np.asarray(probabilities, dtype=np.float32) >= np.float32(threshold)
+        return (np.asarray(probabilities)[kept], *(np.asarray(array)[kept] for array in arrays))
+
+    def written_scores(self, probabilities: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        """What goes to ``attrs["scores"]``: the probabilities with ``scores``, else None."""
+        return probabilities if self.settings["scores"] else None
 
     def scorer_settings(self) -> Dict[str, object]:
         """Keyword arguments of the scorer: the labels and the settings."""

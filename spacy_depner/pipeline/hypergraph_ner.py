@@ -31,6 +31,13 @@ each mention's head is learnt from and written to ``doc.spans[spans_key +
 "_heads"]``, one span per mention, same order; the GUM reader puts GUM's
 minspan there, and the scorer adds P/R/F of boundaries + type + head).
 
+Confidence settings (``EntityPipe``): ``temperature`` divides the hyperedge
+scores and the mention penalty before decoding; ``threshold`` drops the
+mentions whose probability (``attrs["scores"]``) is below it, from the span
+groups and the flat view; ``decoding = "posterior"`` (without heads) predicts
+the mention set, among those a sub-hypergraph reads, with the largest sum of
+(mention marginal - ``posterior_penalty``) (``hypergraph_posterior``).
+
 Gold mentions whose set decodes to another set (type-II pairs) are counted in
 the loss ``{name}_gold_ambiguous``.
 
@@ -50,9 +57,9 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d
 
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
-from ..structures import mention_hypergraph
+from ..structures import hypergraph_posterior, mention_hypergraph
 from .doc_arrays import batch_offsets
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view, heads_key, write_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,
@@ -70,12 +77,14 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
         "scores": True,
         "spans_key": "hypergraph_ner",
         "ents": None,
+        **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
     default_score_weights={"spans_hypergraph_ner_f": 1.0, "spans_hypergraph_ner_p": 0.0, "spans_hypergraph_ner_r": 0.0},
 )
 def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty: float, heads: bool, scores: bool,
-                        spans_key: str, ents: Optional[str], scorer: Optional[Callable]) -> "HypergraphNER":
+                        spans_key: str, ents: Optional[str], temperature: float, threshold: float, decoding: str,
+                        posterior_penalty: float, scorer: Optional[Callable]) -> "HypergraphNER":
     """model: a per-token scorer ``List[Doc] -> Floats2d`` (``spacy_depner.TokenScorer.v1``;
     its output width is set to n_types * the number of hyperedge kinds, 5 or
     17 with heads); mention_penalty: the bias of every T -> I hyperedge
@@ -83,9 +92,16 @@ def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty:
     read from and written to ``doc.spans[spans_key + "_heads"]``; scores:
     write each mention's probability to ``attrs["scores"]`` (false: skip the
     inside-outside pass); ents: null, "outermost" or "most_probable", the flat
-    view written to doc.ents (needs scores)."""
+    view written to doc.ents (needs scores); temperature (> 0): the hyperedge
+    scores and the mention penalty are divided by it before decoding;
+    threshold (in [0, 1]): mentions with a lower probability (attrs["scores"])
+    are dropped; decoding: "map" or "posterior" (the mention set with the most
+    expected correct mentions minus posterior_penalty (>= 0) each). A
+    threshold above 0 or posterior decoding computes the probabilities even
+    with scores = false."""
     return HypergraphNER(nlp.vocab, model, name, mention_penalty=mention_penalty, heads=heads, scores=scores,
-                         spans_key=spans_key, ents=ents, scorer=scorer)
+                         spans_key=spans_key, ents=ents, temperature=temperature, threshold=threshold,
+                         decoding=decoding, posterior_penalty=posterior_penalty, scorer=scorer)
 
 
 class HypergraphPrediction(NamedTuple):
@@ -101,11 +117,17 @@ class HypergraphPrediction(NamedTuple):
 class HypergraphNER(EntityPipe):
     def __init__(self, vocab: Vocab, model: Model, name: str = "hypergraph_ner", *, mention_penalty: float = 0.0,
                  heads: bool = False, scores: bool = True, spans_key: str = "hypergraph_ner",
-                 ents: Optional[str] = None, scorer: Optional[Callable] = None) -> None:
+                 ents: Optional[str] = None, temperature: float = 1.0, threshold: float = 0.0, decoding: str = "map",
+                 posterior_penalty: float = 0.5, scorer: Optional[Callable] = None) -> None:
         check_flat_view(name, ents, scores)
         self.setup(vocab, model, name, scorer, extra_losses=(f"{name}_gold_ambiguous",), saved=dict(heads=bool(heads)),
                    settings=dict(mention_penalty=float(mention_penalty), scores=bool(scores), spans_key=spans_key,
-                                 ents=ents))
+                                 ents=ents, temperature=temperature, threshold=threshold, decoding=decoding,
+                                 posterior_penalty=posterior_penalty))
+        if heads and decoding == "posterior":
+            raise ValueError(f"'{name}' has heads = true and decoding = \"posterior\": posterior decoding is available "
+                             "without heads only (the reading of a sub-hypergraph also assigns heads). "
+                             "Use decoding = \"map\", or a model trained with heads = false.")
 
     @property
     def mention_penalty(self) -> float:
@@ -141,7 +163,8 @@ class HypergraphNER(EntityPipe):
 
     def hyperedge_scores(self, docs: List[Doc]) -> np.ndarray:
         """(N, T, K) float32 hyperedge scores of the batch, K = ``n_kinds``
-        (what the penalty search decodes with other penalties)."""
+        (what the penalty search decodes with other penalties): the model's
+        own, which ``decode`` divides by the temperature, with the penalty."""
         scores, _ = self._forward(list(docs), is_train=False)
         return self._edge_scores(scores)
 
@@ -150,18 +173,27 @@ class HypergraphNER(EntityPipe):
         docs = list(docs)
         doc_offsets, sentence_offsets = batch_offsets(docs)
         mentions, probabilities = self.decode(sentence_offsets, self.hyperedge_scores(docs), self.mention_penalty,
-                                              self.settings["scores"])
+                                              self.needs_marginals)
         return HypergraphPrediction(doc_offsets, mentions, probabilities)
 
     def decode(self, sentence_offsets: np.ndarray, edge_scores: np.ndarray, penalty: float,
                with_probabilities: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-        """MAP mentions (M, 3) [first, last, type] (M, 5 with heads: and
-        head_first, head_last) and, if ``with_probabilities``, for each the
+        """The mentions (M, 3) [first, last, type] (M, 5 with heads: and
+        head_first, head_last) of the MAP sub-hypergraph, or with ``decoding =
+        "posterior"`` the posterior mentions (``hypergraph_posterior``: the
+        readable mention set with the largest sum of (mention marginal -
+        ``posterior_penalty``)), and, if ``with_probabilities``, for each the
         probability that a mention of its type starts at its first token
-        (1 - the T -> X marginal), else None."""
+        (1 - the T -> X marginal), else None. The edge scores and ``penalty``
+        are divided by ``temperature`` first (the MAP does not change)."""
         heads = self.cfg["heads"]
-        _, edges = mention_hypergraph.viterbi(edge_scores, sentence_offsets, penalty, heads)
-        mentions = mention_hypergraph.edges_to_mentions(edges, sentence_offsets)
+        edge_scores, penalty = self.tempered((edge_scores, penalty))
+        if self.settings["decoding"] == "posterior":
+            _, mentions, _ = hypergraph_posterior.posterior_decode(edge_scores, sentence_offsets, penalty, heads,
+                                                                   self.settings["posterior_penalty"])
+        else:
+            _, edges = mention_hypergraph.viterbi(edge_scores, sentence_offsets, penalty, heads)
+            mentions = mention_hypergraph.edges_to_mentions(edges, sentence_offsets)
         if not with_probabilities:
             return mentions, None
         _, edge_marginals = mention_hypergraph.marginals(edge_scores, sentence_offsets, penalty, heads)
@@ -170,6 +202,8 @@ class HypergraphNER(EntityPipe):
     def set_annotations(self, docs: Iterable[Doc], predictions: HypergraphPrediction) -> None:
         docs = list(docs)
         doc_offsets, mentions, probabilities = predictions
+        probabilities, mentions = self.confident(probabilities, mentions)
+        probabilities = self.written_scores(probabilities)
         key = self.spans_key
         spans = self.scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, probabilities)
         head_spans = self.entity_spans(docs, doc_offsets, mentions[:, 3:5], mentions[:, 2] + 1) if self.cfg["heads"] else None

@@ -20,6 +20,12 @@ disjoint subset with the largest sum of marginal probabilities, the expected
 number of correct entities; needs ``scores``); see
 ``structures.interval_selection``.
 
+Confidence settings (``EntityPipe``): ``temperature`` divides the mention
+scores before decoding; ``threshold`` drops the mentions whose marginal is
+below it from the span group and the flat view; ``decoding = "posterior"``
+predicts the analysis of the structure with the largest sum of (marginal -
+``posterior_penalty``) over its mentions (``nested_mentions.posterior_decode``).
+
 A gold mention set the search space cannot hold is reduced, for the loss, to
 its largest subset that it can hold (found by the structure's own Viterbi);
 the dropped mentions are counted in the loss ``{name}_gold_outside_space``.
@@ -38,7 +44,7 @@ from thinc.api import Config, Model
 from ..structures import nested_mentions
 from ..structures.candidate_spans import merge_spans
 from .doc_arrays import batch_offsets, suggested_spans
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view, write_flat_view, write_span_group
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
@@ -81,6 +87,7 @@ class SentenceBatch(NamedTuple):
         "spans_key": "nested_ner",
         "ents": None,
         "max_sentence_length": 500,
+        **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
     default_score_weights={"spans_nested_ner_f": 1.0, "spans_nested_ner_p": 0.0, "spans_nested_ner_r": 0.0},
@@ -96,6 +103,10 @@ def make_nested_ner(
     spans_key: str,
     ents: Optional[str],
     max_sentence_length: Optional[int],
+    temperature: float,
+    threshold: float,
+    decoding: str,
+    posterior_penalty: float,
     scorer: Optional[Callable],
 ) -> "NestedNER":
     """suggester: the spans that may be mentions (default every span of each
@@ -104,17 +115,24 @@ def make_nested_ner(
     marginals for attrs["scores"] (false: Viterbi only, faster); ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
     scores); max_sentence_length: a longer sentence is an error (the spans of a
-    sentence are n (n + 1) / 2; null: no limit)."""
+    sentence are n (n + 1) / 2; null: no limit); temperature (> 0): the scores
+    are divided by it before decoding; threshold (in [0, 1]): mentions with a
+    lower marginal are dropped; decoding: "map" or "posterior" (the analysis
+    with the most expected correct mentions minus posterior_penalty (>= 0)
+    each). A threshold above 0 or posterior decoding computes the marginals
+    even with scores = false."""
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
-        scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,
+        scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
+        temperature=temperature, threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty,
+        scorer=scorer,
     )
 
 
 class NestedNER(EntityPipe):
     """Settings (all read from the config at load): ``suggester``,
     ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``, ``ents``,
-    ``max_sentence_length``. ``cfg``: the labels."""
+    ``max_sentence_length`` and the confidence settings. ``cfg``: the labels."""
 
     def __init__(
         self,
@@ -129,6 +147,10 @@ class NestedNER(EntityPipe):
         spans_key: str = "nested_ner",
         ents: Optional[str] = None,
         max_sentence_length: Optional[int] = 500,
+        temperature: float = 1.0,
+        threshold: float = 0.0,
+        decoding: str = "map",
+        posterior_penalty: float = 0.5,
         scorer: Optional[Callable] = None,
     ) -> None:
         if suggester is None:
@@ -137,7 +159,9 @@ class NestedNER(EntityPipe):
         self.setup(
             vocab, model, name, scorer, choices={"structure": STRUCTURES}, extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
-                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length),
+                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
+                          temperature=temperature, threshold=threshold, decoding=decoding,
+                          posterior_penalty=posterior_penalty),
         )
 
     @property
@@ -183,13 +207,18 @@ class NestedNER(EntityPipe):
         return scores, batch.sentence_offsets, self.settings["structure"], None, batch.mask
 
     def predict(self, docs: Iterable[Doc]):
-        """The MAP analysis, and with ``scores`` its marginals: (batch, label
-        of each dense span (n_dense,) -1 for none, marginals (n_dense, T) or None)."""
+        """The analysis (MAP, or posterior with ``decoding = "posterior"``) of
+        the scores divided by ``temperature`` and, when ``needs_marginals``,
+        the marginals: (batch, label of each dense span (n_dense,) -1 for
+        none, marginals (n_dense, T) or None)."""
         docs = list(docs)
         batch = self._batch(docs)
-        args = self._decode_args(batch, self.model.predict((docs, batch.spans)))
-        _, labels = nested_mentions.viterbi(*args)
-        span_marginals = nested_mentions.marginals(*args)[1] if self.settings["scores"] else None
+        args = self._decode_args(batch, self.tempered(self.model.predict((docs, batch.spans))))
+        span_marginals = nested_mentions.marginals(*args)[1] if self.needs_marginals else None
+        if self.settings["decoding"] == "posterior":
+            _, labels = nested_mentions.posterior_decode(span_marginals, *args[1:], self.settings["posterior_penalty"])
+        else:
+            _, labels = nested_mentions.viterbi(*args)
         return batch, labels, span_marginals
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
@@ -198,11 +227,13 @@ class NestedNER(EntityPipe):
         rows = np.flatnonzero(labels >= 0)
         spans = batch.spans[rows if batch.rows is None else np.searchsorted(batch.rows, rows)]
         probabilities = None if span_marginals is None else span_marginals[rows, labels[rows]]
+        probabilities, spans, ids = self.confident(probabilities, spans, labels[rows] + 1)
         key = self.settings["spans_key"]
+        written = self.written_scores(probabilities)
         for doc, (mentions, doc_probabilities) in zip(docs, self.scored_entity_spans(docs, batch.doc_offsets, spans,
-                                                                                       labels[rows] + 1, probabilities)):
+                                                                                       ids, written)):
             write_span_group(doc, key, mentions, doc_probabilities)
-        write_flat_view(self, docs, batch.doc_offsets, spans, labels[rows] + 1, probabilities)
+        write_flat_view(self, docs, batch.doc_offsets, spans, ids, written)
 
     def training_batch(self, examples: List[Example]) -> Tuple[SentenceBatch, np.ndarray, int]:
         """The batch of the examples' predicted Docs (with add_gold_spans, the

@@ -63,7 +63,9 @@ marginals are exactly 0 and Viterbi never picks them.
 Operations: ``log_partition`` (log Z (D,)), ``marginals`` (log Z and the
 mention marginals (S, T), the exact gradient of sum(log Z) with respect to
 ``scores``, by an outside pass over the same rules), ``viterbi`` (the MAP
-score (D,) and the label of each span (S,) int64, -1 for no mention).
+score (D,) and the label of each span (S,) int64, -1 for no mention),
+``posterior_decode`` (the minimum-Bayes-risk analysis, ``posterior``: the
+Viterbi of the same space with marginal - penalty as the mention scores).
 
 Modules: this one holds the public operations, the input checks and the
 batch drivers that dispatch on ``structure``; ``nested_charts`` the shared
@@ -81,6 +83,7 @@ import numpy as np
 from numba import njit
 
 from .batch_layout import check_doc_offsets
+from .posterior import check_marginals, check_penalty
 from .score_range import check_scores
 from .nested_charts import (
     _best_label,
@@ -97,7 +100,7 @@ from .nested_cyk import _expand_cyk, _inside_cyk, _outside_cyk
 from .nested_flat import _inside_semi_markov, _outside_semi_markov
 from .nested_quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
 
-__all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "dense_span_offsets", "dense_spans", "dense_rows"]
+__all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
 
 STRUCTURES = ("semi_markov", "cyk", "quadratic")
 SEMI_MARKOV, CYK, QUADRATIC = 0, 1, 2
@@ -288,3 +291,19 @@ def viterbi(scores, doc_offsets, structure: str, max_length: Optional[int] = Non
     label, no mention rather than a mention of score 0). Not bounded by
     ``score_range``: a maximum of float64 sums, right at any magnitude."""
     return _viterbi(*_check(scores, doc_offsets, structure, max_length, mask))
+
+
+def posterior_decode(marginals, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None,
+                     penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
+    """Posterior (minimum Bayes risk) analysis (``posterior``): the analysis of
+    ``structure`` with the largest sum over its mentions of (marginal -
+    ``penalty``), penalty >= 0; no mention gains 0. marginals (S, T) from
+    ``marginals`` (same layout, max_length and mask). In every space the
+    weight of an analysis is the sum of its mentions' scores (the items
+    that are not mentions, [|->, i, j] and [<->, i, j] built by the other
+    rules, carry no weight of their own), so this is exactly ``viterbi``
+    with the gains as scores. Returns (gain (D,), label of each span (S,)
+    int64, -1 for no mention)."""
+    penalty = check_penalty(penalty)
+    marginals = check_marginals(marginals, np.asarray(marginals).shape[0] if np.ndim(marginals) else -1)
+    return viterbi(marginals - penalty, doc_offsets, structure, max_length, mask)

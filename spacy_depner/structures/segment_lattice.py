@@ -24,7 +24,8 @@ An empty document has the empty segmentation only, of score 0.
 
 Operations: ``log_partition`` (log Z per document), ``marginals`` (the
 gradient of sum(log Z) with respect to scores and transitions), ``viterbi``
-(the MAP segmentation), ``transition_counts`` (of a given segmentation).
+(the MAP segmentation), ``transition_counts`` (of a given segmentation),
+``posterior_decode`` (the minimum-Bayes-risk segmentation, ``posterior``).
 The forward recursion shares the transition sum over all spans that start at
 the same position, so a document costs O(n K^2 + S K).
 """
@@ -33,7 +34,9 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
+from . import interval_selection
 from .batch_layout import logaddexp, max_doc_length
+from .posterior import check_marginals, check_penalty
 from .score_range import check_scores
 
 NEG_INF = -np.inf
@@ -231,10 +234,22 @@ def _transition_counts(spans, span_offsets, labels, n_labels):
     return counts
 
 
-def _check(spans, span_offsets, doc_offsets, scores, transitions):
+def _check_layout(spans, span_offsets, doc_offsets):
+    """spans, span_offsets, doc_offsets as contiguous int64, or a ValueError
+    that says what is wrong with the batch layout."""
     spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
     span_offsets = np.ascontiguousarray(span_offsets, dtype=np.int64)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if span_offsets.ndim != 1 or span_offsets.shape != doc_offsets.shape or span_offsets.shape[0] == 0 or span_offsets[-1] != spans.shape[0]:
+        raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
+    problem = _layout_problem(spans, span_offsets, doc_offsets)
+    if problem:
+        raise ValueError(_LAYOUT_PROBLEMS[problem])
+    return spans, span_offsets, doc_offsets
+
+
+def _check(spans, span_offsets, doc_offsets, scores, transitions):
+    spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     transitions = np.ascontiguousarray(transitions, dtype=np.float64)
     K = scores.shape[1] if scores.ndim == 2 else -1
@@ -242,14 +257,9 @@ def _check(spans, span_offsets, doc_offsets, scores, transitions):
         raise ValueError(f"scores must have shape (n_spans={spans.shape[0]}, n_labels), not {scores.shape}")
     if transitions.shape != (K + 1, K + 1):
         raise ValueError(f"transitions must have shape {(K + 1, K + 1)}, not {transitions.shape}")
-    if span_offsets.ndim != 1 or span_offsets.shape != doc_offsets.shape or span_offsets.shape[0] == 0 or span_offsets[-1] != spans.shape[0]:
-        raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
     if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
         raise ValueError("scores and transitions must be finite (the model produced NaN or inf)")
-    problem = _layout_problem(spans, span_offsets, doc_offsets)
-    if problem:
-        raise ValueError(_LAYOUT_PROBLEMS[problem])
-    return spans, span_offsets, doc_offsets, scores, transitions
+    return (*_check_layout(spans, span_offsets, doc_offsets), scores, transitions)
 
 
 _LAYOUT_PROBLEMS = {
@@ -322,3 +332,37 @@ def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:
         np.ascontiguousarray(labels, dtype=np.int64),
         int(n_labels),
     )
+
+
+def posterior_decode(spans, span_offsets, doc_offsets, span_marginals, penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
+    """Posterior (minimum Bayes risk) segmentation, exact (``posterior``): the
+    segmentation of the lattice that maximises the sum over its entity
+    segments of (marginal - ``penalty``); O segments gain 0. Every token is a
+    span of its own, so any set of disjoint lattice spans with entity labels
+    is a segmentation: a span's gain is the max over entity labels of
+    marginal - penalty, and the best set is the weighted interval scheduling
+    of the spans of positive gain (``interval_selection.most_probable``).
+    span_marginals (S, K) from ``marginals``, penalty >= 0. Returns (gain
+    (D,), labels (S,)): the entity label of each chosen span, 0 on the
+    one-token spans outside them, -1 on the other spans, as ``viterbi``."""
+    spans, span_offsets, doc_offsets = _check_layout(spans, span_offsets, doc_offsets)
+    span_marginals = check_marginals(span_marginals, spans.shape[0], "span_marginals")
+    if span_marginals.ndim != 2 or span_marginals.shape[1] < 1:
+        raise ValueError(f"span_marginals must have shape (n_spans, n_labels >= 1), not {span_marginals.shape}")
+    penalty = check_penalty(penalty)
+    labels = np.where(spans[:, 0] == spans[:, 1], 0, -1).astype(np.int64)
+    gain = np.zeros(doc_offsets.shape[0] - 1)
+    if span_marginals.shape[1] < 2 or spans.shape[0] == 0:
+        return gain, labels
+    best = 1 + np.argmax(span_marginals[:, 1:], axis=1)
+    gains = span_marginals[np.arange(spans.shape[0]), best] - penalty
+    candidates = np.flatnonzero(gains > 0)
+    chosen = candidates[interval_selection.most_probable(spans[candidates], gains[candidates], best[candidates])]
+    covered = np.zeros(int(doc_offsets[-1]) + 1, dtype=np.int64)
+    np.add.at(covered, spans[chosen, 0], 1)
+    np.add.at(covered, spans[chosen, 1] + 1, -1)
+    singles = np.flatnonzero(spans[:, 0] == spans[:, 1])
+    labels[singles[np.cumsum(covered)[spans[singles, 0]] > 0]] = -1
+    labels[chosen] = best[chosen]
+    np.add.at(gain, np.searchsorted(doc_offsets, spans[chosen, 0], side="right") - 1, gains[chosen])
+    return gain, labels

@@ -170,3 +170,17 @@ def spans_to_tags(spans, labels, n_tokens: int, scheme: str) -> np.ndarray:
         tags[last] = base + 2  # L
         tags[first[lengths == 1]] = base[lengths == 1] + 3  # U
     return tags
+
+
+def span_tags(n_labels: int, scheme: str) -> np.ndarray:
+    """(K, 4) int64: per label, the tags that spell its entities: [unit (a
+    one-token entity), begin (the first token of a longer one), inside (its
+    middle tokens), last (its last token)]. BIO: [B, B, I, I]; BILOU: [U, B, I, L].
+    An entity of label k on first..last is exactly: unit at first (length 1)
+    or begin, inside..., last; then a tag other than inside (BIO: the I of
+    the same label would continue it; BILOU allows none after U or L)."""
+    width = len(_prefixes(scheme))
+    begins = 1 + width * np.arange(int(n_labels), dtype=np.int64)
+    if scheme == "BIO":
+        return np.stack([begins, begins, begins + 1, begins + 1], axis=1).reshape(-1, 4)
+    return np.stack([begins + 3, begins, begins + 1, begins + 2], axis=1).reshape(-1, 4)

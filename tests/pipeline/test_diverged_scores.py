@@ -5,8 +5,8 @@ layer (the one thinc Linear of its model) gets weights of 1e20, as after a
 divergence: its scores reach ~1e20. Wherever marginals are computed
 (``update``, and ``predict`` with ``scores``), the structure's bound
 (``structures.score_range``) turns this into the ValueError "scores out of
-range: the model has diverged". ``chain_ner.predict`` only decodes the MAP,
-which is right at any magnitude, so it still answers. NaN weights give the
+range: the model has diverged". ``predict`` with ``scores = false`` only
+decodes the MAP, which is right at any magnitude, so it still answers. NaN weights give the
 structures' "must be finite" error at predict and update alike.
 """
 import numpy as np
@@ -44,7 +44,7 @@ def set_output_weights(model, value: float) -> None:
     output.set_param("W", (np.sign(output.get_param("W")) * value).astype("float32"))
 
 
-@pytest.mark.parametrize("factory", ["dgm_ner", "nested_ner", "hypergraph_ner"])
+@pytest.mark.parametrize("factory", ["dgm_ner", "nested_ner", "hypergraph_ner", "chain_ner"])
 def test_predict_and_update_refuse_a_diverged_model(factory):
     nlp, ner, examples = initialized(factory)
     docs = [eg.predicted for eg in examples]
@@ -58,12 +58,16 @@ def test_predict_and_update_refuse_a_diverged_model(factory):
         nlp(docs[0].copy())
     ner.settings["scores"] = False  # the MAP alone: no marginals, no bound
     ner.predict(docs)
+    ner.settings["threshold"] = 0.5  # a threshold needs the marginals again
+    with pytest.raises(ValueError, match=DIVERGED):
+        ner.predict(docs)
 
 
-def test_chain_ner_decodes_a_diverged_model_but_refuses_to_train_it():
+def test_chain_ner_decodes_a_diverged_model_without_scores_but_refuses_to_train_it():
     nlp, ner, examples = initialized("chain_ner")
     set_output_weights(ner.model, 1e20)
     docs = [eg.predicted for eg in examples]
+    ner.settings["scores"] = False
     prediction = ner.predict(docs)
     assert prediction.tags.shape == (sum(len(doc) for doc in docs),)
     with pytest.raises(ValueError, match=DIVERGED):

@@ -1,0 +1,77 @@
+"""``python -m spacy_depner calibration`` and ``calibrate``: how well the
+span probabilities of a trained pipeline are calibrated on data files (ECE,
+reliability diagrams), and the temperature that calibrates them."""
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..atomic_files import atomic_path
+from ..evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE, calibrate_pipeline, calibration_report
+
+DATA_HELP = (".jsonl (GENIA JSON lines), .conllu (UD English-GUM; a UD CoNLL-U file with --uner: UNER "
+             "entities), .spacy (DocBin: doc.ents, or the span group --spans-key)")
+UNER_HELP = "UNER IOB2 file with the entities of a UD CoNLL-U data file (as evaluate's --uner)"
+SPANS_KEY_HELP = "DocBin data: span group of the gold spans (default: doc.ents, else the one span group)"
+PARSER_HELP = "Parser pipeline whose trees replace the data's gold trees (as evaluate's --parser)"
+
+
+def calibration(
+    model: Path = typer.Argument(..., metavar="PIPELINE", help="Trained pipeline directory"),
+    data: List[Path] = typer.Argument(..., metavar="DATA", help="One or more data files: " + DATA_HELP),
+    output: Path = typer.Option(..., help="JSON report to write"),
+    png: Optional[Path] = typer.Option(None, help="Folder for one reliability diagram (PNG) per component and file"),
+    component: Optional[str] = typer.Option(None, help="Report this component only (default: every one that writes spans)"),
+    uner: List[Path] = typer.Option([], help=UNER_HELP + "; one per .conllu DATA, in order"),
+    spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
+    parser: Optional[Path] = typer.Option(None, help=PARSER_HELP),
+    bins: int = typer.Option(DEFAULT_BINS, min=1, help="Equal-width probability bins of the ECE"),
+) -> None:
+    """How well the span probabilities of PIPELINE are calibrated on DATA:
+    per component that writes spans, the expected calibration error (sum
+    over bins of |bin| / n * |accuracy - mean probability|, a span correct
+    when its boundaries and label match a gold span), the negative
+    log-likelihood, the reliability bins and P/R/F (fractions), per file and
+    pooled. A component without span probabilities (spaCy's ner) is reported
+    as such. Writes the report to --output and prints a summary."""
+    report = calibration_report(model, data, uner, component, spans_key, parser, bins, png)
+    with atomic_path(output) as temporary:
+        temporary.write_text(json.dumps(report, indent=2), encoding="utf8")
+    typer.echo(json.dumps(summary(report), indent=2))
+
+
+def summary(report: dict) -> dict:
+    """The report's components without their reliability bins: spans, ECE,
+    NLL and P/R/F per file (and pooled), or why a component has none."""
+    def short(entry: dict) -> dict:
+        return {k: v for k, v in entry.items() if k != "reliability"}
+
+    def component(entry: dict) -> dict:
+        if "per_file" not in entry:
+            return entry
+        return {"per_file": [short(e) for e in entry["per_file"]], **({"all": short(entry["all"])} if "all" in entry else {})}
+
+    return {name: component(entry) for name, entry in report["components"].items()}
+
+
+def calibrate(
+    model: Path = typer.Argument(..., metavar="PIPELINE", help="Trained pipeline directory"),
+    dev: Path = typer.Argument(..., metavar="DEV", help="Development data file: " + DATA_HELP),
+    output: Path = typer.Argument(..., metavar="OUTPUT", help="Where to save the pipeline with the fitted temperature "
+                                  "(written to a temporary folder, then renamed; it may replace PIPELINE)"),
+    component: Optional[str] = typer.Option(None, help="Component to calibrate (default: the pipeline's one entity component)"),
+    uner: Optional[Path] = typer.Option(None, help=UNER_HELP),
+    spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
+    parser: Optional[Path] = typer.Option(None, help=PARSER_HELP),
+    low: float = typer.Option(TEMPERATURE_RANGE[0], help="Smallest temperature tried"),
+    high: float = typer.Option(TEMPERATURE_RANGE[1], help="Largest temperature tried"),
+) -> None:
+    """Fit the temperature of an entity component of PIPELINE on DEV (the
+    model's scores are divided by it before decoding; the MAP spans stay the
+    same, their probabilities sharpen or flatten): the one value that
+    minimises the negative log-likelihood of the spans' correctness. Saves
+    the pipeline with it to OUTPUT and prints the ECE, NLL and P/R/F before
+    and after."""
+    result = calibrate_pipeline(model, dev, output, component, uner, spans_key, parser, low, high)
+    typer.echo(json.dumps(result, indent=2))
