@@ -1,12 +1,27 @@
 """The models and data files of the DGM study (Jie, Muis & Lu 2017) on UD
-English-EWT r2.9 + UNER English-EWT."""
+English-EWT r2.9 + UNER English-EWT, and their twins trained on predicted
+(jackknifed) trees.
+
+Which models read trees. The corpus reader gives every model's training
+Docs the training file's trees, but only two settings read them: a lattice
+built from the trees (``dgm_suggester`` and ``dgm_s_suggester``: the DGM and
+DGM-S families) and ``dependency_features = true`` (each head's and
+dependency label's embedding: the +dep variant of every family). The shared
+tok2vec embeds NORM, PREFIX, SUFFIX and SHAPE only; the chain models' tags,
+the semi-Markov lattice (every span up to 8 words) and spaCy's ner read no
+tree. So a model is trained on other trees only if it is a DGM or DGM-S
+model or has dependency features (``StudyModel.reads_trees``); the others
+would train exactly as they do on the gold trees.
+"""
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Sequence
 
 CONLLU = "ud_ewt/r2.9/en_ewt-ud-{split}.conllu"
 IOB2 = {"train": "uner_ewt/en_ewt-ud-train.legacy-2022-12.iob2", "dev": "uner_ewt/en_ewt-ud-dev.iob2",
         "test": "uner_ewt/en_ewt-ud-test.iob2"}
 SPLITS = ("train", "dev", "test")
+TREE_LATTICES = ("dgm_s", "dgm")  # the lattices built from the trees
+JACKKNIFE = "@jackknife"  # the name suffix (and folder) of a model trained on the jackknifed trees
 
 
 class StudyModel(NamedTuple):
@@ -15,6 +30,24 @@ class StudyModel(NamedTuple):
     component: str
     dependency_features: Optional[bool]  # None: the model has no such setting
     lattice: Optional[str]  # its key in the coverage report, None for tag-based models
+    jackknife: bool = False  # trained on the jackknifed (predicted) trees of the training split
+
+    @property
+    def reads_trees(self) -> bool:
+        """Whether training reads the trees: a lattice from the trees, or dependency features."""
+        return bool(self.dependency_features) or self.lattice in TREE_LATTICES
+
+    def overrides(self, jackknife: Optional[Path] = None) -> List[str]:
+        """The ``spacy train`` overrides of this model: dependency features
+        on for a +dep model; the training trees from ``jackknife`` (the
+        train.jackknife.conllu of ``jackknife-trees``) for a twin."""
+        overrides = [f"--components.{self.component}.model.dependency_features", "true"] if self.dependency_features else []
+        if self.jackknife:
+            if jackknife is None:
+                raise ValueError(f"{self.name} trains on the jackknifed trees: give their CoNLL-U file "
+                                 "(python -m experiments jackknife-trees writes OUTPUT/train.jackknife.conllu)")
+            overrides += ["--paths.train_conllu", str(jackknife)]
+        return overrides
 
 
 FAMILIES = [
@@ -31,6 +64,37 @@ MODELS = [
     for _, key, config, component, lattice in FAMILIES
     for dep in (False, True)
 ] + [StudyModel("ner", "ner_ewt.cfg", "ner", None, None)]
+TREE_READERS = [model.name for model in MODELS if model.reads_trees]
+TWINS = [model._replace(name=model.name + JACKKNIFE, jackknife=True) for model in MODELS if model.reads_trees]
+
+
+def gold_trained(name: str) -> str:
+    """The name of the model trained on the gold trees that ``name`` is (``dgm@jackknife`` -> ``dgm``)."""
+    return name[:-len(JACKKNIFE)] if name.endswith(JACKKNIFE) else name
+
+
+def twin_names(chosen: Optional[str] = "all") -> List[str]:
+    """The models to train on the jackknifed trees too: ``"all"`` (every
+    tree-reading model) or names separated by commas, e.g. "dgm+dep,chain_crf+dep"."""
+    if chosen is None or chosen.strip() == "all":
+        return list(TREE_READERS)
+    names = [name.strip() for name in chosen.split(",") if name.strip()]
+    known = {model.name for model in MODELS}
+    for name in names:
+        if name not in known:
+            raise ValueError(f"--jackknife-models: no model {name!r} in the study; give some of {', '.join(TREE_READERS)}, or all")
+        if name not in TREE_READERS:
+            raise ValueError(f"--jackknife-models: {name} reads no tree in training, so trained on the jackknifed trees "
+                             f"it would be the same model; give some of {', '.join(TREE_READERS)}, or all")
+    if not names:
+        raise ValueError("--jackknife-models is empty: give model names separated by commas, or all")
+    return [name for name in TREE_READERS if name in names]
+
+
+def study_models(twins: Sequence[str] = ()) -> List[StudyModel]:
+    """Every model of the study, then the twins (NAME@jackknife, trained on
+    the jackknifed trees) of the models named in ``twins`` (``twin_names``), in the order of MODELS."""
+    return list(MODELS) + [model for model in TWINS if gold_trained(model.name) in twins]
 
 
 def data_file(data: Path, split: str, kind: str) -> Path:

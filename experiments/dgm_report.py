@@ -1,14 +1,17 @@
 """The markdown report and the speed chart of the DGM study, from the JSON
 files that ``python -m experiments study`` writes (P/R/F and UAS/LAS as
 fractions, per model and seed; the report prints percents, mean ± sd over
-the seeds, and significance tested per seed: ``seed_tests``)."""
+the seeds, and significance tested per seed: ``seed_tests``). The models
+trained on jackknifed trees (NAME@jackknife), when evaluated, get a section
+of their own beside the models trained on the gold trees, so that Tables 2
+and 3 stay the paper's."""
 import json
 from pathlib import Path
 from typing import Dict, List
 
 from spacy_depner.evaluation.significance import paired_bootstrap
 
-from .dgm_models import FAMILIES, MODELS, TITLES
+from .dgm_models import FAMILIES, JACKKNIFE, MODELS, TITLES, gold_trained
 from .outputs import save_figure, write_file
 from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
 from .seeds import seed_keys
@@ -16,7 +19,12 @@ from .tables import cell, machine, mean_sd, seeds_caption, table
 
 
 def title(name: str) -> str:
-    return TITLES[name.replace("+dep", "")]
+    return TITLES[gold_trained(name).replace("+dep", "")]
+
+
+def prf_cells(by_seed: Dict, seeds: List[str], trees: str) -> List:
+    """P/R/F on dev and test (percent, mean ± sd over the seeds) with the ``trees`` ("given" or "predicted")."""
+    return [mean_sd([by_seed[s][f"{split}_{trees}"][k] for s in seeds], 100) for split in ("dev", "test") for k in ("p", "r", "f")]
 
 
 def prf_tables(evaluation: Dict) -> str:
@@ -29,9 +37,7 @@ def prf_tables(evaluation: Dict) -> str:
         for trees in ("given", "predicted"):
             names = [m.name for m in MODELS if m.dependency_features is dep] + ([] if dep else ["ner"])
             for name in names:
-                by_seed = evaluation["models"][name]
-                rows.append([trees, title(name)] + [mean_sd([by_seed[s][f"{split}_{trees}"][k] for s in seeds], 100)
-                                                    for split in ("dev", "test") for k in ("p", "r", "f")])
+                rows.append([trees, title(name)] + prf_cells(evaluation["models"][name], seeds, trees))
         parts.append(f"### {heading}\n\n{seeds_caption(evaluation['seeds'])}\n\n"
                      + table(["trees", "model", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows))
     return "\n\n".join(parts)
@@ -102,27 +108,80 @@ def speed_chart(speed: Dict, path: Path) -> None:
     save_figure(figure, path)
 
 
+def comparison_row(evaluation: Dict, a: str, b: str, trees: str, samples: int) -> List:
+    """Model ``a`` against model ``b`` on test with the ``trees``, by a
+    paired bootstrap per seed summarised by ``seed_tests.over_seeds``: the F1
+    difference (mean ± sd), the seeds in which ``a`` scores higher, the
+    largest p and the seeds with p < ALPHA."""
+    seeds, models = seed_keys(evaluation["seeds"]), evaluation["models"]
+    pairs = {s: (models[a][s][f"test_{trees}"]["sentence_counts"], models[b][s][f"test_{trees}"]["sentence_counts"]) for s in seeds}
+    summary = over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))
+    return [f"{a} vs {b}", trees, mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)),
+            summary["max_p"], seed_count(summary["significant"], len(seeds))]
+
+
+SIGNIFICANCE_HEADER = ["comparison (test)", "trees", "F1 difference", "first higher (seeds)", "largest p (paired bootstrap)",
+                       f"seeds with p < {ALPHA}"]
+
+
 def significance_table(evaluation: Dict, samples: int) -> str:
     """Paired bootstrap (Koehn 2004) of DGM against the semi-CRF and spaCy's
     ner on test, once per seed (the two models of the same seed), summarised
     by ``seed_tests.over_seeds``: the largest p over the seeds, the seeds
     with p < 0.05 and the seeds in which DGM scores higher."""
-    seeds = seed_keys(evaluation["seeds"])
-    models = evaluation["models"]
-    rows = []
-    for dgm, other in (("dgm", "semi_crf"), ("dgm+dep", "semi_crf+dep"), ("dgm", "ner"), ("dgm+dep", "ner")):
-        for trees in ("given", "predicted"):
-            pairs = {s: (models[dgm][s][f"test_{trees}"]["sentence_counts"], models[other][s][f"test_{trees}"]["sentence_counts"])
-                     for s in seeds}
-            summary = over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))
-            rows.append([f"{dgm} vs {other}", trees, mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)),
-                         summary["max_p"], seed_count(summary["significant"], len(seeds))])
+    rows = [comparison_row(evaluation, dgm, other, trees, samples)
+            for dgm, other in (("dgm", "semi_crf"), ("dgm+dep", "semi_crf+dep"), ("dgm", "ner"), ("dgm+dep", "ner"))
+            for trees in ("given", "predicted")]
     return (f"{seeds_caption(evaluation['seeds'])} Each seed's DGM model is tested against the other model of the same seed "
             f"(paired bootstrap, {samples} resamples of the test sentences, one-sided in the direction of that seed's "
             f"difference); the table gives the largest p over the seeds, so p < {ALPHA} there means every seed's pair "
             f"differs at the {ALPHA:.0%} level, and in how many seeds the first model scores higher (the direction).\n\n"
-            + table(["comparison (test)", "trees", "F1 difference", "first higher (seeds)", "largest p (paired bootstrap)",
-                     f"seeds with p < {ALPHA}"], rows))
+            + table(SIGNIFICANCE_HEADER, rows))
+
+
+def twins(evaluation: Dict) -> List[str]:
+    """The evaluated models trained on jackknifed trees (NAME@jackknife), in the order of the study's models."""
+    names = [model.name + JACKKNIFE for model in MODELS]
+    return [name for name in names if name in evaluation["models"]]
+
+
+def jackknife_line(train_seconds: Dict) -> str:
+    """Where the jackknifed trees came from: the file ``study train
+    --jackknife`` read and, if its jackknife.json is beside it, the folds
+    and the parsers' UAS/LAS on their held-out folds (mean over the folds)."""
+    path = train_seconds.get("jackknife")
+    if not path:
+        return "The jackknifed training file is not recorded (train_seconds.json has no `jackknife`)."
+    summary = Path(path).parent / "jackknife.json"
+    if not summary.exists():
+        return f"Jackknifed training trees: `{path}`."
+    folds = json.loads(summary.read_text())
+    scores = list(folds["attachment_per_fold"].values())
+    uas, las = (cell(100 * sum(s[k] for s in scores) / len(scores)) for k in ("uas", "las"))
+    return (f"Jackknifed training trees: `{path}`, {folds['folds']} folds of documents, each parsed by a parser "
+            f"({folds['steps']} steps) trained on the other folds (UAS/LAS on its held-out fold, mean over the folds: {uas} / {las}).")
+
+
+def jackknife_section(evaluation: Dict, train_seconds: Dict, samples: int) -> str:
+    """Each tree-reading model trained on the gold trees and on the
+    jackknifed trees of the training split: P/R/F (percent, mean ± sd over
+    the seeds) on dev and test with gold ("given") and predicted trees, and
+    the paired bootstrap per seed of the jackknife-trained model against the
+    gold-trained one on test."""
+    seeds = seed_keys(evaluation["seeds"])
+    rows, tests = [], []
+    for twin in twins(evaluation):
+        gold = gold_trained(twin)
+        for trees in ("given", "predicted"):
+            for trained, name in (("gold trees", gold), ("jackknifed trees", twin)):
+                rows.append([gold, trained, trees] + prf_cells(evaluation["models"][name], seeds, trees))
+            tests.append(comparison_row(evaluation, twin, gold, trees, samples))
+    return (f"{jackknife_line(train_seconds)} The models trained on the gold trees are those of (a); each is trained "
+            f"again, with the same seed and settings, on the jackknifed trees (NAME{JACKKNIFE}). {seeds_caption(evaluation['seeds'])}\n\n"
+            + table(["model", "trained on", "trees at test", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows)
+            + f"\n\nEach seed's model trained on the jackknifed trees against the model of the same seed trained on the gold "
+            f"trees (paired bootstrap, {samples} resamples of the test sentences), summarised as in (e).\n\n"
+            + table(SIGNIFICANCE_HEADER, tests))
 
 
 def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> Path:
@@ -142,13 +201,16 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
         "Every NER model is trained with the gold trees; the predicted rows give the model of each seed the trees "
         "of the study's parser of the same seed "
         f"(UAS/LAS dev {parser['dev']['uas']} / {parser['dev']['las']}, test {parser['test']['uas']} / {parser['test']['las']}). "
-        "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same.",
+        "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same."
+        + (" Section (f) gives the tree-reading models trained on predicted (jackknifed) trees too." if twins(evaluation) else ""),
         "## (a) P/R/F\n\n" + prf_tables(evaluation),
         "## (b) Coverage (Table 1)\n\n" + coverage_table(coverage),
         "## (c) Candidate spans per token (Table 4)\n\n" + spans_table(coverage),
         "## (d) Speed (Figure 6: `speed.png`)\n\n" + speed_table(speed, train_seconds) + "\n\n![speed](speed.png)",
         "## (e) Significance\n\n" + significance_table(evaluation, bootstrap_samples),
     ]
+    if twins(evaluation):
+        sections.append("## (f) Training on predicted trees\n\n" + jackknife_section(evaluation, train_seconds, bootstrap_samples))
     path = metrics / "report.md"
     write_file(path, "\n\n".join(sections) + "\n")
     return path

@@ -3,29 +3,35 @@
 English-EWT r2.9 + UNER English-EWT).
 
     train     trains the parser and every NER model once per seed (``--seeds``),
-              ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>
+              ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>; with ``--jackknife``
+              also each tree-reading model on the jackknifed trees, OUTPUT/seed_<s>/<model>@jackknife
     coverage  Table 1: gold entities each lattice holds, gold trees and each seed's parser's trees
-    evaluate  Tables 2-3: P/R/F of every model of every seed on dev and test, gold and predicted trees
-    speed     Figure 6: seconds per training iteration and words/s of every model (the first seed's)
+    evaluate  Tables 2-3: P/R/F of every model (and twin) of every seed on dev and test, gold and predicted trees
+    speed     Figure 6: seconds per training iteration and words/s of every model (the first seed's;
+              not the twins: the same models, trained on other trees)
     report    METRICS/report.md and METRICS/speed.png from the above
 
 Every NER model is trained with the gold trees of the training set; the
 "predicted" rows give the model of seed s the trees of the parser of seed s
 (trained by ``train`` on the same training set, as the paper does with
-MaltParser). The steps after ``train`` take ``--seeds`` or find the seeds in
-the models folder.
+MaltParser). With ``train --jackknife``, the models that read trees in
+training (``dgm_models``) are trained a second time on the training split's
+jackknifed trees (``python -m experiments jackknife-trees``: each sentence
+parsed by a parser that did not see it), so that they train on trees like
+those they are tested on. The steps after ``train`` take ``--seeds`` or find
+the seeds in the models folder, and the twins in the seeds' folders.
 """
 import json
 import time
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import typer
 from tqdm import tqdm
 
 from spacy_depner.evaluation.progress import progress
 
-from .dgm_models import MODELS, SPLITS, data_file
+from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, study_models, twin_names
 from .dgm_report import write_report
 from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
@@ -46,20 +52,52 @@ def train(
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
+    jackknife: Optional[Path] = typer.Option(
+        None, help="The training split with jackknifed trees (OUTPUT/train.jackknife.conllu of `python -m experiments "
+                   f"jackknife-trees`): also train the tree-reading models on it, to OUTPUT/seed_<s>/<model>{JACKKNIFE}"),
+    jackknife_models: str = typer.Option(
+        "all", help=f"With --jackknife: the models trained on it too, e.g. dgm+dep,chain_crf+dep "
+                    f"(all: every tree-reading model, {','.join(TREE_READERS)})"),
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
-    OUTPUT/seed_<s>/<model>; wall times per seed to OUTPUT/train_seconds.json."""
+    OUTPUT/seed_<s>/<model>, and with --jackknife the chosen tree-reading
+    models on the jackknifed trees too, to OUTPUT/seed_<s>/<model>@jackknife;
+    wall times per seed to OUTPUT/train_seconds.json."""
+    if jackknife is not None and not jackknife.is_file():
+        raise typer.BadParameter(f"--jackknife {jackknife}: no such file; write it with `python -m experiments "
+                                 "jackknife-trees --output FOLDER` (FOLDER/train.jackknife.conllu)")
+    if jackknife is None and jackknife_models.strip() != "all":
+        raise typer.BadParameter(f"--jackknife-models {jackknife_models} chooses models to train on jackknifed trees: "
+                                 "give those trees with --jackknife FILE too")
+    models = study_models(twin_names(jackknife_models) if jackknife is not None else ())
     runs = {}
     for seed in parse_seeds(seeds):
         folder = seed_folder(output, seed)
         runs[seed] = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
-        for model in MODELS:
-            overrides = []
-            if model.dependency_features:
-                overrides = [f"--components.{model.component}.model.dependency_features", "true"]
-            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit, overrides, seed)
-    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps)
+        for model in models:
+            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
+                                                   model.overrides(jackknife), seed)
+    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps,
+                        jackknife=None if jackknife is None else str(jackknife))
     typer.echo(json.dumps(seconds, indent=2))
+
+
+def trained_models(models: Path, seeds: List[int]) -> List[StudyModel]:
+    """The models to evaluate: every model of the study, and each twin
+    (trained on the jackknifed trees) whose pipeline every seed of ``seeds``
+    holds. A twin that some of the seeds hold and others do not is a
+    ValueError: train it for every seed, or choose the seeds with --seeds."""
+    present = []
+    for model in TWINS:
+        held = [seed for seed in seeds if (seed_folder(models, seed) / model.name / "model-best").is_dir()]
+        if held and len(held) < len(seeds):
+            missing = ", ".join(str(seed) for seed in seeds if seed not in held)
+            raise ValueError(f"{models}: {model.name} is trained for seed {', '.join(map(str, held))} but not for seed {missing}: "
+                             "train it for those seeds too (study train --jackknife ... --seeds), or pass --seeds to evaluate "
+                             "the seeds that have it")
+        if held:
+            present.append(model)
+    return list(MODELS) + present
 
 
 @study.command("coverage")
@@ -94,20 +132,22 @@ def evaluate(
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
     seeds: Optional[str] = SEEDS,
 ) -> None:
-    """P/R/F (fractions) of every model of every seed on dev and test, with
-    gold trees and with the trees of the same seed's parser:
+    """P/R/F (fractions) of every model of every seed, and of the twins
+    trained on jackknifed trees that the seeds' folders hold, on dev and
+    test, with gold trees and with the trees of the same seed's parser:
     {"seeds": [...], "parser": {seed: {split: UAS/LAS}}, "models": {name: {seed: {"dev_given": P/R/F, ...}}}}."""
     import spacy
 
     from spacy_depner.evaluation.corpus_scores import attachment_scores, input_docs, load_corpus, parse_corpus, score_pipeline
 
     chosen = chosen_seeds(models, seeds)
+    evaluated = trained_models(models, chosen)
     corpora = {split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit) for split in ("dev", "test")}
-    results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in MODELS}}
-    bar = progress(None, 4 * len(MODELS) * len(chosen), "models evaluated (seeds x 2 splits x 2 kinds of trees)", unit="run")
+    results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in evaluated}}
+    bar = progress(None, 4 * len(evaluated) * len(chosen), "models evaluated (seeds x 2 splits x 2 kinds of trees)", unit="run")
     for seed in chosen:
         folder, key = seed_folder(models, seed), str(seed)
-        pipelines = {model.name: spacy.load(folder / model.name / "model-best") for model in MODELS}
+        pipelines = {model.name: spacy.load(folder / model.name / "model-best") for model in evaluated}
         results["parser"][key] = {}
         for split, corpus in corpora.items():
             parsed, _ = parse_corpus(folder / "parser" / "model-best", corpus)
@@ -134,7 +174,8 @@ def speed(
     """Seconds per training iteration (one pass over the training set, from
     the time of ``sample`` sentences) and words/s (dev, gold trees) of every
     model of the first (smallest) seed only, measured one after the other in
-    one process on one thread."""
+    one process on one thread. The twins trained on jackknifed trees are not
+    timed: they are the same models, trained on other trees."""
     import spacy
     from spacy.util import minibatch
 

@@ -1,51 +1,74 @@
 """The whole `spacy project run all` workflow on a tiny corpus laid out like the
 real data directory, with a few training steps and two seeds: every seed's
 pipelines in their folder, trained with their seed, every table of the
-report filled with mean ± sd over the two seeds, and no network needed."""
+report filled with mean ± sd over the two seeds, and no network needed.
+The training split is jackknifed in two folds and one model (dgm+dep) is
+trained on those trees too, as dgm+dep@jackknife."""
 import json
 
 import pytest
 import spacy
 from spacy.util import load_config
 
-from corpus_copies import run_workflow, write_ewt
+from corpus_copies import TESTS, replicate_conllu, run_workflow, write_ewt
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     data = tmp_path_factory.mktemp("data")
-    write_ewt(data, {"train": 8, "dev": 3, "test": 3})
+    write_ewt(data, {"train": 16, "dev": 3, "test": 3})
+    # the training trees as 16 documents (the same sentence ids), so that each jackknife fold has documents and
+    # each fold's parser sees a label 30 times (spaCy's parser keeps such labels only; with none it finds no gold move)
+    (data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu").write_text(replicate_conllu((TESTS / "data" / "tiny.conllu").read_text(), 16))
     return data
 
 
 @pytest.mark.slow
 def test_project_run_all_fills_every_table(data_dir, tmp_path):
     project, done = run_workflow(tmp_path, "all", data_dir, "--vars.steps", "4", "--vars.parser_steps", "4",
-                                 "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20", "--vars.seeds", "0,1")
+                                 "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20", "--vars.seeds", "0,1",
+                                 "--vars.jackknife_folds", "2", "--vars.jackknife_models", "dgm+dep")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     names = {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf", "semi_crf+dep", "dgm_s", "dgm_s+dep",
              "dgm", "dgm+dep", "ner"}
+    twin = "dgm+dep@jackknife"
     trained = project / "training" / "study"
+    jackknifed = trained / "jackknife" / "train.jackknife.conllu"
+    assert json.loads((trained / "jackknife" / "jackknife.json").read_text())["folds"] == 2
     for seed in (0, 1):
-        assert {p.name for p in (trained / f"seed_{seed}").iterdir()} == names | {"parser", "logs"}
-        assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {f"{n}.log" for n in names | {"parser"}}
+        assert {p.name for p in (trained / f"seed_{seed}").iterdir()} == names | {twin, "parser", "logs"}
+        assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {f"{n}.log" for n in names | {twin, "parser"}}
         config = load_config(trained / f"seed_{seed}" / "dgm" / "model-best" / "config.cfg", interpolate=True)
         assert config["training"]["seed"] == seed
+        configs = {name: load_config(trained / f"seed_{seed}" / name / "model-best" / "config.cfg", interpolate=True)
+                   for name in ("dgm+dep", twin)}
+        assert configs[twin]["paths"]["train_conllu"] == "training/study/jackknife/train.jackknife.conllu"
+        assert configs["dgm+dep"]["paths"]["train_conllu"] == str(data_dir / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu")
+        assert configs[twin]["components"]["dgm_ner"] == configs["dgm+dep"]["components"]["dgm_ner"]
     # the seed changes the initial weights, so the trained ones differ
     weights = [spacy.load(trained / f"seed_{seed}" / "dgm" / "model-best").get_pipe("tok2vec").model.to_bytes() for seed in (0, 1)]
     assert weights[0] != weights[1]
     seconds = json.loads((trained / "train_seconds.json").read_text())
-    assert seconds["seeds"] == [0, 1] and set(seconds["seconds"]["1"]) == names | {"parser"}
+    assert seconds["seeds"] == [0, 1] and set(seconds["seconds"]["1"]) == names | {twin, "parser"}
+    assert seconds["jackknife"] == "training/study/jackknife/train.jackknife.conllu" and jackknifed.exists()
     report = (project / "metrics" / "study" / "report.md").read_text()
-    for heading in ("(a) P/R/F", "(b) Coverage", "(c) Candidate spans", "(d) Speed", "(e) Significance"):
+    for heading in ("(a) P/R/F", "(b) Coverage", "(c) Candidate spans", "(d) Speed", "(e) Significance",
+                    "(f) Training on predicted trees"):
         assert heading in report
     assert "over 2 training seeds (0, 1)" in report and "the pipelines of seed 0 only" in report
     table_2 = report.split("Table 2")[1].split("###")[0]
     rows = [line for line in table_2.splitlines() if line.startswith("| given") or line.startswith("| predicted")]
     assert len(rows) == 10 and all(line.count(" ± ") == 6 for line in rows)  # P/R/F on dev and test
+    section_f = report.split("(f) Training on predicted trees")[1]
+    assert "2 folds of documents" in section_f
+    rows = [line for line in section_f.splitlines() if line.startswith("| dgm+dep |")]
+    assert [line.split(" | ")[1:3] for line in rows] == [["gold trees", "given"], ["jackknifed trees", "given"],
+                                                         ["gold trees", "predicted"], ["jackknifed trees", "predicted"]]
+    assert all(line.count(" ± ") == 6 for line in rows)
+    assert [line.split(" | ")[1] for line in section_f.splitlines() if line.startswith(f"| {twin} vs dgm+dep")] == ["given", "predicted"]
     assert (project / "metrics" / "study" / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     evaluation = json.loads((project / "metrics" / "study" / "evaluation.json").read_text())
-    assert evaluation["seeds"] == [0, 1] and set(evaluation["models"]) == names
+    assert evaluation["seeds"] == [0, 1] and set(evaluation["models"]) == names | {twin}
     assert set(evaluation["parser"]) == {"0", "1"} and set(evaluation["parser"]["1"]) == {"dev", "test"}
     for by_seed in evaluation["models"].values():
         assert set(by_seed) == {"0", "1"}
@@ -58,7 +81,8 @@ def test_project_run_all_fills_every_table(data_dir, tmp_path):
             scores = evaluation["models"][name][seed]
             for split in ("dev", "test"):
                 assert scores[f"{split}_given"]["sentence_counts"] == scores[f"{split}_predicted"]["sentence_counts"]
-    assert json.loads((project / "metrics" / "study" / "speed.json").read_text())["seed"] == 0
+    speed = json.loads((project / "metrics" / "study" / "speed.json").read_text())
+    assert speed["seed"] == 0 and set(speed["models"]) == names  # the twin is the same model: not timed
     coverage = json.loads((project / "metrics" / "study" / "coverage.json").read_text())
     assert coverage["dev"]["gold"]["sentences"] == 9
     assert coverage["dev"]["gold"]["coverage"]["semi_markov_L8"] == 100.0
