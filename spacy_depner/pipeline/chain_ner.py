@@ -6,6 +6,9 @@ log-likelihood by forward-backward) or as a structured perceptron (``loss =
 gold tags; with ``use_averages = true`` in the optimizer, spaCy trains, scores
 and saves the averaged parameters). Invalid tag sequences are excluded by the
 transition constraints of the scheme, in training and decoding alike.
+Each sentence of a Doc is its own chain (no transition links the last tag of
+a sentence to the first of the next, so no entity crosses a sentence start);
+in training, sentences that a gold entity joins form one chain.
 Optional token features: dependency features (as in ``dgm_ner``) and
 gazetteer phrases per label, read from a JSONL file at initialization and
 saved with the pipeline.
@@ -34,7 +37,7 @@ from thinc.types import Floats2d
 
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
 from ..structures import chain_spans, linear_chain
-from .doc_arrays import doc_offsets_of
+from .doc_arrays import batch_offsets, chain_offsets, doc_offsets_of
 from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
 from .span_groups import write_span_group
@@ -161,10 +164,17 @@ class LinearChainNER(EntityPipe):
             return self.model.begin_update(inputs)
         return self.model.predict(inputs), None
 
-    def _chain_args(self, docs, scores, transitions):
+    def _chain_args(self, docs, scores, transitions, entities: Optional[np.ndarray] = None):
+        """(tag scores (N, T), chain offsets, transitions, allowed) as float64 for
+        ``linear_chain``: one chain per sentence (sentence starts from the
+        Docs; a Doc without them is one sentence), except where an entity
+        of ``entities`` (E, 2) [first, last] (the gold ones in training)
+        crosses a sentence start."""
+        doc_offsets, sentence_offsets = batch_offsets(docs)
+        spans = np.zeros((0, 2), dtype=np.int64) if entities is None else entities
         return (
             np.asarray(self.model.ops.to_numpy(scores), dtype=np.float64),
-            doc_offsets_of(docs),
+            chain_offsets(spans, doc_offsets, sentence_offsets),
             np.asarray(self.model.ops.to_numpy(transitions), dtype=np.float64),
             self._allowed(),
         )
@@ -176,14 +186,14 @@ class LinearChainNER(EntityPipe):
         docs = list(docs)
         scores, transitions = self.tempered(self._forward(docs, is_train=False)[0])
         args = self._chain_args(docs, scores, transitions)
-        scheme, doc_offsets = self.cfg["scheme"], args[1]
+        scheme, doc_offsets = self.cfg["scheme"], doc_offsets_of(docs)
         if self.settings["decoding"] == "posterior":
             _, entities, labels, probabilities = chain_spans.posterior_decode(
                 *args[:3], scheme, self.settings["posterior_penalty"])
             tags = linear_chain.spans_to_tags(entities, labels, int(doc_offsets[-1]), scheme)
             return ChainPrediction(tags, doc_offsets, entities, labels, probabilities)
         _, tags = linear_chain.viterbi(*args)
-        entities, labels = linear_chain.tags_to_spans(tags, doc_offsets, scheme, len(self.labels))
+        entities, labels = linear_chain.tags_to_spans(tags, args[1], scheme, len(self.labels))
         probabilities = chain_spans.entity_marginals(*args[:3], scheme, entities, labels) if self.needs_marginals else None
         return ChainPrediction(tags, doc_offsets, entities, labels, probabilities)
 
@@ -201,9 +211,10 @@ class LinearChainNER(EntityPipe):
         backprop(d_scores)
         return loss, {}
 
-    def gold_tags(self, examples: List[Example], doc_offsets: np.ndarray) -> np.ndarray:
+    def gold_tags(self, examples: List[Example], doc_offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """The gold tags (N,) of the batch and its gold entities (E, 2) [first, last]."""
         entities, ids = self.gold_entities(examples, doc_offsets)
-        return linear_chain.spans_to_tags(entities, ids - 1, int(doc_offsets[-1]), self.cfg["scheme"])
+        return linear_chain.spans_to_tags(entities, ids - 1, int(doc_offsets[-1]), self.cfg["scheme"]), entities
 
     def get_loss(self, examples: Iterable[Example], scores: Tuple[Floats2d, Floats2d]) -> Tuple[float, Tuple[Floats2d, Floats2d]]:
         """The loss and its gradient with respect to the model's output
@@ -214,11 +225,11 @@ class LinearChainNER(EntityPipe):
         examples = list(examples)
         scores, transitions = scores
         docs = [eg.predicted for eg in examples]
-        args = self._chain_args(docs, scores, transitions)
-        scores64, doc_offsets, transitions64, _ = args
-        gold = self.gold_tags(examples, doc_offsets)
+        gold, entities = self.gold_tags(examples, doc_offsets_of(docs))
+        args = self._chain_args(docs, scores, transitions, entities)
+        scores64, chains, transitions64, _ = args
         n_tags = scores64.shape[1]
-        gold_counts = linear_chain.transition_counts(gold, doc_offsets, n_tags)
+        gold_counts = linear_chain.transition_counts(gold, chains, n_tags)
         tokens = np.arange(gold.shape[0])
         gold_score = scores64[tokens, gold].sum() + (gold_counts * transitions64).sum()
         if self.settings["loss"] == "crf":
@@ -228,7 +239,7 @@ class LinearChainNER(EntityPipe):
             best, tags = linear_chain.viterbi(*args)
             d_scores = np.zeros_like(scores64)
             d_scores[tokens, tags] += 1.0
-            expected_counts = linear_chain.transition_counts(tags, doc_offsets, n_tags)
+            expected_counts = linear_chain.transition_counts(tags, chains, n_tags)
             loss = float(best.sum() - gold_score)
         d_scores[tokens, gold] -= 1.0
         ops = self.model.ops

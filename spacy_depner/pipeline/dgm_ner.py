@@ -41,7 +41,7 @@ from thinc.api import Config, Model
 
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
-from .doc_arrays import Batch, batch_offsets, covered_tokens, lattice, spans_per_doc
+from .doc_arrays import Batch, batch_offsets, chain_offsets, covered_tokens, lattice, spans_per_doc
 from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
 from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
@@ -114,11 +114,7 @@ def chains(spans: np.ndarray, doc_offsets: np.ndarray, sentence_offsets: np.ndar
     b if f < b <= l). spans (S, 2) sorted by (last, first); doc_offsets
     (B + 1,), sentence_offsets (U + 1,) in batch coordinates. Returns
     span_offsets (C + 1,) and chain_offsets (C + 1,)."""
-    n_tokens = int(doc_offsets[-1])
-    opened = np.bincount(spans[:, 0] + 1, minlength=n_tokens + 2) - np.bincount(spans[:, 1] + 1, minlength=n_tokens + 2)
-    open_spans = np.cumsum(opened)[: n_tokens + 1]
-    starts = sentence_offsets[(sentence_offsets > 0) & (sentence_offsets < n_tokens)]
-    offsets = np.unique(np.concatenate([doc_offsets, starts[open_spans[starts] == 0]])).astype(np.int64)
+    offsets = chain_offsets(spans, doc_offsets, sentence_offsets)
     return spans_per_doc(spans, offsets), offsets
 
 

@@ -51,6 +51,19 @@ def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
     return doc_offsets, sentence_offsets_of(token_table(docs, [SENT_START])[:, 0], doc_offsets)
 
 
+def chain_offsets(spans: np.ndarray, doc_offsets: np.ndarray, sentence_offsets: np.ndarray) -> np.ndarray:
+    """Offsets (C + 1,) of the independent chains of a batch: its Docs cut at
+    every sentence start that no span crosses (a span [f, l] crosses b if
+    f < b <= l). spans (S, 2) [first, last], doc_offsets (B + 1,),
+    sentence_offsets (U + 1,), all in batch token coordinates."""
+    n_tokens = int(doc_offsets[-1])
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    opened = np.bincount(spans[:, 0] + 1, minlength=n_tokens + 2) - np.bincount(spans[:, 1] + 1, minlength=n_tokens + 2)
+    open_spans = np.cumsum(opened)[: n_tokens + 1]
+    starts = sentence_offsets[(sentence_offsets > 0) & (sentence_offsets < n_tokens)]
+    return np.unique(np.concatenate([doc_offsets, starts[open_spans[starts] == 0]])).astype(np.int64)
+
+
 def spans_to_ragged(spans: np.ndarray, doc_offsets: np.ndarray, ops: Optional[Ops] = None) -> Ragged:
     """Spans (S, 2) [first, last] in batch coordinates, sorted by last token, as
     spaCy's suggesters return them: a Ragged of [start, end) Ints2d in Doc

@@ -168,3 +168,38 @@ def test_unknown_gold_label_and_bad_settings():
         nlp.add_pipe("chain_ner", name="a", config={"scheme": "IO"})
     with pytest.raises(ValueError, match="loss"):
         nlp.add_pipe("chain_ner", name="b", config={"loss": "hinge"})
+
+
+def test_chain_offsets_cut_at_sentence_starts_no_span_crosses():
+    from spacy_depner.pipeline.doc_arrays import chain_offsets
+
+    doc_offsets = np.array([0, 5, 9])
+    sentence_offsets = np.array([0, 3, 5, 7, 9])
+    none = np.zeros((0, 2), dtype=np.int64)
+    assert chain_offsets(none, doc_offsets, sentence_offsets).tolist() == [0, 3, 5, 7, 9]
+    assert chain_offsets(np.array([[2, 3]]), doc_offsets, sentence_offsets).tolist() == [0, 5, 7, 9]
+    assert chain_offsets(np.array([[3, 4], [6, 7]]), doc_offsets, sentence_offsets).tolist() == [0, 3, 5, 9]
+
+
+def test_each_sentence_is_its_own_chain():
+    """Decoding cuts the chain at every sentence start, so no predicted
+    entity crosses one, even from a model trained on gold entities that do
+    (in training, sentences that a gold entity joins form one chain, so the
+    loss stays finite and falls)."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("chain_ner")
+    words = ["Mary", "lives", "in", "New", "York", "now"] * 20
+    starts = [i % 4 == 0 for i in range(len(words))]
+    tags = ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"] * 20  # "New York" crosses a sentence start every other time
+    crossing = Example(Doc(nlp.vocab, words=words, sent_starts=starts),
+                       Doc(nlp.vocab, words=words, sent_starts=starts, ents=tags))
+    assert any(e.start // 4 != (e.end - 1) // 4 for e in crossing.reference.ents)
+    optimizer = nlp.initialize(lambda: [crossing])
+    losses = [nlp.update([crossing], sgd=optimizer, losses={})["chain_ner"] for _ in range(30)]
+    assert all(np.isfinite(losses)) and losses[-1] < losses[0] * 0.5
+    doc = nlp(Doc(nlp.vocab, words=words, sent_starts=starts))
+    assert len(doc.ents) > 0
+    assert all(e.start // 4 == (e.end - 1) // 4 for e in doc.ents)
