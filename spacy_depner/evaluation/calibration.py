@@ -14,7 +14,8 @@ correct.
 * ``span_nll``: the mean negative log-likelihood of the spans' correctness;
 * ``fit_temperature``: the one scalar T that minimises that negative
   log-likelihood when the model's scores are divided by T (log-spaced grid,
-  then golden-section search);
+  then golden-section search); ``fit_component_temperature``: that fit for
+  one component of a pipeline, on inputs the other components annotated;
 * ``reliability_png``: the reliability diagram (matplotlib, imported only
   when a diagram is drawn);
 * ``calibration_report`` and ``calibrate_pipeline``: the same on trained
@@ -313,6 +314,36 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
     return report
 
 
+def fitting_settings(pipe) -> Dict[str, object]:
+    """The settings a temperature is fitted with: span probabilities written
+    (``scores``, where the component has that setting), threshold 0 and MAP
+    decoding (its spans do not move with the temperature)."""
+    return {**({"scores": True} if "scores" in pipe.settings else {}), "threshold": 0.0,
+            **({"decoding": "map"} if "decoding" in pipe.settings else {})}
+
+
+def fit_component_temperature(pipe, docs: Sequence, gold: Sequence, key: str, name: str, where: object,
+                              low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1]
+                              ) -> Tuple[float, float, List[Tuple[float, float]]]:
+    """``fit_temperature`` of the component ``pipe`` (named ``name``, its
+    spans with probabilities in ``doc.spans[key]``) on ``docs``, inputs
+    annotated by the other components (``component_inputs``), against the
+    ``gold`` spans of each: each temperature tried is one decoding of the
+    component alone with ``fitting_settings``. Returns (T to 4 significant
+    digits, the smallest negative log-likelihood, every (T, nll) tried); a
+    ValueError when the component predicts no span on the data ``where``."""
+    fitting = fitting_settings(pipe)
+
+    def nll_at(temperature: float) -> float:
+        probabilities, correct, _ = judge(decode(pipe, docs, temperature=temperature, **fitting), gold, key, name)
+        if probabilities.size == 0:
+            raise ValueError(f"'{name}' predicts no span on {where}: there is nothing to fit a temperature on")
+        return span_nll(probabilities, correct)
+
+    temperature, nll, tried = fit_temperature(nll_at, low, high)
+    return float(f"{temperature:.4g}"), nll, tried
+
+
 def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional[str] = None,
                        uner: Optional[Path] = None, spans_key: Optional[str] = None, parser: Optional[Path] = None,
                        low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
@@ -336,22 +367,14 @@ def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
     docs = component_inputs(nlp, name, examples)
     scores_on = {"scores": True} if "scores" in pipe.settings else {}
-    fitting = {**scores_on, "threshold": 0.0, **({"decoding": "map"} if "decoding" in pipe.settings else {})}
 
     def measured() -> Dict[str, object]:
         summary = spans_summary(*judge(decode(pipe, docs, **scores_on), gold, key, name), n_bins)
         return {k: v for k, v in summary.items() if k != "reliability"}
 
-    def nll_at(temperature: float) -> float:
-        probabilities, correct, _ = judge(decode(pipe, docs, temperature=temperature, **fitting), gold, key, name)
-        if probabilities.size == 0:
-            raise ValueError(f"'{name}' predicts no span on {dev}: there is nothing to fit a temperature on")
-        return span_nll(probabilities, correct)
-
     before_temperature = float(pipe.settings["temperature"])
     before = measured()
-    temperature, nll, tried = fit_temperature(nll_at, low, high)
-    temperature = float(f"{temperature:.4g}")
+    temperature, nll, tried = fit_component_temperature(pipe, docs, gold, key, name, dev, low, high)
     pipe.settings["temperature"] = temperature
     after = measured()
     save_pipeline(nlp, name, {"temperature": temperature}, output)
