@@ -140,16 +140,20 @@ def study_component(nlp, name: str, key: str, data: Dict[str, Tuple], png: Path,
     def posterior(split: str, penalty: float) -> Dict[str, float]:
         return prf_of(judged(split, temperature=temperature, decoding="posterior", posterior_penalty=penalty))
 
-    best, penalties = grid_search(grid_values(penalty_step, 1.0 - penalty_step, penalty_step),
-                                  lambda penalty: posterior("dev", penalty), "posterior_penalty")
-    penalty = best["posterior_penalty"]
+    if pipe.cfg.get("heads"):
+        posterior_entry = {"posterior_penalty": None, "step": penalty_step,
+                           "reason": f"'{name}' has heads = true: posterior decoding is available without heads only"}
+    else:
+        best, penalties = grid_search(grid_values(penalty_step, 1.0 - penalty_step, penalty_step),
+                                      lambda penalty: posterior("dev", penalty), "posterior_penalty")
+        posterior_entry = {"posterior_penalty": best["posterior_penalty"], "step": penalty_step,
+                           "dev": {k: best[k] for k in ("p", "r", "f")},
+                           "test": posterior("test", best["posterior_penalty"]), "curve": penalties}
     return {"factory": nlp.get_pipe_meta(name).factory, "kind": "ours", "span_group": key,
             "pipeline_settings": {k: pipe.settings[k] for k in ("temperature", "threshold", "decoding", "posterior_penalty")},
             "calibration": calibration, "threshold": threshold,
             "map": {split: prf_of(after[split]) for split in SPLITS},
-            "posterior": {"posterior_penalty": penalty, "step": penalty_step,
-                          "dev": {k: best[k] for k in ("p", "r", "f")}, "test": posterior("test", penalty),
-                          "curve": penalties}}
+            "posterior": posterior_entry}
 
 
 def study_model(name: str, path: Path, files: Dict[str, DataFile], png: Path, component: Optional[str],
@@ -234,7 +238,8 @@ def decoding_table(results: Dict[str, object]) -> str:
         chosen, posterior = entry["threshold"], entry["posterior"]
         rows.append([model, name, percent(entry["map"]["dev"]["f"]), *p_r_f(entry["map"]["test"]),
                      f"{chosen['threshold']:g}", percent(chosen["dev"]["f"]), *p_r_f(chosen["test"]),
-                     f"{posterior['posterior_penalty']:g}", percent(posterior["dev"]["f"]), *p_r_f(posterior["test"])])
+                     *([f"{posterior['posterior_penalty']:g}", percent(posterior["dev"]["f"]), *p_r_f(posterior["test"])]
+                       if posterior["posterior_penalty"] is not None else ["–"] * 5)])
     return table(["model", "component", "MAP dev F", "MAP test P", "MAP test R", "MAP test F",
                   "t", "t dev F", "t test P", "t test R", "t test F",
                   "c", "c dev F", "c test P", "c test R", "c test F"], rows)
