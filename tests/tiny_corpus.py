@@ -55,3 +55,13 @@ def check_unknown_gold_label(factory: str, config: dict, make_examples, labels, 
     with pytest.raises(ValueError, match=f"Unknown label '{unknown}'"):
         component.update(examples)
     return nlp
+
+
+def write_tiny_docbin(path):
+    """The tiny corpus's reference Docs (trees and entities) as a DocBin at ``path``; the path."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    DocBin(docs=[make_example(nlp, *row).reference for row in TINY]).to_disk(path)
+    return path

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 import numpy as np
 
 from ..atomic_files import atomic_path
-from .corpus_scores import parsed_docs, with_vocab
+from .corpus_scores import nested_file_examples, parsed_docs, with_vocab
 from .metrics import prf
 from .progress import progress
 
@@ -158,12 +158,7 @@ def without_trees(doc):
 def input_doc(reference):
     """The input Doc of a reference Doc: its words and spaces, and its trees
     or else its sentence starts, if it has them."""
-    from spacy.tokens import Doc
-
-    if not reference.has_annotation("DEP"):
-        return without_trees(reference)
-    return Doc(reference.vocab, words=[t.text for t in reference], spaces=[bool(t.whitespace_) for t in reference],
-               heads=[t.head.i for t in reference], deps=[t.dep_ for t in reference])
+    return with_vocab(reference.vocab, reference) if reference.has_annotation("DEP") else without_trees(reference)
 
 
 def docbin_gold_key(references, path: Path, spans_key: Optional[str]) -> Optional[str]:
@@ -203,15 +198,11 @@ def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optio
     from spacy.tokens import DocBin
     from spacy.training import Example
 
-    from ..readers.genia import genia_examples, read_genia
-    from ..readers.gum import gum_examples, read_gum
     from ..readers.uner import corpus_examples, read_uner_corpus
 
     kind, key = data_kind(path, uner), spans_key or GOLD_KEY
-    if kind == "genia":
-        examples = genia_examples(nlp.vocab, read_genia(path), key)
-    elif kind == "gum":
-        examples = gum_examples(nlp.vocab, read_gum(path), "given", key)
+    if kind in ("genia", "gum"):
+        examples = nested_file_examples(nlp.vocab, path if kind == "genia" else None, path if kind == "gum" else None, key)
     elif kind == "uner":
         examples, key = corpus_examples(nlp.vocab, read_uner_corpus(path, uner), "given"), None
     else:

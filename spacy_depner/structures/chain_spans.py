@@ -33,8 +33,7 @@ import numpy as np
 from numba import njit
 
 from . import interval_selection
-from .batch_layout import max_doc_length
-from .linear_chain import _backward, _check, _forward, _sparse
+from .linear_chain import _charts, _check, _forward_backward, _sparse
 from .posterior import check_penalty
 from .score_range import check_scores
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
@@ -104,12 +103,9 @@ def _grow(spans, labels, values, m):
 def _span_marginals(scores, doc_offsets, transitions, allowed, roles, floor):
     """Every entity of marginal > floor: spans (M, 2), labels (M,), marginals
     (M,), by document, then first token, label and last token."""
-    T = scores.shape[1]
-    pred_ptr, pred, succ_ptr, succ = _sparse(allowed)
-    m = max(max_doc_length(doc_offsets), 1)
-    alpha = np.empty((m, T))
-    beta = np.empty((m, T))
-    buffer = np.empty(T)
+    sparse = _sparse(allowed)
+    succ_ptr, succ = sparse[2], sparse[3]
+    alpha, beta, buffer = _charts(doc_offsets, scores.shape[1])
     spans = np.empty((16, 2), dtype=np.int64)
     labels = np.empty(16, dtype=np.int64)
     values = np.empty(16)
@@ -119,8 +115,7 @@ def _span_marginals(scores, doc_offsets, transitions, allowed, roles, floor):
         n = doc_offsets[d + 1] - first
         if n == 0:
             continue
-        z = _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer)
-        _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer)
+        z = _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer)
         for i in range(n):
             for k in range(roles.shape[0]):
                 unit, begin, inside, last = roles[k, 0], roles[k, 1], roles[k, 2], roles[k, 3]
@@ -154,20 +149,16 @@ def _span_marginals(scores, doc_offsets, transitions, allowed, roles, floor):
 def _entity_marginals(scores, doc_offsets, transitions, allowed, roles, spans, labels, entity_offsets):
     """The marginal of each entity; the entities of document d are rows
     entity_offsets[d]:entity_offsets[d + 1]."""
-    T = scores.shape[1]
-    pred_ptr, pred, succ_ptr, succ = _sparse(allowed)
-    m = max(max_doc_length(doc_offsets), 1)
-    alpha = np.empty((m, T))
-    beta = np.empty((m, T))
-    buffer = np.empty(T)
+    sparse = _sparse(allowed)
+    succ_ptr, succ = sparse[2], sparse[3]
+    alpha, beta, buffer = _charts(doc_offsets, scores.shape[1])
     values = np.zeros(spans.shape[0])
     for d in range(doc_offsets.shape[0] - 1):
         if entity_offsets[d] == entity_offsets[d + 1]:
             continue
         first = doc_offsets[d]
         n = doc_offsets[d + 1] - first
-        z = _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer)
-        _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer)
+        z = _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer)
         for e in range(entity_offsets[d], entity_offsets[d + 1]):
             values[e] = np.exp(_entity_log_weight(scores, first, n, spans[e, 0] - first, spans[e, 1] - first, roles,
                                                   labels[e], transitions, allowed, succ_ptr, succ, alpha, beta) - z)

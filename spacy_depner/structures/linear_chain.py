@@ -196,6 +196,24 @@ def _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buff
 
 
 @njit(cache=True)
+def _charts(doc_offsets, T):
+    """Scratch for one document at a time: alpha (m, T), beta (m, T) and a
+    buffer (T,), m the longest document (at least 1)."""
+    m = max(max_doc_length(doc_offsets), 1)
+    return np.empty((m, T)), np.empty((m, T)), np.empty(T)
+
+
+@njit(cache=True)
+def _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer):
+    """alpha and beta of the document of n tokens at ``first`` (``sparse``:
+    ``_sparse(allowed)``); its log-partition."""
+    pred_ptr, pred, succ_ptr, succ = sparse
+    z = _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer)
+    _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer)
+    return z
+
+
+@njit(cache=True)
 def _log_partition(scores, doc_offsets, transitions, allowed):
     D = doc_offsets.shape[0] - 1
     T = scores.shape[1]
@@ -216,11 +234,9 @@ def _marginals(scores, doc_offsets, transitions, allowed):
     D = doc_offsets.shape[0] - 1
     T = scores.shape[1]
     B = T
-    pred_ptr, pred, succ_ptr, succ = _sparse(allowed)
-    m = max(max_doc_length(doc_offsets), 1)
-    alpha = np.empty((m, T))
-    beta = np.empty((m, T))
-    buffer = np.empty(T)
+    sparse = _sparse(allowed)
+    succ_ptr, succ = sparse[2], sparse[3]
+    alpha, beta, buffer = _charts(doc_offsets, T)
     log_z = np.zeros(D)
     tag_marginals = np.zeros(scores.shape)
     transition_marginals = np.zeros(transitions.shape)
@@ -229,8 +245,7 @@ def _marginals(scores, doc_offsets, transitions, allowed):
         n = doc_offsets[d + 1] - first
         if n == 0:
             continue
-        z = _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer)
-        _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buffer)
+        z = _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer)
         log_z[d] = z
         for t in range(n):
             for y in range(T):

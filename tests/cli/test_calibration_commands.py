@@ -15,7 +15,7 @@ from spacy_depner.cli.app import app
 from spacy_depner.cli.errors import run
 from spacy_depner.evaluation.calibration import expected_calibration_error
 
-from tiny_corpus import SMALL_TOK2VEC, TINY, make_example
+from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
 DATA = Path(__file__).parents[1] / "data"
 PROG = "python -m spacy_depner"
@@ -40,10 +40,7 @@ def error_line(capsys, *args) -> str:
 @pytest.fixture(scope="module")
 def tiny_docbin(tmp_path_factory) -> Path:
     """The tiny corpus (trees and entities) as a DocBin."""
-    nlp = spacy.blank("en")
-    path = tmp_path_factory.mktemp("data") / "tiny.spacy"
-    DocBin(docs=[make_example(nlp, *row).reference for row in TINY]).to_disk(path)
-    return path
+    return write_tiny_docbin(tmp_path_factory.mktemp("data") / "tiny.spacy")
 
 
 @pytest.fixture(scope="module")

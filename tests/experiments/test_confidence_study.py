@@ -22,7 +22,7 @@ from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
 from spacy_depner.readers.genia import genia_examples, read_genia
 from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
 
-from tiny_corpus import SMALL_TOK2VEC, TINY, make_example
+from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
 DATA = Path(__file__).parents[1] / "data"
 GENIA = DATA / "nested_genia.jsonl"
@@ -87,10 +87,7 @@ def genia_models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_docbin(tmp_path_factory) -> Path:
-    nlp = spacy.blank("en")
-    path = tmp_path_factory.mktemp("data") / "tiny.spacy"
-    DocBin(docs=[make_example(nlp, *row).reference for row in TINY]).to_disk(path)
-    return path
+    return write_tiny_docbin(tmp_path_factory.mktemp("data") / "tiny.spacy")
 
 
 def study(models, dev: DataFile, test: DataFile, output: Path) -> dict:
