@@ -16,6 +16,8 @@ would train exactly as they do on the gold trees.
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
+from .seeds import pick_names
+
 CONLLU = "ud_ewt/r2.9/en_ewt-ud-{split}.conllu"
 IOB2 = {"train": "uner_ewt/en_ewt-ud-train.legacy-2022-12.iob2", "dev": "uner_ewt/en_ewt-ud-dev.iob2",
         "test": "uner_ewt/en_ewt-ud-test.iob2"}
@@ -91,10 +93,24 @@ def twin_names(chosen: Optional[str] = "all") -> List[str]:
     return [name for name in TREE_READERS if name in names]
 
 
-def study_models(twins: Sequence[str] = ()) -> List[StudyModel]:
-    """Every model of the study, then the twins (NAME@jackknife, trained on
-    the jackknifed trees) of the models named in ``twins`` (``twin_names``), in the order of MODELS."""
-    return list(MODELS) + [model for model in TWINS if gold_trained(model.name) in twins]
+def model_names(chosen: Optional[str] = "all") -> List[str]:
+    """The models (trained on gold trees) to train: ``"all"`` or names
+    separated by commas, e.g. "ner,chain_crf,dgm+dep", in the order of MODELS."""
+    return pick_names(chosen, [model.name for model in MODELS])
+
+
+def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = None) -> List[StudyModel]:
+    """The models of the study named in ``chosen`` (``model_names``; None:
+    every one), then the twins (NAME@jackknife, trained on the jackknifed
+    trees) of the models named in ``twins`` (``twin_names``), in the order
+    of MODELS. A twin needs its gold-trained model among the chosen ones,
+    since the study compares the two: otherwise a ValueError."""
+    chosen = [model.name for model in MODELS] if chosen is None else list(chosen)
+    lonely = [name for name in twins if name not in chosen]
+    if lonely:
+        raise ValueError(f"--jackknife-models {','.join(lonely)}: the study compares each twin with the same model trained "
+                         f"on gold trees, so add {','.join(lonely)} to --models too")
+    return [model for model in MODELS if model.name in chosen] + [model for model in TWINS if gold_trained(model.name) in twins]
 
 
 def data_file(data: Path, split: str, kind: str) -> Path:

@@ -36,7 +36,7 @@ def prf_tables(evaluation: Dict) -> str:
         rows = []
         for trees in ("given", "predicted"):
             names = [m.name for m in MODELS if m.dependency_features is dep] + ([] if dep else ["ner"])
-            for name in names:
+            for name in (name for name in names if name in evaluation["models"]):
                 rows.append([trees, title(name)] + prf_cells(evaluation["models"][name], seeds, trees))
         parts.append(f"### {heading}\n\n{seeds_caption(evaluation['seeds'])}\n\n"
                      + table(["trees", "model", "dev P", "dev R", "dev F", "test P", "test R", "test F"], rows))
@@ -78,7 +78,7 @@ def spans_table(coverage: Dict) -> str:
 def speed_table(speed: Dict, train_seconds: Dict) -> str:
     """Figure 6's figures of the pipelines of one seed (speed.json's), and
     the wall time of training each model, mean ± sd over the trained seeds."""
-    base = speed["models"]["semi_crf"]["seconds_per_iteration"]
+    base = speed["models"].get("semi_crf", {}).get("seconds_per_iteration")  # None when semi_crf was not trained
     walls = train_seconds.get("seconds", {})
     rows = [
         [name, title(name), row["seconds_per_iteration"], row["seconds_per_iteration"] / base if base else None, row["words_per_second"],
@@ -129,9 +129,9 @@ def significance_table(evaluation: Dict, samples: int) -> str:
     ner on test, once per seed (the two models of the same seed), summarised
     by ``seed_tests.over_seeds``: the largest p over the seeds, the seeds
     with p < 0.05 and the seeds in which DGM scores higher."""
-    rows = [comparison_row(evaluation, dgm, other, trees, samples)
-            for dgm, other in (("dgm", "semi_crf"), ("dgm+dep", "semi_crf+dep"), ("dgm", "ner"), ("dgm+dep", "ner"))
-            for trees in ("given", "predicted")]
+    pairs = [(dgm, other) for dgm, other in (("dgm", "semi_crf"), ("dgm+dep", "semi_crf+dep"), ("dgm", "ner"), ("dgm+dep", "ner"))
+             if dgm in evaluation["models"] and other in evaluation["models"]]
+    rows = [comparison_row(evaluation, dgm, other, trees, samples) for dgm, other in pairs for trees in ("given", "predicted")]
     return (f"{seeds_caption(evaluation['seeds'])} Each seed's DGM model is tested against the other model of the same seed "
             f"(paired bootstrap, {samples} resamples of the test sentences, one-sided in the direction of that seed's "
             f"difference); the table gives the largest p over the seeds, so p < {ALPHA} there means every seed's pair "

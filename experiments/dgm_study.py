@@ -2,7 +2,7 @@
 ``project.yml`` (Jie, Muis & Lu 2017, Tables 1-4 and Figure 6, on UD
 English-EWT r2.9 + UNER English-EWT).
 
-    train     trains the parser and every NER model once per seed (``--seeds``),
+    train     trains the parser and every NER model (or those of ``--models``) once per seed (``--seeds``),
               ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>; with ``--jackknife``
               also each tree-reading model on the jackknifed trees, OUTPUT/seed_<s>/<model>@jackknife
     coverage  Table 1: gold entities each lattice holds, gold trees and each seed's parser's trees
@@ -31,12 +31,12 @@ from tqdm import tqdm
 
 from spacy_depner.evaluation.progress import progress
 
-from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, study_models, twin_names
+from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
 from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .runs import run_seeds, train_command
-from .seeds import chosen_seeds, parse_seeds, seed_folder
+from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from .timing import pipeline_seconds
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
@@ -58,6 +58,9 @@ def train(
     jackknife_models: str = typer.Option(
         "all", help=f"With --jackknife: the models trained on it too, e.g. dgm+dep,chain_crf+dep "
                     f"(all: every tree-reading model, {','.join(TREE_READERS)})"),
+    models: str = typer.Option(
+        "all", "--models", help=f"The models trained on the gold trees (the parser always is), e.g. ner,chain_crf,dgm+dep "
+                                f"(all: {','.join(m.name for m in MODELS)})"),
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
     OUTPUT/seed_<s>/<model>, and with --jackknife the chosen tree-reading
@@ -69,12 +72,15 @@ def train(
     if jackknife is None and jackknife_models.strip() != "all":
         raise typer.BadParameter(f"--jackknife-models {jackknife_models} chooses models to train on jackknifed trees: "
                                  "give those trees with --jackknife FILE too")
-    models = study_models(twin_names(jackknife_models) if jackknife is not None else ())
+    twins = twin_names(jackknife_models) if jackknife is not None else ()
+    if jackknife is not None and jackknife_models.strip() == "all":
+        twins = [name for name in twins if name in model_names(models)]
+    chosen = study_models(twins, model_names(models))
     runs = {}
     for seed in parse_seeds(seeds):
         folder = seed_folder(output, seed)
         runs[seed] = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
-        for model in models:
+        for model in chosen:
             runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
                                                    model.overrides(jackknife), seed)
     seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps,
@@ -83,21 +89,14 @@ def train(
 
 
 def trained_models(models: Path, seeds: List[int]) -> List[StudyModel]:
-    """The models to evaluate: every model of the study, and each twin
+    """The models to evaluate: each model of the study and each twin
     (trained on the jackknifed trees) whose pipeline every seed of ``seeds``
-    holds. A twin that some of the seeds hold and others do not is a
-    ValueError: train it for every seed, or choose the seeds with --seeds."""
-    present = []
-    for model in TWINS:
-        held = [seed for seed in seeds if (seed_folder(models, seed) / model.name / "model-best").is_dir()]
-        if held and len(held) < len(seeds):
-            missing = ", ".join(str(seed) for seed in seeds if seed not in held)
-            raise ValueError(f"{models}: {model.name} is trained for seed {', '.join(map(str, held))} but not for seed {missing}: "
-                             "train it for those seeds too (study train --jackknife ... --seeds), or pass --seeds to evaluate "
-                             "the seeds that have it")
-        if held:
-            present.append(model)
-    return list(MODELS) + present
+    holds (``study train --models`` may have trained some only). A model
+    that some of the seeds hold and others do not is a ValueError: train it
+    for every seed, or choose the seeds with --seeds; so is a folder that
+    holds no model at all."""
+    names = trained_names(models, seeds, [model.name for model in MODELS + TWINS], "study train (--jackknife for a twin)")
+    return [model for model in MODELS + TWINS if model.name in names]
 
 
 @study.command("coverage")
@@ -188,7 +187,8 @@ def speed(
     sample_corpus = first_sentences(train_corpus, sample)
     seed = chosen_seeds(models, seeds)[0]
     rows = {}
-    for model in progress(MODELS, len(MODELS), f"models of seed {seed} timed", unit="model"):
+    timed = [model for model in trained_models(models, [seed]) if not model.jackknife]
+    for model in progress(timed, len(timed), f"models of seed {seed} timed", unit="model"):
         nlp = spacy.load(seed_folder(models, seed) / model.name / "model-best")
         examples = corpus_examples(nlp.vocab, sample_corpus, "given")
         sample_words = sum(len(eg.predicted) for eg in examples)

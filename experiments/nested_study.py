@@ -2,8 +2,8 @@
 of ``project.yml`` (Corro 2023 on GENIA, and UD English-GUM with and without
 dependency guidance).
 
-    train     trains every nested model of MODELS and the GUM parser once per seed
-              (``--seeds``), ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>
+    train     trains every nested model of MODELS (or those of ``--models``) and the GUM
+              parser once per seed (``--seeds``), ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>
     tune      sets the mention penalty of every seed's hypergraph models on dev (Lu & Roth 2015, sec. 3.7)
     evaluate  P/R/F and words/s of every model of every seed on the test files
               (GUM's dependency-guided model also with the same seed's parser's trees)
@@ -15,7 +15,7 @@ JSON-lines files.
 """
 import json
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import typer
 from tqdm import tqdm
@@ -24,12 +24,12 @@ from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
 from spacy_depner.evaluation.progress import progress
 
-from .nested_models import MODELS, PARSER, corpus_files, corpus_overrides
+from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides
 from .nested_report import write_nested_report
 from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .runs import run_seeds, train_command
-from .seeds import chosen_seeds, parse_seeds, seed_folder
+from .seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
 
 nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
 
@@ -45,18 +45,32 @@ def train(
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
+    models: str = typer.Option("all", "--models", help=f"The models to train, e.g. genia_quadratic,genia_spancat "
+                                                       f"(all: {','.join(m.name for m in MODELS)})"),
 ) -> None:
-    """Train every nested model (gold trees where used) and the GUM parser
-    once per seed, to OUTPUT/seed_<s>/<model>; wall times per seed to OUTPUT/train_seconds.json."""
+    """Train the nested models (every one, or those of --models; gold trees
+    where used) once per seed, and the GUM parser if a dependency-guided
+    model is among them, to OUTPUT/seed_<s>/<model>; wall times per seed to
+    OUTPUT/train_seconds.json."""
+    names = pick_names(models, [model.name for model in MODELS])
+    chosen = [model for model in MODELS if model.name in names]
     runs = {}
     for seed in parse_seeds(seeds):
         folder = seed_folder(output, seed)
-        runs[seed] = {PARSER: train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)}
-        for model in MODELS:
+        runs[seed] = {}
+        if any(model.guided for model in chosen):
+            runs[seed][PARSER] = train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)
+        for model in chosen:
             runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
                                                    model.overrides + corpus_overrides(model.corpus, genia), seed)
     seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
+
+
+def trained_models(models: Path, seeds: List[int]) -> List[NestedModel]:
+    """The nested models whose pipeline every seed of ``seeds`` holds (``train --models`` may have trained some only)."""
+    names = trained_names(models, seeds, [model.name for model in MODELS], "nested-study train")
+    return [model for model in MODELS if model.name in names]
 
 
 @nested_study.command("tune")
@@ -71,7 +85,7 @@ def tune(
     F1; each tuned pipeline goes beside its model-best, as model-tuned; the
     penalties to MODELS/tuned_penalties.json as {model: {seed: result}}."""
     chosen = chosen_seeds(models, seeds)
-    tuned = [(seed, model) for seed in chosen for model in MODELS if model.tuned]
+    tuned = [(seed, model) for seed in chosen for model in trained_models(models, chosen) if model.tuned]
     results: Dict[str, Dict] = {model.name: {} for _, model in tuned}
     for seed, model in progress(tuned, len(tuned), "models tuned (seeds x models)", unit="model"):
         folder = seed_folder(models, seed) / model.name
@@ -95,7 +109,7 @@ def evaluate(
     the same seed's GUM parser: {"split", "seeds", "models": {key: {seed: result}}}
     (key: the model's name, NAME@predicted, NAME@tuned)."""
     chosen = chosen_seeds(models, seeds)
-    runs = [(seed, model) for seed in chosen for model in MODELS]
+    runs = [(seed, model) for seed in chosen for model in trained_models(models, chosen)]
     results: Dict[str, Dict] = {}
     for seed, model in progress(runs, len(runs), "models evaluated (seeds x models)", unit="model"):
         folder, key = seed_folder(models, seed), str(seed)

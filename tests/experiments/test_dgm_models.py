@@ -10,7 +10,7 @@ import pytest
 from spacy.util import load_config
 
 from experiments import dgm_report, dgm_study
-from experiments.dgm_models import MODELS, TREE_READERS, TWINS, gold_trained, study_models, twin_names
+from experiments.dgm_models import MODELS, TREE_READERS, TWINS, gold_trained, model_names, study_models, twin_names
 from experiments.seeds import seed_folder
 from test_seeds import prf, table_rows
 
@@ -82,7 +82,8 @@ def test_study_train_builds_the_twin_commands(tmp_path, monkeypatch):
     monkeypatch.setattr(dgm_study, "run_seeds", fake_run_seeds)
     jackknife = tmp_path / "train.jackknife.conllu"
     jackknife.write_text("")
-    common = dict(data=tmp_path, output=tmp_path / "out", configs=tmp_path, steps=2, parser_steps=2, limit=0, jobs=1, seeds="0,1")
+    common = dict(data=tmp_path, output=tmp_path / "out", configs=tmp_path, steps=2, parser_steps=2, limit=0, jobs=1, seeds="0,1",
+                  models="all")
     dgm_study.train(**common, jackknife=jackknife, jackknife_models="dgm_s,perceptron+dep")
     assert recorded["settings"]["jackknife"] == str(jackknife)
     for seed in (0, 1):
@@ -100,16 +101,50 @@ def test_study_train_builds_the_twin_commands(tmp_path, monkeypatch):
         dgm_study.train(**common, jackknife=tmp_path / "missing.conllu", jackknife_models="all")
     with pytest.raises(Exception, match="give those trees with --jackknife"):
         dgm_study.train(**common, jackknife=None, jackknife_models="dgm")
+    common["models"] = "dgm+dep, ner"
+    dgm_study.train(**common, jackknife=jackknife, jackknife_models="all")  # all: the chosen tree readers
+    assert list(recorded["runs"][1]) == ["parser", "dgm+dep", "ner", "dgm+dep@jackknife"]
+    with pytest.raises(ValueError, match="add dgm to --models too"):
+        dgm_study.train(**common, jackknife=jackknife, jackknife_models="dgm,dgm+dep")
 
 
-def test_evaluate_finds_the_twins_every_seed_holds(tmp_path):
+def test_model_names_choose_and_refuse():
+    assert model_names("all") == [m.name for m in MODELS]
+    assert model_names("ner, dgm+dep,chain_crf") == ["chain_crf", "dgm+dep", "ner"]  # the order of the study's models
+    with pytest.raises(ValueError, match="--models: no model 'crf'"):
+        model_names("crf")
+    with pytest.raises(ValueError, match="--models is empty"):
+        model_names(",")
+
+
+def test_evaluate_finds_the_models_every_seed_holds(tmp_path):
+    with pytest.raises(ValueError, match="no trained model of the study"):
+        dgm_study.trained_models(tmp_path, [0])
     for seed in (0, 1):
-        (seed_folder(tmp_path, seed) / "dgm+dep@jackknife" / "model-best").mkdir(parents=True)
+        for name in ("ner", "dgm+dep", "dgm+dep@jackknife"):
+            (seed_folder(tmp_path, seed) / name / "model-best").mkdir(parents=True)
     (seed_folder(tmp_path, 0) / "dgm@jackknife" / "model-best").mkdir(parents=True)
     (seed_folder(tmp_path, 1) / "dgm_s@jackknife").mkdir(parents=True)  # a training that never finished
-    assert [m.name for m in dgm_study.trained_models(tmp_path, [1])][len(MODELS):] == ["dgm+dep@jackknife"]
+    assert [m.name for m in dgm_study.trained_models(tmp_path, [1])] == ["dgm+dep", "ner", "dgm+dep@jackknife"]
     with pytest.raises(ValueError, match="dgm@jackknife is trained for seed 0 but not for seed 1"):
         dgm_study.trained_models(tmp_path, [0, 1])
+
+
+def test_report_tables_of_a_study_trained_with_some_models():
+    counts = np.tile([1, 0, 0], (20, 1)).tolist()
+    models = {name: {"0": {f"{split}_{trees}": prf(0.6, counts) for split in ("dev", "test") for trees in ("given", "predicted")}}
+              for name in ("ner", "dgm", "chain_crf+dep")}
+    evaluation = {"seeds": [0], "models": models}
+    text = dgm_report.prf_tables(evaluation)
+    _, with_dep = table_rows(text.split("Table 3")[0], "Table 2")
+    assert [row[:2] for row in with_dep] == [["given", "linear-chain CRF"], ["predicted", "linear-chain CRF"]]
+    _, without_dep = table_rows(text, "Table 3")
+    assert [row[1] for row in without_dep] == ["DGM", "spaCy ner (reference)"] * 2
+    _, rows = table_rows(dgm_report.significance_table(evaluation, 10), "paired bootstrap")
+    assert [row[:2] for row in rows] == [["dgm vs ner", "given"], ["dgm vs ner", "predicted"]]  # no semi_crf trained
+    speed = {"seed": 0, "models": {"dgm": {"seconds_per_iteration": 2.0, "words_per_second": 10}}}
+    _, rows = table_rows(dgm_report.speed_table(speed, {}), "seed 0 only")
+    assert rows[0][3] == "–"  # no semi-CRF to compare with
 
 
 def test_report_section_on_training_with_predicted_trees(tmp_path):

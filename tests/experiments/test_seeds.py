@@ -11,7 +11,8 @@ import pytest
 from experiments import dgm_report, nested_report, two_stage_study
 from experiments.runs import run_seeds, train_command
 from experiments.seed_tests import over_seeds, significance_per_seed
-from experiments.seeds import chosen_seeds, parse_seeds, seed_folder
+from experiments import nested_study
+from experiments.seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
 from experiments.tables import mean_sd, seeds_caption
 from spacy_depner.evaluation.significance import approximate_randomization, paired_bootstrap
 
@@ -197,3 +198,42 @@ def test_crossval_resume_finds_a_finished_run_in_its_seed_folder(tmp_path):
     assert not two_stage_study.trained(seed_folder(tmp_path, 0), "fold0")  # another seed's run
     (folder / "logs" / "fold0.log").write_text("interrupted\n")
     assert not two_stage_study.trained(folder, "fold0")
+
+
+def test_pick_names_chooses_in_the_known_order_and_refuses():
+    known = ["a", "b", "c"]
+    assert pick_names("all", known) == known and pick_names(None, known) == known
+    assert pick_names(" c,a ", known) == ["a", "c"]
+    with pytest.raises(ValueError, match="--only: no model 'd'"):
+        pick_names("a,d", known, "--only")
+    with pytest.raises(ValueError, match="is empty"):
+        pick_names(" ", known)
+
+
+def test_trained_names_are_those_every_seed_holds(tmp_path):
+    with pytest.raises(ValueError, match="no trained model"):
+        trained_names(tmp_path, [0, 1], ["a", "b"])
+    for seed in (0, 1):
+        (seed_folder(tmp_path, seed) / "b" / "model-best").mkdir(parents=True)
+    (seed_folder(tmp_path, 1) / "a" / "model-best").mkdir(parents=True)
+    assert trained_names(tmp_path, [0, 1], ["c", "b"]) == ["b"]
+    assert trained_names(tmp_path, [1], ["b", "a"]) == ["b", "a"]
+    with pytest.raises(ValueError, match="a is trained for seed 1 but not for seed 0"):
+        trained_names(tmp_path, [0, 1], ["a", "b"])
+
+
+def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(tmp_path, monkeypatch):
+    recorded = {}
+    monkeypatch.setattr(nested_study, "run_seeds", lambda runs, output, jobs, **settings: recorded.update(runs=runs) or {})
+    common = dict(data=tmp_path, genia=None, output=tmp_path, configs=tmp_path, steps=2, parser_steps=2, limit=0, jobs=1, seeds="0,2")
+    nested_study.train(**common, models="gum_spancat,genia_quadratic")
+    assert {seed: list(runs) for seed, runs in recorded["runs"].items()} == {0: ["genia_quadratic", "gum_spancat"],
+                                                                             2: ["genia_quadratic", "gum_spancat"]}
+    nested_study.train(**common, models="gum_quadratic_dgm")
+    assert list(recorded["runs"][2]) == ["gum_parser", "gum_quadratic_dgm"]
+    nested_study.train(**common, models="all")
+    assert len(recorded["runs"][0]) == len(nested_study.MODELS) + 1
+    for name in ("genia_quadratic", "gum_spancat"):
+        for seed in (0, 2):
+            (seed_folder(tmp_path, seed) / name / "model-best").mkdir(parents=True)
+    assert [m.name for m in nested_study.trained_models(tmp_path, [0, 2])] == ["genia_quadratic", "gum_spancat"]
