@@ -5,14 +5,18 @@ with every choice made on dev only:
 
 1. calibration: the temperature T fitted on dev (the negative
    log-likelihood of the correctness of the MAP spans, threshold 0, as
-   ``python -m spacy_depner calibrate`` does); ECE, NLL and P/R/F at T = 1
-   and at T on dev and test, reliability diagrams of test at both;
-2. threshold: at T, the probability threshold with the best dev F1
-   (``tune_threshold`` on the MAP spans), its dev and test P/R/F and the
-   precision/recall curve;
-3. posterior decoding: at T, the ``posterior_penalty`` with the best dev F1
-   among step, 2 step, ..., 1 - step (``grid_search``), its dev and test
-   P/R/F beside MAP decoding's.
+   ``python -m spacy_depner calibrate`` does), then a temperature per label
+   (``fit_label_temperatures``, as ``calibrate --per-label``: the MAP spans
+   move, their dev F1 never below that at T); ECE, NLL and
+   P/R/F at T = 1, at T and per label on dev and test, reliability diagrams
+   of test at each. The temperatures per label are chosen iff they lower
+   the dev ECE below that of T;
+2. threshold: at the chosen temperatures, the probability threshold with
+   the best dev F1 (``tune_threshold`` on the MAP spans), its dev and test
+   P/R/F and the precision/recall curve;
+3. posterior decoding: at the chosen temperatures, the
+   ``posterior_penalty`` with the best dev F1 among step, 2 step, ..., 1 -
+   step (``grid_search``), its dev and test P/R/F beside MAP decoding's.
 
 spaCy's ``spancat`` is reported with its own scores and threshold (no
 temperature: it has none) for comparison; spaCy's ``ner`` writes no span
@@ -23,12 +27,13 @@ as fractions), OUTPUT/report.md (percents) and OUTPUT/png/.
 """
 import time
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import typer
 
 from spacy_depner.evaluation.calibration import (DEFAULT_BINS, TEMPERATURE_RANGE, fit_component_temperature,
                                                  fitting_settings, span_writers, spans_summary)
+from spacy_depner.evaluation.label_temperatures import fit_label_temperatures
 from spacy_depner.evaluation.metrics import prf
 from spacy_depner.evaluation.progress import progress
 from spacy_depner.evaluation.setting_search import (component_inputs, data_kind, decode, file_examples, grid_search,
@@ -100,6 +105,40 @@ def own_scores(nlp, name: str, key: str, data: Dict[str, Tuple], bins: int) -> D
     return entry
 
 
+def calibration_step(pipe, name: str, key: str, dev: Tuple, judged: Callable[..., Judged],
+                     diagram: Callable[[str, str], Tuple[Path, str]], bins: int
+                     ) -> Tuple[Dict[str, object], Dict[str, object], Dict[str, Judged]]:
+    """Step 1 for the component ``name`` (spans in ``doc.spans[key]``):
+    ``dev`` (its inputs, gold spans); ``judged(split, **settings)`` its
+    judged spans on a split decoded with ``settings``; ``diagram(when,
+    caption)`` the PNG path and title of a test reliability diagram. Returns
+    the calibration entry, the chosen temperature settings and the judged
+    spans at them per split."""
+    runs = {"before": {split: judged(split, temperature=1.0) for split in SPLITS}}
+    temperature, settings = 1.0, {"after": {"temperature": 1.0}}
+    fit: Dict[str, object] = {"temperature": None, "label_temperatures": None,
+                              "reason": f"'{name}' predicts no span on dev: no temperature fitted, T = 1 used"}
+    if runs["before"]["dev"][0].size:
+        temperature, nll, tried = fit_component_temperature(pipe, *dev, key, name, "dev")
+        by_label = fit_label_temperatures(pipe, *dev, key, name, temperature)
+        fit = {"temperature": temperature, "fit_nll": nll, "decodings": len(tried),
+               "at_bound": bool(min(abs(temperature / bound - 1) for bound in TEMPERATURE_RANGE) < 1e-2),
+               "label_temperatures": by_label["label_temperatures"], "label_fit_nll": by_label["nll"],
+               "label_sweeps": by_label["sweeps"], "label_decodings": by_label["decodings"]}
+        settings = {"after": {"temperature": temperature},
+                    "per_label": {"temperature": temperature, "label_temperatures": by_label["label_temperatures"]}}
+    for when, temperatures in settings.items():
+        runs[when] = {split: judged(split, **temperatures) for split in SPLITS}
+    captions = {"before": "T = 1", "after": f"T = {temperature:.4g}", "per_label": "a temperature per label"}
+    calibration = {**fit, **{split: {when: summary(runs[when][split], bins, *(diagram(when, captions[when])
+                                                                              if split == "test" else ()))
+                                     for when in runs} for split in SPLITS}}
+    per_label = "per_label" in runs and calibration["dev"]["per_label"]["ece"] < calibration["dev"]["after"]["ece"]
+    calibration["chosen"] = "per_label" if per_label else "one"
+    chosen = "per_label" if per_label else "after"
+    return calibration, settings[chosen], runs[chosen]
+
+
 def study_component(nlp, name: str, key: str, data: Dict[str, Tuple], png: Path, model: str, penalty_step: float,
                     threshold_step: float, bins: int) -> Dict[str, object]:
     """Calibration, threshold and posterior decoding of the component ``name``
@@ -113,20 +152,11 @@ def study_component(nlp, name: str, key: str, data: Dict[str, Tuple], png: Path,
     def judged(split: str, **settings) -> Judged:
         return judge(decode(pipe, inputs[split], **{**fitting, **settings}), data[split][1], key, name)
 
-    before = {split: judged(split, temperature=1.0) for split in SPLITS}
-    if before["dev"][0].size:
-        temperature, nll, tried = fit_component_temperature(pipe, inputs["dev"], data["dev"][1], key, name, "dev")
-        fit = {"temperature": temperature, "fit_nll": nll, "decodings": len(tried),
-               "at_bound": bool(min(abs(temperature / bound - 1) for bound in TEMPERATURE_RANGE) < 1e-2)}
-    else:
-        temperature = 1.0
-        fit = {"temperature": None, "reason": f"'{name}' predicts no span on dev: no temperature fitted, T = 1 used"}
-    after = {split: judged(split, temperature=temperature) for split in SPLITS}
-    diagrams = {"before": (png / f"{prefix}-test-before.png", f"{title}\ntest, T = 1"),
-                "after": (png / f"{prefix}-test-after.png", f"{title}\ntest, T = {temperature:.4g}")}
-    calibration = {**fit, **{split: {when: summary(judged_spans[split], bins, *(diagrams[when] if split == "test" else ()))
-                                     for when, judged_spans in (("before", before), ("after", after))}
-                             for split in SPLITS}}
+    def diagram(when: str, caption: str) -> Tuple[Path, str]:
+        return png / f"{prefix}-test-{when.replace('_', '-')}.png", f"{title}\ntest, {caption}"
+
+    calibration, temperatures, after = calibration_step(pipe, name, key, (inputs["dev"], data["dev"][1]), judged,
+                                                        diagram, bins)
 
     tuned, curve = tune_threshold(*after["dev"], step=threshold_step)
     chosen = tuned["tuned_threshold"]
@@ -138,7 +168,7 @@ def study_component(nlp, name: str, key: str, data: Dict[str, Tuple], png: Path,
                  "curve": curve}
 
     def posterior(split: str, penalty: float) -> Dict[str, float]:
-        return prf_of(judged(split, temperature=temperature, decoding="posterior", posterior_penalty=penalty))
+        return prf_of(judged(split, **temperatures, decoding="posterior", posterior_penalty=penalty))
 
     if pipe.cfg.get("heads"):
         posterior_entry = {"posterior_penalty": None, "step": penalty_step,
@@ -150,7 +180,8 @@ def study_component(nlp, name: str, key: str, data: Dict[str, Tuple], png: Path,
                            "dev": {k: best[k] for k in ("p", "r", "f")},
                            "test": posterior("test", best["posterior_penalty"]), "curve": penalties}
     return {"factory": nlp.get_pipe_meta(name).factory, "kind": "ours", "span_group": key,
-            "pipeline_settings": {k: pipe.settings[k] for k in ("temperature", "threshold", "decoding", "posterior_penalty")},
+            "pipeline_settings": {k: pipe.settings[k] for k in ("temperature", "label_temperatures", "threshold", "decoding",
+                                                                "posterior_penalty")},
             "calibration": calibration, "threshold": threshold,
             "map": {split: prf_of(after[split]) for split in SPLITS},
             "posterior": posterior_entry}
@@ -216,16 +247,29 @@ def component_rows(results: Dict[str, object], kind: str) -> List[Tuple[str, str
             for name, entry in study["components"].items() if entry["kind"] == kind]
 
 
+def label_cell(temperatures: Optional[Dict[str, float]]) -> Optional[str]:
+    """Temperatures per label as "LABEL T, ...", "= T" when none differs
+    from the one temperature (None when none was fitted)."""
+    if temperatures is None:
+        return None
+    return ", ".join(f"{label} {t:.3g}" for label, t in temperatures.items()) or "= T"
+
+
 def calibration_table(results: Dict[str, object]) -> str:
-    """The markdown table of the temperatures and ECEs before and after, with spancat's rows."""
+    """The markdown table of the temperatures and the ECEs before, after one
+    temperature and after one per label, the choice, with spancat's rows."""
     rows = []
     for model, name, entry in component_rows(results, "ours"):
         fit = entry["calibration"]
         temperature = None if fit["temperature"] is None else f"{fit['temperature']:.4g}"
-        rows.append([model, name, temperature, *(ece(fit[split][when]) for split in SPLITS for when in ("before", "after"))])
+        rows.append([model, name, temperature, label_cell(fit["label_temperatures"]),
+                     *(ece(fit[split].get(when)) for split in SPLITS for when in ("before", "after", "per_label")),
+                     "per label" if fit["chosen"] == "per_label" else "one T"])
     for model, name, entry in component_rows(results, "spancat"):
-        rows.append([model, f"{name} (own scores)", None, ece(entry["dev"]), None, ece(entry["test"]), None])
-    return table(["model", "component", "T", "ECE dev before", "ECE dev after", "ECE test before", "ECE test after"], rows)
+        rows.append([model, f"{name} (own scores)", None, None, ece(entry["dev"]), None, None, ece(entry["test"]), None,
+                     None, None])
+    return table(["model", "component", "T", "T per label", "ECE dev before", "ECE dev after", "ECE dev per label",
+                  "ECE test before", "ECE test after", "ECE test per label", "chosen"], rows)
 
 
 def decoding_table(results: Dict[str, object]) -> str:
@@ -259,8 +303,12 @@ def report(results: Dict[str, object]) -> str:
         "## Calibration", "",
         f"ECE (fraction, {results['bins']} equal-width bins of span probability; a span is correct when its boundaries and "
         "label match a gold span). Before: T = 1 (the model's own scores); after: the temperature T fitted on dev for the "
-        "negative log-likelihood of the MAP spans' correctness (threshold 0). spancat rows: its own scores and "
-        "threshold, no temperature (it has none), to compare with the ECE after scaling.", "",
+        "negative log-likelihood of the MAP spans' correctness (threshold 0); per label: then a temperature per label "
+        "of the scores (\"O\": the outside score) by coordinate descent on the same objective, among the settings whose "
+        "MAP spans have a dev F1 at least that at T (T still divides the scores of no label; unlike T, they change the "
+        "MAP spans). Chosen: per label iff it lowers the dev ECE; "
+        "the decoding below uses the chosen temperatures. spancat rows: its own scores and threshold, no temperature "
+        "(it has none), to compare with the ECE after scaling.", "",
         calibration_table(results), "",
     ]
     if unfitted:
@@ -269,7 +317,7 @@ def report(results: Dict[str, object]) -> str:
         lines += [f"No span probabilities: {', '.join(without)}.", ""]
     lines += [
         "## Decoding", "",
-        "P/R/F in percent on test, F1 on dev beside each choice, all at the fitted T. MAP: the most probable analysis, "
+        "P/R/F in percent on test, F1 on dev beside each choice, all at the chosen temperatures. MAP: the most probable analysis, "
         f"threshold 0. t: the probability threshold on the MAP spans with the best dev F1 (step {', '.join(map(str, steps[0]))}). "
         "c: the posterior_penalty of posterior (minimum-Bayes-risk) decoding with the best dev F1 (grid "
         f"step, ..., 1 - step, step {', '.join(map(str, steps[1]))}). Reliability diagrams and P/R curves: png/.", "",

@@ -15,12 +15,13 @@ correct.
 * ``fit_temperature``: the one scalar T that minimises that negative
   log-likelihood when the model's scores are divided by T (log-spaced grid,
   then golden-section search); ``fit_component_temperature``: that fit for
-  one component of a pipeline, on inputs the other components annotated;
+  one component of a pipeline, on inputs the other components annotated
+  (``decoded_nll_f1``); ``label_temperatures`` fits one per label after it and
+  saves them (``calibrate``);
 * ``reliability_png``: the reliability diagram (matplotlib, imported only
   when a diagram is drawn);
-* ``calibration_report`` and ``calibrate_pipeline``: the same on trained
-  pipelines and data files (``python -m spacy_depner calibration`` and
-  ``calibrate``).
+* ``calibration_report``: the same on trained pipelines and data files
+  (``python -m spacy_depner calibration``).
 """
 import math
 from pathlib import Path
@@ -29,9 +30,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .progress import progress
-from .setting_search import (check_output, component_inputs, data_kind, decode, file_examples, judge, judged_prf,
-                             matplotlib_pyplot, probability_key, require_component, save_png, save_pipeline,
-                             tunable_component)
+from .setting_search import (data_kind, decode, file_examples, judge, judged_prf, matplotlib_pyplot, probability_key,
+                             require_component, save_png)
 
 DEFAULT_BINS = 15
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] in the log-likelihood:
@@ -157,7 +157,9 @@ def fit_temperature(nll_at: Callable[[float], float], low: float = TEMPERATURE_R
     golden-section search in log T between the best one's neighbours, until
     the bracket is narrower than ``tolerance`` in log T. Returns (T, its
     negative log-likelihood, every (T, nll) evaluated in order); the first
-    best on ties. Each evaluation is one decoding of the data."""
+    best on ties. Each evaluation is one decoding of the data; ``nll_at``
+    may return +inf where there is nothing to judge (never the best unless
+    every value is)."""
     check_temperature_range(low, high)
     if grid < 3:
         raise ValueError(f"the temperature grid needs at least 3 values, not {grid}")
@@ -167,7 +169,7 @@ def fit_temperature(nll_at: Callable[[float], float], low: float = TEMPERATURE_R
 
     def evaluate(log_t: float) -> float:
         value = float(nll_at(float(math.exp(log_t))))
-        if not np.isfinite(value):
+        if np.isnan(value) or value == -math.inf:
             raise ValueError(f"the negative log-likelihood at temperature {math.exp(log_t):.4g} is {value}")
         tried.append((float(math.exp(log_t)), value))
         return value
@@ -316,10 +318,26 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
 
 def fitting_settings(pipe) -> Dict[str, object]:
     """The settings a temperature is fitted with: span probabilities written
-    (``scores``, where the component has that setting), threshold 0 and MAP
-    decoding (its spans do not move with the temperature)."""
-    return {**({"scores": True} if "scores" in pipe.settings else {}), "threshold": 0.0,
+    (``scores``, where the component has that setting), no
+    ``label_temperatures``, threshold 0 and MAP decoding (its spans do not
+    move with one temperature)."""
+    return {**({"scores": True} if "scores" in pipe.settings else {}), "label_temperatures": {}, "threshold": 0.0,
             **({"decoding": "map"} if "decoding" in pipe.settings else {})}
+
+
+def rounded_temperature(temperature: float) -> float:
+    """A fitted temperature to 4 significant digits, as it is saved."""
+    return float(f"{temperature:.4g}")
+
+
+def decoded_nll_f1(pipe, docs: Sequence, gold: Sequence, key: str, name: str, **settings) -> Tuple[float, float]:
+    """``span_nll`` (+inf when it predicts no span) and F1 of the spans the
+    component ``pipe`` (named ``name``, its spans with probabilities in
+    ``doc.spans[key]``) predicts on ``docs`` against the ``gold`` spans of
+    each, decoded alone with ``fitting_settings`` and then ``settings``:
+    one decoding."""
+    probabilities, correct, n_gold = judge(decode(pipe, docs, **{**fitting_settings(pipe), **settings}), gold, key, name)
+    return span_nll(probabilities, correct) if probabilities.size else math.inf, judged_prf(correct, n_gold)["f"]
 
 
 def fit_component_temperature(pipe, docs: Sequence, gold: Sequence, key: str, name: str, where: object,
@@ -329,56 +347,14 @@ def fit_component_temperature(pipe, docs: Sequence, gold: Sequence, key: str, na
     spans with probabilities in ``doc.spans[key]``) on ``docs``, inputs
     annotated by the other components (``component_inputs``), against the
     ``gold`` spans of each: each temperature tried is one decoding of the
-    component alone with ``fitting_settings``. Returns (T to 4 significant
-    digits, the smallest negative log-likelihood, every (T, nll) tried); a
+    component alone (``decoded_nll_f1``). Returns (T to 4 significant digits,
+    the smallest negative log-likelihood, every (T, nll) tried); a
     ValueError when the component predicts no span on the data ``where``."""
-    fitting = fitting_settings(pipe)
-
     def nll_at(temperature: float) -> float:
-        probabilities, correct, _ = judge(decode(pipe, docs, temperature=temperature, **fitting), gold, key, name)
-        if probabilities.size == 0:
+        value, _ = decoded_nll_f1(pipe, docs, gold, key, name, temperature=temperature)
+        if value == math.inf:
             raise ValueError(f"'{name}' predicts no span on {where}: there is nothing to fit a temperature on")
-        return span_nll(probabilities, correct)
+        return value
 
     temperature, nll, tried = fit_temperature(nll_at, low, high)
-    return float(f"{temperature:.4g}"), nll, tried
-
-
-def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional[str] = None,
-                       uner: Optional[Path] = None, spans_key: Optional[str] = None, parser: Optional[Path] = None,
-                       low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
-                       n_bins: int = DEFAULT_BINS) -> Dict[str, object]:
-    """Fit the ``temperature`` of a component of the pipeline at ``model`` on
-    the data file ``dev`` (``fit_temperature``: the negative log-likelihood
-    of the correctness of its MAP spans with threshold 0, each temperature
-    one decoding of the component alone on inputs annotated once by the
-    others), save the pipeline with it to ``output`` (may be ``model``) and
-    return the temperature (4 significant digits; ``at_bound``: within 1 %
-    of ``low`` or ``high``, so a wider range may fit better) with the ECE,
-    negative log-likelihood and P/R/F of the spans before and after, as the
-    pipeline's settings (threshold, decoding) decode them."""
-    import spacy
-
-    check_temperature_range(low, high)
-    check_output(output)
-    nlp = spacy.load(model)
-    name = tunable_component(nlp, model, component, "temperature")
-    pipe, key = nlp.get_pipe(name), probability_key(nlp, name)
-    examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
-    docs = component_inputs(nlp, name, examples)
-    scores_on = {"scores": True} if "scores" in pipe.settings else {}
-
-    def measured() -> Dict[str, object]:
-        summary = spans_summary(*judge(decode(pipe, docs, **scores_on), gold, key, name), n_bins)
-        return {k: v for k, v in summary.items() if k != "reliability"}
-
-    before_temperature = float(pipe.settings["temperature"])
-    before = measured()
-    temperature, nll, tried = fit_component_temperature(pipe, docs, gold, key, name, dev, low, high)
-    pipe.settings["temperature"] = temperature
-    after = measured()
-    save_pipeline(nlp, name, {"temperature": temperature}, output)
-    return {"component": name, "file": str(dev), "before_temperature": before_temperature, "temperature": temperature,
-            "fit_nll": nll, "decodings": len(tried),
-            "at_bound": bool(np.isclose(temperature, [low, high], rtol=1e-2).any()),
-            "before": before, "after": after}
+    return rounded_temperature(temperature), nll, tried

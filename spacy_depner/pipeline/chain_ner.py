@@ -20,7 +20,9 @@ file read by ``initialize``; a loaded pipeline uses its saved phrases),
 ``scores_key`` (the span group of the entities), ``scores`` (with their
 marginal probabilities, ``chain_spans``, in its ``attrs["scores"]``) and the confidence
 settings of ``EntityPipe``: ``temperature`` divides the tag scores and the
-transitions before decoding, ``threshold`` drops the entities whose marginal
+transitions before decoding, ``label_temperatures`` (label, or "O" for the
+O tag, to a temperature) the scores of a label's tags (B-X, I-X, ...: X)
+instead, ``threshold`` drops the entities whose marginal
 is below it, ``decoding = "posterior"`` predicts the disjoint entities with
 the largest sum of (marginal - ``posterior_penalty``)
 (``chain_spans.posterior_decode``).
@@ -84,6 +86,7 @@ def make_chain_ner(
     scores: bool,
     scores_key: str,
     temperature: float,
+    label_temperatures: Dict[str, float],
     threshold: float,
     decoding: str,
     posterior_penalty: float,
@@ -95,13 +98,14 @@ def make_chain_ner(
     doc.spans[scores_key].attrs["scores"] (false: Viterbi only, the span group
     without scores);
     temperature (> 0): the scores are divided by it before decoding;
-    threshold (in [0, 1]): entities with a lower marginal are dropped;
+    label_temperatures: {label or "O": temperature > 0}, the divisor of the
+    scores of that label's tags instead; threshold (in [0, 1]): entities with a lower marginal are dropped;
     decoding: "map" or "posterior" (the entities with the most expected
     correct ones minus posterior_penalty (>= 0) each). A threshold above 0 or
     posterior decoding computes the marginals even with scores = false."""
     return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scores=scores,
-                          scores_key=scores_key, temperature=temperature, threshold=threshold, decoding=decoding,
-                          posterior_penalty=posterior_penalty, scorer=scorer)
+                          scores_key=scores_key, temperature=temperature, label_temperatures=label_temperatures,
+                          threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty, scorer=scorer)
 
 
 class ChainPrediction(NamedTuple):
@@ -130,6 +134,7 @@ class LinearChainNER(EntityPipe):
         scores: bool = True,
         scores_key: str = "chain_ner",
         temperature: float = 1.0,
+        label_temperatures: Optional[Dict[str, float]] = None,
         threshold: float = 0.0,
         decoding: str = "map",
         posterior_penalty: float = 0.5,
@@ -139,7 +144,8 @@ class LinearChainNER(EntityPipe):
             vocab, model, name, scorer, choices={"scheme": SCHEMES, "loss": LOSSES},
             saved=dict(scheme=scheme),
             settings=dict(loss=loss, gazetteer=gazetteer, scores=scores, scores_key=scores_key, temperature=temperature,
-                          threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty),
+                          label_temperatures=label_temperatures, threshold=threshold, decoding=decoding,
+                          posterior_penalty=posterior_penalty),
         )
         self.cfg["gazetteer_phrases"] = {}
         self.gazetteer = Gazetteer(vocab, {})
@@ -150,6 +156,11 @@ class LinearChainNER(EntityPipe):
     @property
     def n_tags(self) -> int:
         return len(linear_chain.tag_names(list(self.labels), self.cfg["scheme"]))
+
+    def score_labels(self) -> List[str]:
+        """Tag score columns (``tag_names``): "O" for the O tag, X for B-X, I-X, ..."""
+        return [tag if tag == "O" else tag.split("-", 1)[1]
+                for tag in linear_chain.tag_names(list(self.labels), self.cfg["scheme"])]
 
     def _allowed(self) -> np.ndarray:
         return linear_chain.allowed_transitions(len(self.labels), self.cfg["scheme"])
@@ -181,7 +192,7 @@ class LinearChainNER(EntityPipe):
 
     def predict(self, docs: Iterable[Doc]) -> ChainPrediction:
         """The tags of each Doc (Viterbi, or posterior with ``decoding =
-        "posterior"``) of the scores divided by ``temperature``, the entities
+        "posterior"``) of the scores divided by the temperatures, the entities
         they spell and, when ``needs_marginals``, their marginals."""
         docs = list(docs)
         scores, transitions = self.tempered(self._forward(docs, is_train=False)[0])

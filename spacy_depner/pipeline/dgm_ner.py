@@ -11,7 +11,9 @@ Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
 predicted entity goes to ``doc.spans[scores_key].attrs["scores"]``.
 
 Confidence settings (``EntityPipe``): ``temperature`` divides the span scores
-and the transitions before decoding; ``threshold`` drops the entities whose
+and the transitions before decoding, ``label_temperatures`` (label, or "O" for
+the outside column, to a temperature) the span scores of a label instead;
+``threshold`` drops the entities whose
 marginal is below it from ``doc.ents`` and the span group; ``decoding =
 "posterior"`` predicts the segmentation with the largest sum of (marginal -
 ``posterior_penalty``) over its entities (``segment_lattice.posterior_decode``).
@@ -85,6 +87,7 @@ def make_dgm_ner(
     scores_key: str,
     max_sentence_length: Optional[int],
     temperature: float,
+    label_temperatures: Dict[str, float],
     threshold: float,
     decoding: str,
     posterior_penalty: float,
@@ -96,15 +99,17 @@ def make_dgm_ner(
     marginals and write them to doc.spans[scores_key].attrs["scores"] (false:
     Viterbi only, faster); max_sentence_length: with a lattice of unbounded
     span length, a longer sentence is an error (null: no limit); temperature
-    (> 0): the scores are divided by it before decoding; threshold (in [0,
-    1]): entities with a lower marginal are dropped; decoding: "map" or
+    (> 0): the scores are divided by it before decoding; label_temperatures:
+    {label or "O": temperature > 0}, the divisor of that label's span scores
+    instead; threshold (in [0, 1]): entities with a lower marginal are dropped; decoding: "map" or
     "posterior" (the segmentation with the most expected correct entities
     minus posterior_penalty (>= 0) each). A threshold above 0 or posterior
     decoding computes the marginals even with scores = false."""
     return DependencyGuidedNER(
         nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans,
         scores=scores, scores_key=scores_key, max_sentence_length=max_sentence_length, temperature=temperature,
-        threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty, scorer=scorer,
+        label_temperatures=label_temperatures, threshold=threshold, decoding=decoding,
+        posterior_penalty=posterior_penalty, scorer=scorer,
     )
 
 
@@ -135,6 +140,7 @@ class DependencyGuidedNER(EntityPipe):
         scores_key: str = "dgm_ner",
         max_sentence_length: Optional[int] = 500,
         temperature: float = 1.0,
+        label_temperatures: Optional[Dict[str, float]] = None,
         threshold: float = 0.0,
         decoding: str = "map",
         posterior_penalty: float = 0.5,
@@ -145,13 +151,18 @@ class DependencyGuidedNER(EntityPipe):
         self.setup(
             vocab, model, name, scorer, extra_losses=(f"{name}_gold_outside_lattice",),
             settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, scores_key=scores_key,
-                          max_sentence_length=max_sentence_length, temperature=temperature, threshold=threshold,
-                          decoding=decoding, posterior_penalty=posterior_penalty),
+                          max_sentence_length=max_sentence_length, temperature=temperature,
+                          label_temperatures=label_temperatures, threshold=threshold, decoding=decoding,
+                          posterior_penalty=posterior_penalty),
         )
 
     @property
     def suggester(self) -> Callable:
         return self.settings["suggester"]
+
+    def score_labels(self) -> List[str]:
+        """Span score columns (K + 1): "O", then the labels."""
+        return ["O", *self.labels]
 
     def _batch(self, docs: List[Doc]) -> Batch:
         """The lattice of the Docs (the one place that checks for a parse,
@@ -163,7 +174,7 @@ class DependencyGuidedNER(EntityPipe):
 
     def predict(self, docs: Iterable[Doc]):
         """The segmentation (Viterbi, or posterior with ``decoding =
-        "posterior"``) of the scores divided by ``temperature``, and, when
+        "posterior"``) of the scores divided by the temperatures, and, when
         ``needs_marginals``, the marginals: (lattice, labels (S,), marginals
         (S, K) or None)."""
         docs = list(docs)

@@ -1,7 +1,7 @@
 """What the entity components share: labels, settings, gold entities as
 arrays, initialization, loading with clear errors, and the confidence
-settings of every component (``temperature``, ``threshold``, ``decoding``,
-``posterior_penalty``: ``CONFIDENCE_DEFAULTS``)."""
+settings of every component (``temperature``, ``label_temperatures``,
+``threshold``, ``decoding``, ``posterior_penalty``: ``CONFIDENCE_DEFAULTS``)."""
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -11,28 +11,56 @@ import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
-from thinc.api import Model, Optimizer, set_dropout_rate
+from thinc.api import Model, Optimizer, get_array_module, set_dropout_rate
 
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..ml.dependency_features import require_parse
 from .suggesters import positive_or_null
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
-CONFIDENCE_DEFAULTS = {"temperature": 1.0, "threshold": 0.0, "decoding": "map", "posterior_penalty": 0.5}
+CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
+                       "posterior_penalty": 0.5}
 DECODINGS = ("map", "posterior")
+
+
+def finite_number(value: object) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and bool(np.isfinite(value)))
+
+
+def check_label_temperatures(name: str, label_temperatures: object, allowed: Optional[Sequence[str]] = None) -> None:
+    """ValueError unless ``label_temperatures`` maps labels (strings) to
+    finite temperatures > 0 and, when ``allowed`` (the labels of the
+    component's score columns) is given, every key is one of them.
+    ``name``: the component."""
+    if not isinstance(label_temperatures, dict):
+        raise ValueError(f"'{name}' has label_temperatures = {label_temperatures!r}: give a mapping of label to "
+                         "temperature, e.g. {\"ORG\": 2.0} ({} for none)")
+    for label, value in label_temperatures.items():
+        if not isinstance(label, str) or not finite_number(value) or value <= 0:
+            raise ValueError(f"'{name}' has label_temperatures[{label!r}] = {value!r}: each key must be a label and "
+                             "each value a finite number > 0")
+    unknown = [] if allowed is None else [label for label in label_temperatures if label not in allowed]
+    if unknown:
+        raise ValueError(f"'{name}' has label_temperatures[{unknown[0]!r}], but {unknown[0]!r} is not a label of its "
+                         f"scores: use the keys {sorted(set(allowed))} (or remove it)")
 
 
 def check_confidence(name: str, settings: Dict[str, object]) -> None:
     """ValueError unless ``settings`` hold valid confidence settings:
-    ``temperature`` finite and > 0, ``threshold`` in [0, 1], ``decoding``
-    "map" or "posterior", ``posterior_penalty`` finite and >= 0. ``name``:
-    the component."""
+    ``temperature`` finite and > 0, ``label_temperatures`` labels to finite
+    values > 0 (the keys are checked against the labels by
+    ``EntityPipe.column_temperatures``), ``threshold`` in [0, 1],
+    ``decoding`` "map" or "posterior", ``posterior_penalty`` finite and >=
+    0. ``name``: the component."""
     def number(key: str) -> float:
         value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+        if not finite_number(value):
             raise ValueError(f"'{name}' has {key} = {value!r}: it must be a finite number")
         return float(value)
 
+    check_label_temperatures(name, settings["label_temperatures"])
     if number("temperature") <= 0:
         raise ValueError(f"'{name}' has temperature = {settings['temperature']!r}: it must be > 0 (1.0: the model's "
                          "own probabilities; above 1 flatter, below 1 sharper)")
@@ -91,9 +119,12 @@ class EntityPipe(TrainablePipe):
             positive_or_null(given.get(key), key, f"'{name}'")
         if any(key in settings for key in CONFIDENCE_DEFAULTS):
             settings = {**CONFIDENCE_DEFAULTS, **settings}
+            if settings["label_temperatures"] is None:
+                settings["label_temperatures"] = {}
             check_confidence(name, settings)
             for key in ("temperature", "threshold", "posterior_penalty"):
                 settings[key] = float(settings[key])
+            settings["label_temperatures"] = {label: float(t) for label, t in settings["label_temperatures"].items()}
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -110,16 +141,42 @@ class EntityPipe(TrainablePipe):
             return {}
         return self.scorer(examples, **{**self.scorer_settings(), **kwargs})
 
+    def score_labels(self) -> List[str]:
+        """The label of each column (axis 1) of the score array the model
+        returns (the first array of its output), "O" for an outside score:
+        what ``label_temperatures`` keys."""
+        raise NotImplementedError
+
+    def column_temperatures(self) -> np.ndarray:
+        """(C,) the temperature of each column of ``score_labels``:
+        ``label_temperatures.get(label, temperature)``; a ValueError for a
+        key that is no column's label."""
+        labels = self.score_labels()
+        by_label = self.settings["label_temperatures"]
+        check_label_temperatures(self.name, by_label, labels)
+        return np.array([by_label.get(label, self.settings["temperature"]) for label in labels], dtype=np.float64)
+
     def tempered(self, output):
         """The model's ``output`` (an array, a number, or a tuple of them)
-        divided by ``settings["temperature"]``; unchanged at temperature 1."""
+        divided by the temperatures: each column (axis 1) of the score array
+        (the output, or its first part) by its label's
+        (``column_temperatures``), every other part by
+        ``settings["temperature"]``; unchanged at temperature 1 without
+        ``label_temperatures``."""
         check_confidence(self.name, self.settings)
         temperature = self.settings["temperature"]
-        if temperature == 1.0:
+        if temperature == 1.0 and not self.settings["label_temperatures"]:
             return output
-        if isinstance(output, tuple):
-            return tuple(part / temperature for part in output)
-        return output / temperature
+        scores, *others = output if isinstance(output, tuple) else (output,)
+        divisors = self.column_temperatures()
+        if scores.ndim < 2 or scores.shape[1] != divisors.shape[0]:
+            raise ValueError(f"'{self.name}': scores of shape {tuple(scores.shape)} for the {divisors.shape[0]} score "
+                             f"columns {self.score_labels()}: initialize the component again")
+        shape = (1, -1) + (1,) * (scores.ndim - 2)
+        scores = scores / get_array_module(scores).asarray(divisors, dtype=scores.dtype).reshape(shape)
+        if not isinstance(output, tuple):
+            return scores
+        return (scores, *(part / temperature for part in others))
 
     @property
     def needs_marginals(self) -> bool:
@@ -293,6 +350,13 @@ class EntityPipe(TrainablePipe):
         initialize_corpus_layers(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
         self.initialize_model(self.annotated_sample(islice(get_examples(), 10), nlp))
         self.initialized = True
+        self.check_label_keys()
+
+    def check_label_keys(self) -> None:
+        """A ValueError for a key of ``label_temperatures`` that is no label of
+        the component's scores, once its labels are known."""
+        if self.settings.get("label_temperatures"):
+            self.column_temperatures()
 
     def loaded(self) -> None:
         """Rebuild what is derived from ``cfg`` after loading (nothing by default)."""
@@ -332,6 +396,7 @@ class EntityPipe(TrainablePipe):
                     f"The model's weights depend on {key}: remove the override or train again."
                 )
         self.initialized = True
+        self.check_label_keys()
         return loaded
 
     def _check_cfg(self) -> None:

@@ -32,7 +32,8 @@ each mention's head is learnt from and written to ``doc.spans[spans_key +
 minspan there, and the scorer adds P/R/F of boundaries + type + head).
 
 Confidence settings (``EntityPipe``): ``temperature`` divides the hyperedge
-scores and the mention penalty before decoding; ``threshold`` drops the
+scores and the mention penalty before decoding, ``label_temperatures`` (type
+to temperature) the hyperedge scores of a type instead; ``threshold`` drops the
 mentions whose probability (``attrs["scores"]``) is below it, from the span
 groups and the flat view; ``decoding = "posterior"`` (without heads) predicts
 the mention set, among those a sub-hypergraph reads, with the largest sum of
@@ -83,8 +84,9 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
     default_score_weights={"spans_hypergraph_ner_f": 1.0, "spans_hypergraph_ner_p": 0.0, "spans_hypergraph_ner_r": 0.0},
 )
 def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty: float, heads: bool, scores: bool,
-                        spans_key: str, ents: Optional[str], temperature: float, threshold: float, decoding: str,
-                        posterior_penalty: float, scorer: Optional[Callable]) -> "HypergraphNER":
+                        spans_key: str, ents: Optional[str], temperature: float, label_temperatures: Dict[str, float],
+                        threshold: float, decoding: str, posterior_penalty: float,
+                        scorer: Optional[Callable]) -> "HypergraphNER":
     """model: a per-token scorer ``List[Doc] -> Floats2d`` (``spacy_depner.TokenScorer.v1``;
     its output width is set to n_types * the number of hyperedge kinds, 5 or
     17 with heads); mention_penalty: the bias of every T -> I hyperedge
@@ -94,14 +96,16 @@ def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty:
     inside-outside pass); ents: null, "outermost" or "most_probable", the flat
     view written to doc.ents (needs scores); temperature (> 0): the hyperedge
     scores and the mention penalty are divided by it before decoding;
-    threshold (in [0, 1]): mentions with a lower probability (attrs["scores"])
+    label_temperatures: {type: temperature > 0}, the divisor of that type's
+    hyperedge scores instead; threshold (in [0, 1]): mentions with a lower probability (attrs["scores"])
     are dropped; decoding: "map" or "posterior" (the mention set with the most
     expected correct mentions minus posterior_penalty (>= 0) each). A
     threshold above 0 or posterior decoding computes the probabilities even
     with scores = false."""
     return HypergraphNER(nlp.vocab, model, name, mention_penalty=mention_penalty, heads=heads, scores=scores,
-                         spans_key=spans_key, ents=ents, temperature=temperature, threshold=threshold,
-                         decoding=decoding, posterior_penalty=posterior_penalty, scorer=scorer)
+                         spans_key=spans_key, ents=ents, temperature=temperature,
+                         label_temperatures=label_temperatures, threshold=threshold, decoding=decoding,
+                         posterior_penalty=posterior_penalty, scorer=scorer)
 
 
 class HypergraphPrediction(NamedTuple):
@@ -117,13 +121,14 @@ class HypergraphPrediction(NamedTuple):
 class HypergraphNER(EntityPipe):
     def __init__(self, vocab: Vocab, model: Model, name: str = "hypergraph_ner", *, mention_penalty: float = 0.0,
                  heads: bool = False, scores: bool = True, spans_key: str = "hypergraph_ner",
-                 ents: Optional[str] = None, temperature: float = 1.0, threshold: float = 0.0, decoding: str = "map",
+                 ents: Optional[str] = None, temperature: float = 1.0,
+                 label_temperatures: Optional[Dict[str, float]] = None, threshold: float = 0.0, decoding: str = "map",
                  posterior_penalty: float = 0.5, scorer: Optional[Callable] = None) -> None:
         check_flat_view(name, ents, scores)
         self.setup(vocab, model, name, scorer, extra_losses=(f"{name}_gold_ambiguous",), saved=dict(heads=bool(heads)),
                    settings=dict(mention_penalty=float(mention_penalty), scores=bool(scores), spans_key=spans_key,
-                                 ents=ents, temperature=temperature, threshold=threshold, decoding=decoding,
-                                 posterior_penalty=posterior_penalty))
+                                 ents=ents, temperature=temperature, label_temperatures=label_temperatures,
+                                 threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty))
         if heads and decoding == "posterior":
             raise ValueError(f"'{name}' has heads = true and decoding = \"posterior\": posterior decoding is available "
                              "without heads only (the reading of a sub-hypergraph also assigns heads). "
@@ -144,6 +149,10 @@ class HypergraphNER(EntityPipe):
     @property
     def spans_key(self) -> str:
         return self.settings["spans_key"]
+
+    def score_labels(self) -> List[str]:
+        """Hyperedge score axis 1 (T): the types."""
+        return list(self.labels)
 
     @property
     def n_kinds(self) -> int:
@@ -184,8 +193,9 @@ class HypergraphNER(EntityPipe):
         readable mention set with the largest sum of (mention marginal -
         ``posterior_penalty``)), and, if ``with_probabilities``, for each the
         probability that a mention of its type starts at its first token
-        (1 - the T -> X marginal), else None. The edge scores and ``penalty``
-        are divided by ``temperature`` first (the MAP does not change)."""
+        (1 - the T -> X marginal), else None. The edge scores are divided by
+        their type's temperature first, ``penalty`` by ``temperature`` (one
+        temperature does not change the MAP)."""
         heads = self.cfg["heads"]
         edge_scores, penalty = self.tempered((edge_scores, penalty))
         if self.settings["decoding"] == "posterior":

@@ -21,7 +21,8 @@ number of correct entities; needs ``scores``); see
 ``structures.interval_selection``.
 
 Confidence settings (``EntityPipe``): ``temperature`` divides the mention
-scores before decoding; ``threshold`` drops the mentions whose marginal is
+scores before decoding, ``label_temperatures`` (label to temperature) the
+scores of a label's mentions instead; ``threshold`` drops the mentions whose marginal is
 below it from the span group and the flat view; ``decoding = "posterior"``
 predicts the analysis of the structure with the largest sum of (marginal -
 ``posterior_penalty``) over its mentions (``nested_mentions.posterior_decode``).
@@ -104,6 +105,7 @@ def make_nested_ner(
     ents: Optional[str],
     max_sentence_length: Optional[int],
     temperature: float,
+    label_temperatures: Dict[str, float],
     threshold: float,
     decoding: str,
     posterior_penalty: float,
@@ -116,7 +118,9 @@ def make_nested_ner(
     "outermost" or "most_probable", the flat view written to doc.ents (needs
     scores); max_sentence_length: a longer sentence is an error (the spans of a
     sentence are n (n + 1) / 2; null: no limit); temperature (> 0): the scores
-    are divided by it before decoding; threshold (in [0, 1]): mentions with a
+    are divided by it before decoding; label_temperatures: {label:
+    temperature > 0}, the divisor of that label's scores instead; threshold
+    (in [0, 1]): mentions with a
     lower marginal are dropped; decoding: "map" or "posterior" (the analysis
     with the most expected correct mentions minus posterior_penalty (>= 0)
     each). A threshold above 0 or posterior decoding computes the marginals
@@ -124,8 +128,8 @@ def make_nested_ner(
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
         scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
-        temperature=temperature, threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty,
-        scorer=scorer,
+        temperature=temperature, label_temperatures=label_temperatures, threshold=threshold, decoding=decoding,
+        posterior_penalty=posterior_penalty, scorer=scorer,
     )
 
 
@@ -148,6 +152,7 @@ class NestedNER(EntityPipe):
         ents: Optional[str] = None,
         max_sentence_length: Optional[int] = 500,
         temperature: float = 1.0,
+        label_temperatures: Optional[Dict[str, float]] = None,
         threshold: float = 0.0,
         decoding: str = "map",
         posterior_penalty: float = 0.5,
@@ -160,13 +165,17 @@ class NestedNER(EntityPipe):
             vocab, model, name, scorer, choices={"structure": STRUCTURES}, extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
                           spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
-                          temperature=temperature, threshold=threshold, decoding=decoding,
-                          posterior_penalty=posterior_penalty),
+                          temperature=temperature, label_temperatures=label_temperatures,
+                          threshold=threshold, decoding=decoding, posterior_penalty=posterior_penalty),
         )
 
     @property
     def suggester(self) -> Callable:
         return self.settings["suggester"]
+
+    def score_labels(self) -> List[str]:
+        """Mention score columns (T): the labels."""
+        return list(self.labels)
 
     def initialize_model(self, sample: List[Doc]) -> None:
         """One mention score per label: nO = number of labels."""
@@ -208,7 +217,7 @@ class NestedNER(EntityPipe):
 
     def predict(self, docs: Iterable[Doc]):
         """The analysis (MAP, or posterior with ``decoding = "posterior"``) of
-        the scores divided by ``temperature`` and, when ``needs_marginals``,
+        the scores divided by the temperatures and, when ``needs_marginals``,
         the marginals: (batch, label of each dense span (n_dense,) -1 for
         none, marginals (n_dense, T) or None)."""
         docs = list(docs)

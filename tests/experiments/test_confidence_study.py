@@ -5,7 +5,8 @@ files), one with nested_ner and hypergraph_ner and one with spaCy's spancat
 (GENIA files). The JSON holds every component and field, every choice lies
 in its grid and is made on dev only, the fitted temperature minimises the
 dev negative log-likelihood (checked by decoding here), and the report has
-its rows."""
+its rows. The temperatures per label are fitted after the one temperature
+and chosen iff they lower the dev ECE; the other steps use the chosen ones."""
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import spacy
 import typer
 from spacy.tokens import Doc, DocBin
 
+import experiments.confidence_study as confidence_module
 from experiments.confidence_study import (DataFile, check_penalty_step, confidence, confidence_study,
                                           parse_models)
 from spacy_depner.cli.errors import run
@@ -119,12 +121,21 @@ def test_every_component_and_field_and_the_choices_in_their_grids(ewt_runs):
         assert entry["kind"] == "ours" and entry["factory"] == name
         fit = entry["calibration"]
         assert TEMPERATURE_RANGE[0] <= fit["temperature"] <= TEMPERATURE_RANGE[1] and fit["decodings"] > 9
+        assert set(fit["label_temperatures"]) <= {"O", "PER", "MISC", "LOC"}
+        assert fit["temperature"] not in fit["label_temperatures"].values()
+        assert fit["label_fit_nll"] <= fit["fit_nll"] + 1e-6 and fit["label_decodings"] > 4 * 5
+        assert fit["label_fit_nll"] == pytest.approx(fit["dev"]["per_label"]["nll"], rel=1e-6)
+        # the choice: per label iff it lowers the dev ECE
+        assert (fit["chosen"] == "per_label") == (fit["dev"]["per_label"]["ece"] < fit["dev"]["after"]["ece"])
+        chosen = "per_label" if fit["chosen"] == "per_label" else "after"
         for split in ("dev", "test"):
-            for when in ("before", "after"):
+            for when in ("before", "after", "per_label"):
                 assert set(fit[split][when]) >= SUMMARY and 0.0 <= fit[split][when]["ece"] <= 1.0
-            # the MAP spans do not move with the temperature
+            # the MAP spans do not move with one temperature
             assert fit[split]["before"]["spans"] == fit[split]["after"]["spans"] > 0
-            assert entry["map"][split]["f"] == pytest.approx(fit[split]["after"]["f"])
+            assert entry["map"][split]["f"] == pytest.approx(fit[split][chosen]["f"])
+        # the threshold is tuned on the spans at the chosen temperatures: threshold 0 keeps them all
+        assert entry["threshold"]["curve"][0]["f"] == pytest.approx(fit["dev"][chosen]["f"])
         assert fit["dev"]["before"]["gold"] == 5  # tiny.iob2's entities (as the calibration command counts them)
         threshold, posterior = entry["threshold"], entry["posterior"]
         assert in_grid(threshold["threshold"], 0.0, 1.0, 0.05)
@@ -134,7 +145,7 @@ def test_every_component_and_field_and_the_choices_in_their_grids(ewt_runs):
         assert posterior["dev"]["f"] == max(point["f"] for point in posterior["curve"])
         for scores in (threshold["dev"], threshold["test"], posterior["dev"], posterior["test"]):
             assert set(scores) >= {"p", "r", "f"} and all(0.0 <= scores[k] <= 1.0 for k in "prf")
-        for png in ("test-before", "test-after", "threshold"):
+        for png in ("test-before", "test-after", "test-per-label", "threshold"):
             assert (output / "png" / f"ewt-{name}-{png}.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -145,6 +156,8 @@ def test_the_test_file_changes_no_choice(ewt_runs):
         a, b = (run["models"]["ewt"]["components"][name] for run in (first, second))
         assert a["calibration"]["test"]["after"]["gold"] != b["calibration"]["test"]["after"]["gold"]  # other test data
         assert a["calibration"]["temperature"] == b["calibration"]["temperature"]
+        assert a["calibration"]["label_temperatures"] == b["calibration"]["label_temperatures"]
+        assert a["calibration"]["chosen"] == b["calibration"]["chosen"]
         assert a["threshold"]["threshold"] == b["threshold"]["threshold"]
         assert a["posterior"]["posterior_penalty"] == b["posterior"]["posterior_penalty"]
         assert a["calibration"]["dev"] == b["calibration"]["dev"] and a["posterior"]["dev"] == b["posterior"]["dev"]
@@ -187,9 +200,11 @@ def test_report_rows(ewt_runs):
     for name in ("dgm_ner", "chain_ner"):
         fit = result["models"]["ewt"]["components"][name]["calibration"]
         row = [line for line in calibration.splitlines() if line.startswith(f"| ewt | {name} |")]
-        assert row == [f"| ewt | {name} | {fit['temperature']:.4g} | {fit['dev']['before']['ece']:.3f} | "
-                       f"{fit['dev']['after']['ece']:.3f} | {fit['test']['before']['ece']:.3f} | "
-                       f"{fit['test']['after']['ece']:.3f} |"]
+        labels = ", ".join(f"{label} {t:.3g}" for label, t in fit["label_temperatures"].items()) or "= T"
+        eces = " | ".join(f"{fit[split][when]['ece']:.3f}" for split in ("dev", "test")
+                          for when in ("before", "after", "per_label"))
+        chosen = "per label" if fit["chosen"] == "per_label" else "one T"
+        assert row == [f"| ewt | {name} | {fit['temperature']:.4g} | {labels} | {eces} | {chosen} |"]
         row = [line for line in decoding.splitlines() if line.startswith(f"| ewt | {name} |")]
         assert len(row) == 1 and row[0].count("|") == 17
         entry = result["models"]["ewt"]["components"][name]
@@ -224,7 +239,8 @@ def test_command_on_genia_with_spancat_beside(genia_models, tmp_path):
     assert own["kind"] == "spancat" and own["temperature"] is None and own["span_group"] == "sc"
     assert set(own["dev"]) >= SUMMARY and own["dev"]["gold"] == 14
     report = (output / "report.md").read_text()
-    assert f"| spancat | spancat (own scores) | – | {own['dev']['ece']:.3f} | – | {own['test']['ece']:.3f} | – |" in report
+    assert (f"| spancat | spancat (own scores) | – | – | {own['dev']['ece']:.3f} | – | – | {own['test']['ece']:.3f} | – | – "
+            "| – |") in report
     assert "| nested | hypergraph_ner |" in report.split("## Decoding")[1]
 
 
@@ -264,6 +280,26 @@ def test_a_component_without_dev_spans_keeps_t_1_and_says_why(tmp_path):
     fit = entry["calibration"]
     assert fit["dev"]["before"]["spans"] == 0 and fit["dev"]["before"]["nll"] is None
     assert fit["temperature"] is None and "predicts no span on dev" in fit["reason"]
+    assert fit["label_temperatures"] is None and "per_label" not in fit["dev"] and fit["chosen"] == "one"
     assert entry["map"]["dev"]["f"] == entry["threshold"]["dev"]["f"] == 0.0
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "| none | chain_ner | – |" in report and "No temperature fitted (no span predicted on dev): none/chain_ner." in report
+    assert "| none | chain_ner | – | – |" in report and "No temperature fitted (no span predicted on dev): none/chain_ner." in report
+
+
+@pytest.mark.slow
+def test_per_label_temperatures_that_do_not_lower_the_dev_ece_are_not_chosen(ewt_model, tiny_docbin, tmp_path,
+                                                                             monkeypatch):
+    """Temperatures per label all equal to the one temperature: the same
+    probabilities, so the same dev ECE, and a tie keeps the one temperature."""
+    def the_one(pipe, docs, gold, key, name, temperature, **kwargs):
+        return {"label_temperatures": {label: temperature for label in dict.fromkeys(pipe.score_labels())},
+                "nll": None, "start_nll": None, "sweeps": 0, "decodings": 0}
+
+    monkeypatch.setattr(confidence_module, "fit_label_temperatures", the_one)
+    result = study({"ewt": ewt_model}, UNER_DEV, DataFile(tiny_docbin), tmp_path / "out")
+    for name in ("dgm_ner", "chain_ner"):
+        fit = result["models"]["ewt"]["components"][name]["calibration"]
+        for split in ("dev", "test"):
+            assert {k: v for k, v in fit[split]["per_label"].items() if k != "png"} == \
+                   {k: v for k, v in fit[split]["after"].items() if k != "png"}
+        assert fit["chosen"] == "one"
