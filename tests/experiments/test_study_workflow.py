@@ -27,7 +27,8 @@ def data_dir(tmp_path_factory):
 def test_project_run_all_fills_every_table(data_dir, tmp_path):
     project, done = run_workflow(tmp_path, "all", data_dir, "--vars.steps", "4", "--vars.parser_steps", "4",
                                  "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20", "--vars.seeds", "0,1",
-                                 "--vars.jackknife_folds", "2", "--vars.jackknife_models", "dgm+dep")
+                                 "--vars.jackknife_folds", "2", "--vars.jackknife_models", "dgm+dep",
+                                 "--vars.models", "all")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     names = {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf", "semi_crf+dep", "dgm_s", "dgm_s+dep",
              "dgm", "dgm+dep", "ner"}
