@@ -40,7 +40,8 @@ from thinc.types import Floats2d
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
 from ..structures import chain_spans, linear_chain
 from .doc_arrays import batch_offsets, chain_offsets, doc_offsets_of
-from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
+from .confidence_settings import CONFIDENCE_DEFAULTS
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
 from .span_groups import write_span_group
 

@@ -44,7 +44,8 @@ from thinc.api import Config, Model
 from ..structures import segment_lattice
 from ..structures.candidate_spans import merge_spans, span_index
 from .doc_arrays import Batch, batch_offsets, chain_offsets, covered_tokens, lattice, spans_per_doc
-from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
+from .confidence_settings import CONFIDENCE_DEFAULTS
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import write_span_group
 from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
 

@@ -60,7 +60,8 @@ from thinc.types import Floats2d
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
 from ..structures import hypergraph_posterior, mention_hypergraph
 from .doc_arrays import batch_offsets
-from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
+from .confidence_settings import CONFIDENCE_DEFAULTS
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view, heads_key, write_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,

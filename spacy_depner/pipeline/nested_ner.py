@@ -45,7 +45,8 @@ from thinc.api import Config, Model
 from ..structures import nested_mentions
 from ..structures.candidate_spans import merge_spans
 from .doc_arrays import batch_offsets, suggested_spans
-from .entity_pipe import CONFIDENCE_DEFAULTS, DEFAULT_TOK2VEC, EntityPipe
+from .confidence_settings import CONFIDENCE_DEFAULTS
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view, write_flat_view, write_span_group
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 

@@ -1,0 +1,64 @@
+"""The confidence settings every entity component shares (factory
+arguments, read from the config at every load): their defaults and the
+checks that refuse a bad value with the component, the setting, the value
+and the range."""
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+# The confidence settings of every entity component, with their defaults (factory arguments).
+CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
+                       "posterior_penalty": 0.5}
+DECODINGS = ("map", "posterior")
+
+
+def finite_number(value: object) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and bool(np.isfinite(value)))
+
+
+def check_label_temperatures(name: str, label_temperatures: object, allowed: Optional[Sequence[str]] = None) -> None:
+    """ValueError unless ``label_temperatures`` maps labels (strings) to
+    finite temperatures > 0 and, when ``allowed`` (the labels of the
+    component's score columns) is given, every key is one of them.
+    ``name``: the component."""
+    if not isinstance(label_temperatures, dict):
+        raise ValueError(f"'{name}' has label_temperatures = {label_temperatures!r}: give a mapping of label to "
+                         "temperature, e.g. {\"ORG\": 2.0} ({} for none)")
+    for label, value in label_temperatures.items():
+        if not isinstance(label, str) or not finite_number(value) or value <= 0:
+            raise ValueError(f"'{name}' has label_temperatures[{label!r}] = {value!r}: each key must be a label and "
+                             "each value a finite number > 0")
+    unknown = [] if allowed is None else [label for label in label_temperatures if label not in allowed]
+    if unknown:
+        raise ValueError(f"'{name}' has label_temperatures[{unknown[0]!r}], but {unknown[0]!r} is not a label of its "
+                         f"scores: use the keys {sorted(set(allowed))} (or remove it)")
+
+
+def check_confidence(name: str, settings: Dict[str, object]) -> None:
+    """ValueError unless ``settings`` hold valid confidence settings:
+    ``temperature`` finite and > 0, ``label_temperatures`` labels to finite
+    values > 0 (the keys are checked against the labels by
+    ``EntityPipe.column_temperatures``), ``threshold`` in [0, 1],
+    ``decoding`` "map" or "posterior", ``posterior_penalty`` finite and >=
+    0. ``name``: the component."""
+    def number(key: str) -> float:
+        value = settings[key]
+        if not finite_number(value):
+            raise ValueError(f"'{name}' has {key} = {value!r}: it must be a finite number")
+        return float(value)
+
+    check_label_temperatures(name, settings["label_temperatures"])
+    if number("temperature") <= 0:
+        raise ValueError(f"'{name}' has temperature = {settings['temperature']!r}: it must be > 0 (1.0: the model's "
+                         "own probabilities; above 1 flatter, below 1 sharper)")
+    if not 0.0 <= number("threshold") <= 1.0:
+        raise ValueError(f"'{name}' has threshold = {settings['threshold']!r}: it must lie in [0, 1] (0 keeps every "
+                         "predicted span)")
+    if settings["decoding"] not in DECODINGS:
+        raise ValueError(f"'{name}' has decoding = {settings['decoding']!r}: use \"map\" (the most probable analysis) "
+                         "or \"posterior\" (the analysis with the most expected correct spans minus posterior_penalty each)")
+    if number("posterior_penalty") < 0:
+        raise ValueError(f"'{name}' has posterior_penalty = {settings['posterior_penalty']!r}: it must be >= 0 "
+                         "(0.5 predicts the spans more likely right than wrong)")
