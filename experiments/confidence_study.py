@@ -6,7 +6,7 @@ with every choice made on dev only:
 1. calibration: the temperature T fitted on dev (the negative
    log-likelihood of the correctness of the MAP spans, threshold 0, as
    ``python -m spacy_depner calibrate`` does), then a temperature per label
-   (``fit_label_temperatures``, as ``calibrate --per-label``: the MAP spans
+   (``fit_temperatures``, as ``calibrate --per-label``: the MAP spans
    move, their dev F1 never below that at T); ECE, NLL and
    P/R/F at T = 1, at T and per label on dev and test, reliability diagrams
    of test at each. The temperatures per label are chosen iff they lower
@@ -31,9 +31,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import typer
 
-from spacy_depner.evaluation.calibration import (DEFAULT_BINS, TEMPERATURE_RANGE, fit_component_temperature,
-                                                 fitting_settings, span_writers, spans_summary)
-from spacy_depner.evaluation.label_temperatures import fit_label_temperatures
+from spacy_depner.evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE, fitting_settings, span_writers, spans_summary
+from spacy_depner.evaluation.label_temperatures import fit_temperatures
 from spacy_depner.evaluation.metrics import prf
 from spacy_depner.evaluation.progress import progress
 from spacy_depner.evaluation.setting_search import (component_inputs, data_kind, decode, file_examples, grid_search,
@@ -119,14 +118,10 @@ def calibration_step(pipe, name: str, key: str, dev: Tuple, judged: Callable[...
     fit: Dict[str, object] = {"temperature": None, "label_temperatures": None,
                               "reason": f"'{name}' predicts no span on dev: no temperature fitted, T = 1 used"}
     if runs["before"]["dev"][0].size:
-        temperature, nll, tried = fit_component_temperature(pipe, *dev, key, name, "dev")
-        by_label = fit_label_temperatures(pipe, *dev, key, name, temperature)
-        fit = {"temperature": temperature, "fit_nll": nll, "decodings": len(tried),
-               "at_bound": bool(min(abs(temperature / bound - 1) for bound in TEMPERATURE_RANGE) < 1e-2),
-               "label_temperatures": by_label["label_temperatures"], "label_fit_nll": by_label["nll"],
-               "label_sweeps": by_label["sweeps"], "label_decodings": by_label["decodings"]}
+        fit = fit_temperatures(pipe, *dev, key, name, "dev")
+        temperature = fit["temperature"]
         settings = {"after": {"temperature": temperature},
-                    "per_label": {"temperature": temperature, "label_temperatures": by_label["label_temperatures"]}}
+                    "per_label": {"temperature": temperature, "label_temperatures": fit["label_temperatures"]}}
     for when, temperatures in settings.items():
         runs[when] = {split: judged(split, **temperatures) for split in SPLITS}
     captions = {"before": "T = 1", "after": f"T = {temperature:.4g}", "per_label": "a temperature per label"}

@@ -80,17 +80,12 @@ def twin_names(chosen: Optional[str] = "all") -> List[str]:
     tree-reading model) or names separated by commas, e.g. "dgm+dep,chain_crf+dep"."""
     if chosen is None or chosen.strip() == "all":
         return list(TREE_READERS)
-    names = [name.strip() for name in chosen.split(",") if name.strip()]
-    known = {model.name for model in MODELS}
+    names = pick_names(chosen, [model.name for model in MODELS], "--jackknife-models")
     for name in names:
-        if name not in known:
-            raise ValueError(f"--jackknife-models: no model {name!r} in the study; give some of {', '.join(TREE_READERS)}, or all")
         if name not in TREE_READERS:
             raise ValueError(f"--jackknife-models: {name} reads no tree in training, so trained on the jackknifed trees "
                              f"it would be the same model; give some of {', '.join(TREE_READERS)}, or all")
-    if not names:
-        raise ValueError("--jackknife-models is empty: give model names separated by commas, or all")
-    return [name for name in TREE_READERS if name in names]
+    return names
 
 
 def model_names(chosen: Optional[str] = "all") -> List[str]:

@@ -72,10 +72,11 @@ def train(
     if jackknife is None and jackknife_models.strip() != "all":
         raise typer.BadParameter(f"--jackknife-models {jackknife_models} chooses models to train on jackknifed trees: "
                                  "give those trees with --jackknife FILE too")
+    names = model_names(models)
     twins = twin_names(jackknife_models) if jackknife is not None else ()
-    if jackknife is not None and jackknife_models.strip() == "all":
-        twins = [name for name in twins if name in model_names(models)]
-    chosen = study_models(twins, model_names(models))
+    if jackknife_models.strip() == "all":  # every tree reader among the chosen models
+        twins = [name for name in twins if name in names]
+    chosen = study_models(twins, names)
     runs = {}
     for seed in parse_seeds(seeds):
         folder = seed_folder(output, seed)

@@ -92,6 +92,29 @@ def fit_label_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name:
             "sweeps": run, "decodings": decodings}
 
 
+ONE_TEMPERATURE = ("temperature", "fit_nll", "decodings", "at_bound")  # the keys of the one temperature's fit
+
+
+def fit_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name: str, where: object,
+                     low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
+                     per_label: bool = True) -> Dict[str, object]:
+    """The one temperature of the component ``pipe`` on ``docs`` against
+    ``gold`` (``fit_component_temperature``; a ValueError when it predicts
+    no span on the data ``where``) and, with ``per_label``, then the
+    temperature per label (``fit_label_temperatures``): {"temperature",
+    "fit_nll", "decodings", "at_bound" (T within 1 % of ``low`` or ``high``,
+    so a wider range may fit better), and with ``per_label``
+    "label_temperatures", "label_fit_nll", "label_sweeps", "label_decodings"}."""
+    temperature, nll, tried = fit_component_temperature(pipe, docs, gold, key, name, where, low, high)
+    fit: Dict[str, object] = {"temperature": temperature, "fit_nll": nll, "decodings": len(tried),
+                              "at_bound": bool(np.isclose(temperature, [low, high], rtol=1e-2).any())}
+    if per_label:
+        by_label = fit_label_temperatures(pipe, docs, gold, key, name, temperature, low=low, high=high)
+        fit.update(label_temperatures=by_label["label_temperatures"], label_fit_nll=by_label["nll"],
+                   label_sweeps=by_label["sweeps"], label_decodings=by_label["decodings"])
+    return fit
+
+
 def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional[str] = None,
                        uner: Optional[Path] = None, spans_key: Optional[str] = None, parser: Optional[Path] = None,
                        low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
@@ -127,15 +150,12 @@ def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional
                                  "before_temperature": float(pipe.settings["temperature"]),
                                  "before_label_temperatures": dict(pipe.settings["label_temperatures"]),
                                  "before": measured()}
-    temperature, nll, tried = fit_component_temperature(pipe, docs, gold, key, name, dev, low, high)
-    pipe.settings.update(temperature=temperature, label_temperatures={})
-    result.update(temperature=temperature, fit_nll=nll, decodings=len(tried),
-                  at_bound=bool(np.isclose(temperature, [low, high], rtol=1e-2).any()), after=measured())
+    fit = fit_temperatures(pipe, docs, gold, key, name, dev, low, high, per_label)
+    pipe.settings.update(temperature=fit["temperature"], label_temperatures={})
+    result.update({k: fit[k] for k in ONE_TEMPERATURE}, after=measured())
     if per_label:
-        fit = fit_label_temperatures(pipe, docs, gold, key, name, temperature, low, high)
         pipe.settings["label_temperatures"] = fit["label_temperatures"]
-        result.update(label_temperatures=fit["label_temperatures"], label_fit_nll=fit["nll"],
-                      label_sweeps=fit["sweeps"], label_decodings=fit["decodings"], after_per_label=measured())
-    save_pipeline(nlp, name, {"temperature": temperature, "label_temperatures": dict(pipe.settings["label_temperatures"])},
-                  output)
+        result.update({k: fit[k] for k in fit if k not in ONE_TEMPERATURE}, after_per_label=measured())
+    save_pipeline(nlp, name, {"temperature": fit["temperature"],
+                              "label_temperatures": dict(pipe.settings["label_temperatures"])}, output)
     return result

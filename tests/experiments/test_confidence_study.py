@@ -16,11 +16,11 @@ import spacy
 import typer
 from spacy.tokens import Doc, DocBin
 
-import experiments.confidence_study as confidence_module
 from experiments.confidence_study import (DataFile, check_penalty_step, confidence, confidence_study,
                                           parse_models)
 from spacy_depner.cli.errors import run
 from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
+from spacy_depner.evaluation import label_temperatures
 from spacy_depner.readers.genia import genia_examples, read_genia
 from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
 
@@ -295,7 +295,7 @@ def test_per_label_temperatures_that_do_not_lower_the_dev_ece_are_not_chosen(ewt
         return {"label_temperatures": {label: temperature for label in dict.fromkeys(pipe.score_labels())},
                 "nll": None, "start_nll": None, "sweeps": 0, "decodings": 0}
 
-    monkeypatch.setattr(confidence_module, "fit_label_temperatures", the_one)
+    monkeypatch.setattr(label_temperatures, "fit_label_temperatures", the_one)
     result = study({"ewt": ewt_model}, UNER_DEV, DataFile(tiny_docbin), tmp_path / "out")
     for name in ("dgm_ner", "chain_ner"):
         fit = result["models"]["ewt"]["components"][name]["calibration"]
