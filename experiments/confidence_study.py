@@ -236,6 +236,11 @@ def ece(entry: Optional[Dict[str, object]]) -> Optional[str]:
     return None if entry is None else f"{entry['ece']:.3f}"
 
 
+def floor(entry: Optional[Dict[str, object]]) -> Optional[str]:
+    """The ECE floor of a summary (a perfectly calibrated model's ECE at its probabilities) with 3 decimals."""
+    return None if entry is None or entry.get("ece_floor") is None else f"{entry['ece_floor']:.3f}"
+
+
 def component_rows(results: Dict[str, object], kind: str) -> List[Tuple[str, str, Dict[str, object]]]:
     """(model, component, entry) of every component of the kind ``kind``, in order."""
     return [(model, name, entry) for model, study in results["models"].items()
@@ -257,14 +262,15 @@ def calibration_table(results: Dict[str, object]) -> str:
     for model, name, entry in component_rows(results, "ours"):
         fit = entry["calibration"]
         temperature = None if fit["temperature"] is None else f"{fit['temperature']:.4g}"
+        chosen = fit["test"].get("per_label" if fit["chosen"] == "per_label" else "after")
         rows.append([model, name, temperature, label_cell(fit["label_temperatures"]),
                      *(ece(fit[split].get(when)) for split in SPLITS for when in ("before", "after", "per_label")),
-                     "per label" if fit["chosen"] == "per_label" else "one T"])
+                     "per label" if fit["chosen"] == "per_label" else "one T", floor(chosen)])
     for model, name, entry in component_rows(results, "spancat"):
         rows.append([model, f"{name} (own scores)", None, None, ece(entry["dev"]), None, None, ece(entry["test"]), None,
-                     None, None])
+                     None, None, floor(entry["test"])])
     return table(["model", "component", "T", "T per label", "ECE dev before", "ECE dev after", "ECE dev per label",
-                  "ECE test before", "ECE test after", "ECE test per label", "chosen"], rows)
+                  "ECE test before", "ECE test after", "ECE test per label", "chosen", "test floor"], rows)
 
 
 def decoding_table(results: Dict[str, object]) -> str:
@@ -303,7 +309,9 @@ def report(results: Dict[str, object]) -> str:
         "MAP spans have a dev F1 at least that at T (T still divides the scores of no label; unlike T, they change the "
         "MAP spans). Chosen: per label iff it lowers the dev ECE; "
         "the decoding below uses the chosen temperatures. spancat rows: its own scores and threshold, no temperature "
-        "(it has none), to compare with the ECE after scaling.", "",
+        "(it has none), to compare with the ECE after scaling. Test floor: the mean ECE of a perfectly calibrated model "
+        "with the chosen test spans' probabilities (each span correct with its probability, 200 draws); ECE is biased "
+        "upwards on a finite sample, so read an ECE against it.", "",
         calibration_table(results), "",
     ]
     if unfitted:

@@ -10,6 +10,7 @@ import pytest
 from spacy_depner.evaluation.calibration import (
     calibration_summary,
     data_files,
+    ece_floor,
     expected_calibration_error,
     fit_temperature,
     png_names,
@@ -34,6 +35,27 @@ def test_confident_wrong_spans_have_ece_one_and_known_mixtures_their_value():
     # one bin: |mean confidence - accuracy|
     assert expected_calibration_error([0.2, 0.6, 0.7], [1, 1, 0], n_bins=1) == pytest.approx(abs(0.5 - 2 / 3))
     assert expected_calibration_error([], []) == 0.0
+
+
+def test_ece_floor_is_the_sampling_error_of_a_calibrated_model():
+    # M spans all of probability 0.5 share one bin: the floor is E|k/M - 0.5| for k ~ Binomial(M, 0.5),
+    # about sqrt(0.25 / M) * sqrt(2 / pi) (the normal approximation), 0.0126 for M = 1000
+    assert ece_floor([0.5] * 1000, draws=2000) == pytest.approx(math.sqrt(0.25 / 1000) * math.sqrt(2 / math.pi), rel=0.05)
+    # a quarter of the spans: the floor doubles
+    assert ece_floor([0.5] * 250, draws=2000) == pytest.approx(2 * ece_floor([0.5] * 1000, draws=2000), rel=0.08)
+    # certain spans have no sampling error; no spans, no floor
+    assert ece_floor([0.0, 1.0, 1.0]) == 0.0 and ece_floor([]) == 0.0
+    assert ece_floor([0.3, 0.8] * 50, seed=3) == ece_floor([0.3, 0.8] * 50, seed=3)
+    with pytest.raises(ValueError, match="draws"):
+        ece_floor([0.5], draws=0)
+    with pytest.raises(ValueError, match=r"not in \[0, 1\]"):
+        ece_floor([1.5])
+
+
+def test_summary_reports_the_floor_beside_the_ece():
+    summary = calibration_summary([0.5] * 400, [True] * 200 + [False] * 200, n_bins=5)
+    assert summary["ece"] == pytest.approx(0.0)
+    assert 0.01 < summary["ece_floor"] < 0.03  # sqrt(0.25 / 400) * sqrt(2 / pi) = 0.0199
 
 
 def test_reliability_bins_edges_counts_and_empty_bins():

@@ -28,7 +28,8 @@ from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
 DATA = Path(__file__).parents[1] / "data"
 GENIA = DATA / "nested_genia.jsonl"
-SUMMARY = {"spans", "correct", "gold", "mean_confidence", "accuracy", "ece", "nll", "reliability", "p", "r", "f"}
+SUMMARY = {"spans", "correct", "gold", "mean_confidence", "accuracy", "ece", "ece_floor", "nll", "reliability", "p", "r",
+           "f"}
 PENALTY_STEP = 0.25
 UNER_DEV = DataFile(DATA / "tiny.conllu", DATA / "tiny.iob2")
 
@@ -204,7 +205,8 @@ def test_report_rows(ewt_runs):
         eces = " | ".join(f"{fit[split][when]['ece']:.3f}" for split in ("dev", "test")
                           for when in ("before", "after", "per_label"))
         chosen = "per label" if fit["chosen"] == "per_label" else "one T"
-        assert row == [f"| ewt | {name} | {fit['temperature']:.4g} | {labels} | {eces} | {chosen} |"]
+        floor = fit["test"]["per_label" if fit["chosen"] == "per_label" else "after"]["ece_floor"]
+        assert row == [f"| ewt | {name} | {fit['temperature']:.4g} | {labels} | {eces} | {chosen} | {floor:.3f} |"]
         row = [line for line in decoding.splitlines() if line.startswith(f"| ewt | {name} |")]
         assert len(row) == 1 and row[0].count("|") == 17
         entry = result["models"]["ewt"]["components"][name]
@@ -240,7 +242,7 @@ def test_command_on_genia_with_spancat_beside(genia_models, tmp_path):
     assert set(own["dev"]) >= SUMMARY and own["dev"]["gold"] == 14
     report = (output / "report.md").read_text()
     assert (f"| spancat | spancat (own scores) | – | – | {own['dev']['ece']:.3f} | – | – | {own['test']['ece']:.3f} | – | – "
-            "| – |") in report
+            f"| – | {own['test']['ece_floor']:.3f} |") in report
     assert "| nested | hypergraph_ner |" in report.split("## Decoding")[1]
 
 
