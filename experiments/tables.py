@@ -29,7 +29,8 @@ def cell(value) -> str:
 
 def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None, float, str]:
     """The cell of a figure measured once per seed: "mean ± sd" (sample
-    standard deviation, ddof=1; each part as ``cell`` prints it) of the
+    standard deviation, ddof=1; both with 2 decimals when either is at
+    least 0.1 and below 1,000, else each as ``cell`` prints it) of the
     values times ``scale``; with one value, the value alone (times
     ``scale``); None when every value is None (a figure the model does not
     have). Values for some seeds only are a ValueError."""
@@ -42,7 +43,10 @@ def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None
     if len(values) == 1:
         return values[0] if scale == 1 else scale * values[0]
     scaled = [scale * value for value in values]
-    return f"{cell(float(statistics.mean(scaled)))} ± {cell(float(statistics.stdev(scaled)))}"
+    mean, sd = float(statistics.mean(scaled)), float(statistics.stdev(scaled))
+    if 0.1 <= max(abs(mean), sd) < 1000:  # one precision for both parts: "0.01 ± 0.50", not "0.00838 ± 0.50"
+        return f"{mean:.2f} ± {sd:.2f}"
+    return f"{cell(mean)} ± {cell(sd)}"
 
 
 def seeds_caption(seeds: Sequence, columns: str = "") -> str:

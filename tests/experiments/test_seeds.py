@@ -21,7 +21,9 @@ from spacy_depner.evaluation.significance import approximate_randomization, pair
     ([0.80, 0.90, 0.85], 100, "85.00 ± 5.00"),  # deviations -5, 5, 0: sd = sqrt(50 / 2)
     ([1.0, 2.0, 4.0], 1, "2.33 ± 1.53"),  # mean 7/3; squares 16/9 + 1/9 + 25/9 = 42/9, / 2, sqrt = 1.5275
     ([1000.0, 3000.0], 1, "2,000 ± 1,414"),  # sd = 2000 / sqrt(2)
-    ([0.50, 0.52], 1, "0.51 ± 0.0141"),  # sd = 0.02 / sqrt(2), 3 significant digits below 0.1
+    ([0.50, 0.52], 1, "0.51 ± 0.01"),  # sd = 0.02 / sqrt(2): both parts with 2 decimals
+    ([0.5, -0.5, 0.03], 1, "0.01 ± 0.50"),  # mean 0.01, deviations 0.49, -0.51, 0.02: sd = sqrt(0.5006 / 2)
+    ([0.050, 0.054, 0.058], 1, "0.054 ± 0.004"),  # both below 0.1: 3 significant digits each
     ([7.0, 7.0], 1, "7.00 ± 0.00"),
 ])
 def test_mean_sd_against_hand_computed_values(values, scale, expected):
