@@ -2,7 +2,8 @@
 benchmark modules and registers their commands (they never import this one)."""
 import typer
 
-from . import bench_dgm, bench_nested, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, two_stage_study
+from . import (bench_dgm, bench_nested, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, pretrain,
+               two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The studies and benchmarks of spacy-depner's project.yml")
@@ -14,4 +15,5 @@ app.command("bench-nested")(bench_nested.bench_nested)
 app.command("bench-types")(bench_types.bench_types)
 app.command("configs")(configs.configs_command)
 app.command("jackknife-trees")(jackknife_trees.jackknife)
+app.command("pretrain")(pretrain.pretrain)
 app.command("confidence")(confidence_study.confidence)

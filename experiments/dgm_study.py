@@ -4,7 +4,9 @@ English-EWT r2.9 + UNER English-EWT).
 
     train     trains the parser and every NER model (or those of ``--models``) once per seed (``--seeds``),
               ``--jobs`` at a time, to OUTPUT/seed_<s>/<model>; with ``--jackknife``
-              also each tree-reading model on the jackknifed trees, OUTPUT/seed_<s>/<model>@jackknife
+              also each tree-reading model on the jackknifed trees, OUTPUT/seed_<s>/<model>@jackknife;
+              with ``--init-tok2vec`` or ``--pretrained`` (``python -m experiments pretrain``) every
+              NER model starts from pretrained tok2vec weights (the parser does not)
     coverage  Table 1: gold entities each lattice holds, gold trees and each seed's parser's trees
     evaluate  Tables 2-3: P/R/F of every model (and twin) of every seed on dev and test, gold and predicted trees
     speed     Figure 6: seconds per training iteration and words/s of every model (the first seed's;
@@ -24,7 +26,7 @@ the seeds in the models folder, and the twins in the seeds' folders.
 import json
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Annotated, Dict, List, Optional
 
 import typer
 from tqdm import tqdm
@@ -33,13 +35,29 @@ from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
-from .options import CONFIGS, DATA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
+from .pretrain import tok2vec_weights
 from .runs import run_seeds, train_command
 from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from .timing import pipeline_seconds
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
+
+
+def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path, configs: Path, steps: int,
+                  parser_steps: int, limit: int, jackknife: Optional[Path], init_tok2vec: Optional[Path]) -> Dict[str, List[str]]:
+    """The ``spacy train`` command of the parser and of each model of
+    ``chosen`` for seed ``seed`` (to OUTPUT/seed_<s>/<name>), by name; the
+    models' tok2vec from the weights ``init_tok2vec`` if given (every study
+    model has a tok2vec component), the parser's never."""
+    folder = seed_folder(output, seed)
+    pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
+    runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
+    for model in chosen:
+        runs[model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
+                                         model.overrides(jackknife) + pretrained, seed)
+    return runs
 
 
 @study.command("train")
@@ -61,11 +79,15 @@ def train(
     models: str = typer.Option(
         "all", "--models", help=f"The models trained on the gold trees (the parser always is), e.g. ner,chain_crf,dgm+dep "
                                 f"(all: {','.join(m.name for m in MODELS)})"),
+    init_tok2vec: Annotated[Optional[Path], INIT_TOK2VEC] = None,
+    pretrained: Annotated[Optional[Path], PRETRAINED] = None,
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
     OUTPUT/seed_<s>/<model>, and with --jackknife the chosen tree-reading
     models on the jackknifed trees too, to OUTPUT/seed_<s>/<model>@jackknife;
-    wall times per seed to OUTPUT/train_seconds.json."""
+    wall times per seed to OUTPUT/train_seconds.json. With pretrained tok2vec
+    weights, every NER model's tok2vec starts from them (the same for every
+    seed; the other layers start from the seed's random weights)."""
     if jackknife is not None and not jackknife.is_file():
         raise typer.BadParameter(f"--jackknife {jackknife}: no such file; write it with `python -m experiments "
                                  "jackknife-trees --output FOLDER` (FOLDER/train.jackknife.conllu)")
@@ -77,15 +99,12 @@ def train(
     if jackknife_models.strip() == "all":  # every tree reader among the chosen models
         twins = [name for name in twins if name in names]
     chosen = study_models(twins, names)
-    runs = {}
-    for seed in parse_seeds(seeds):
-        folder = seed_folder(output, seed)
-        runs[seed] = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
-        for model in chosen:
-            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
-                                                   model.overrides(jackknife), seed)
+    weights = tok2vec_weights(init_tok2vec, pretrained)
+    runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights)
+            for seed in parse_seeds(seeds)}
     seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps,
-                        jackknife=None if jackknife is None else str(jackknife))
+                        jackknife=None if jackknife is None else str(jackknife),
+                        init_tok2vec=None if weights is None else str(weights))
     typer.echo(json.dumps(seconds, indent=2))
 
 

@@ -15,3 +15,9 @@ CORPUS = typer.Option("ewt", help="ewt (UNER English-EWT entities) or gum (UD En
 TRAIN_SEEDS = typer.Option("0", help="Training seeds, e.g. 0,1,2: every model is trained once per seed "
                                      "([system] seed), its pipelines to OUTPUT/seed_<s>/<model>")
 SEEDS = typer.Option(None, help="Seeds to use, e.g. 0,1,2 (default: every seed_<s> folder of the models folder)")
+# Given as Annotated[..., OPTION] = None, so that a command called as a function has None for them.
+INIT_TOK2VEC = typer.Option(help="Pretrained tok2vec weights (`spacy pretrain`'s model<epoch>.bin), loaded into the "
+                                 "tok2vec of every NER model (--paths.init_tok2vec), not the parser's "
+                                 "(default: none, the seed's random weights)")
+PRETRAINED = typer.Option(help="The pretrain.json of `python -m experiments pretrain`: its weights as --init-tok2vec, "
+                               "none if it pretrained 0 epochs")

@@ -2,13 +2,14 @@
 module and registers its commands (the command modules never import this one)."""
 import typer
 
-from . import annotate, calibrate, convert, coverage, evaluate, tune
+from . import annotate, calibrate, convert, coverage, evaluate, pretrain_text, tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spacy-depner: structured NER for spaCy")
 app.command("evaluate")(evaluate.evaluate)
 app.command("evaluate-nested")(evaluate.evaluate_nested)
 app.command("coverage")(coverage.coverage)
 app.command("convert")(convert.convert)
+app.command("pretrain-text")(pretrain_text.pretrain_text)
 app.command("tune-penalty")(tune.tune_penalty)
 app.command("tune-threshold")(tune.tune_threshold)
 app.command("calibration")(calibrate.calibration)

@@ -3,7 +3,9 @@ real data directory, with a few training steps and two seeds: every seed's
 pipelines in their folder, trained with their seed, every table of the
 report filled with mean ± sd over the two seeds, and no network needed.
 The training split is jackknifed in two folds and one model (dgm+dep) is
-trained on those trees too, as dgm+dep@jackknife."""
+trained on those trees too, as dgm+dep@jackknife. The shared tok2vec is
+pretrained for one epoch and every entity model (not the parser) starts
+from those weights."""
 import json
 
 import pytest
@@ -28,28 +30,35 @@ def test_project_run_all_fills_every_table(data_dir, tmp_path):
     project, done = run_workflow(tmp_path, "all", data_dir, "--vars.steps", "4", "--vars.parser_steps", "4",
                                  "--vars.bootstrap_samples", "50", "--vars.speed_sample", "20", "--vars.seeds", "0,1",
                                  "--vars.jackknife_folds", "2", "--vars.jackknife_models", "dgm+dep",
-                                 "--vars.models", "all")
+                                 "--vars.models", "all", "--vars.pretrain_epochs", "1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     names = {"chain_crf", "chain_crf+dep", "perceptron", "perceptron+dep", "semi_crf", "semi_crf+dep", "dgm_s", "dgm_s+dep",
              "dgm", "dgm+dep", "ner"}
     twin = "dgm+dep@jackknife"
     trained = project / "training" / "study"
     jackknifed = trained / "jackknife" / "train.jackknife.conllu"
+    pretrained = json.loads((project / "training" / "pretrain" / "pretrain.json").read_text())
+    assert (pretrained["epochs"], pretrained["sentences"], pretrained["weights"]) == (1, 48, "tok2vec.bin")
+    weights_file = "training/pretrain/tok2vec.bin"
     assert json.loads((trained / "jackknife" / "jackknife.json").read_text())["folds"] == 2
     for seed in (0, 1):
         assert {p.name for p in (trained / f"seed_{seed}").iterdir()} == names | {twin, "parser", "logs"}
         assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {f"{n}.log" for n in names | {twin, "parser"}}
         config = load_config(trained / f"seed_{seed}" / "dgm" / "model-best" / "config.cfg", interpolate=True)
         assert config["training"]["seed"] == seed
+        assert config["paths"]["init_tok2vec"] == weights_file and config["pretraining"]["component"] == "tok2vec"
+        parser = load_config(trained / f"seed_{seed}" / "parser" / "model-best" / "config.cfg", interpolate=True)
+        assert parser["paths"]["init_tok2vec"] is None
         configs = {name: load_config(trained / f"seed_{seed}" / name / "model-best" / "config.cfg", interpolate=True)
                    for name in ("dgm+dep", twin)}
         assert configs[twin]["paths"]["train_conllu"] == "training/study/jackknife/train.jackknife.conllu"
         assert configs["dgm+dep"]["paths"]["train_conllu"] == str(data_dir / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu")
         assert configs[twin]["components"]["dgm_ner"] == configs["dgm+dep"]["components"]["dgm_ner"]
-    # the seed changes the initial weights, so the trained ones differ
-    weights = [spacy.load(trained / f"seed_{seed}" / "dgm" / "model-best").get_pipe("tok2vec").model.to_bytes() for seed in (0, 1)]
+    # the seed changes the initial weights of dgm_ner (its tok2vec starts from the pretrained ones), so the trained ones differ
+    weights = [spacy.load(trained / f"seed_{seed}" / "dgm" / "model-best").get_pipe("dgm_ner").model.to_bytes() for seed in (0, 1)]
     assert weights[0] != weights[1]
     seconds = json.loads((trained / "train_seconds.json").read_text())
+    assert seconds["init_tok2vec"] == weights_file
     assert seconds["seeds"] == [0, 1] and set(seconds["seconds"]["1"]) == names | {twin, "parser"}
     assert seconds["jackknife"] == "training/study/jackknife/train.jackknife.conllu" and jackknifed.exists()
     report = (project / "metrics" / "study" / "report.md").read_text()
