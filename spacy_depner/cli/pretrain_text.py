@@ -18,6 +18,7 @@ import typer
 
 from ..atomic_files import atomic_path
 from ..evaluation.progress import progress
+from ..evaluation.setting_search import data_kind
 from ..readers.conllu import read_conllu
 from ..readers.genia import read_genia
 from ..text_lines import readable_file
@@ -32,17 +33,16 @@ class TextFormat(str, Enum):
     docbin = "docbin"
 
 
-SUFFIX_FORMATS = {".conllu": TextFormat.conllu, ".jsonl": TextFormat.genia, ".spacy": TextFormat.docbin}
-
-
 def input_format(path: Path, chosen: Optional[TextFormat]) -> TextFormat:
-    """``chosen``, or the format of ``path``'s suffix (.conllu, .jsonl: GENIA, .spacy: DocBin)."""
+    """``chosen``, or the format of ``path``'s suffix as the data commands
+    read it (``data_kind``: .conllu GUM/CoNLL-U, .jsonl GENIA, .spacy DocBin)."""
     if chosen is not None:
         return chosen
-    if path.suffix not in SUFFIX_FORMATS:
+    try:
+        return TextFormat(data_kind(path))
+    except ValueError:
         raise ValueError(f"{path}: cannot tell its format from the suffix {path.suffix!r}; give --format "
-                         f"({', '.join(f.value for f in TextFormat)})")
-    return SUFFIX_FORMATS[path.suffix]
+                         f"({', '.join(f.value for f in TextFormat)})") from None
 
 
 def docbin_sentences(path: Path) -> Iterator[Words]:
