@@ -35,7 +35,7 @@ from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
-from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, SEEDS, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .pretrain import tok2vec_weights
 from .runs import run_seeds, train_command
@@ -81,6 +81,7 @@ def train(
                                 f"(all: {','.join(m.name for m in MODELS)})"),
     init_tok2vec: Annotated[Optional[Path], INIT_TOK2VEC] = None,
     pretrained: Annotated[Optional[Path], PRETRAINED] = None,
+    resume: bool = RESUME,
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
     OUTPUT/seed_<s>/<model>, and with --jackknife the chosen tree-reading
@@ -102,7 +103,7 @@ def train(
     weights = tok2vec_weights(init_tok2vec, pretrained)
     runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights)
             for seed in parse_seeds(seeds)}
-    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps,
+    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
                         jackknife=None if jackknife is None else str(jackknife),
                         init_tok2vec=None if weights is None else str(weights))
     typer.echo(json.dumps(seconds, indent=2))

@@ -26,7 +26,7 @@ from spacy_depner.evaluation.progress import progress
 
 from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides
 from .nested_report import write_nested_report
-from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .runs import run_seeds, train_command
 from .seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
@@ -47,6 +47,7 @@ def train(
     seeds: str = TRAIN_SEEDS,
     models: str = typer.Option("all", "--models", help=f"The models to train, e.g. genia_quadratic,genia_spancat "
                                                        f"(all: {','.join(m.name for m in MODELS)})"),
+    resume: bool = RESUME,
 ) -> None:
     """Train the nested models (every one, or those of --models; gold trees
     where used) once per seed, and the GUM parser if a dependency-guided
@@ -63,7 +64,7 @@ def train(
         for model in chosen:
             runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
                                                    model.overrides + corpus_overrides(model.corpus, genia), seed)
-    seconds = run_seeds(runs, output, jobs, steps=steps, parser_steps=parser_steps)
+    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps)
     typer.echo(json.dumps(seconds, indent=2))
 
 

@@ -14,6 +14,9 @@ SPLIT = typer.Option("test", help="Split to score")
 CORPUS = typer.Option("ewt", help="ewt (UNER English-EWT entities) or gum (UD English-GUM's named mentions)")
 TRAIN_SEEDS = typer.Option("0", help="Training seeds, e.g. 0,1,2: every model is trained once per seed "
                                      "([system] seed), its pipelines to OUTPUT/seed_<s>/<model>")
+RESUME = typer.Option(False, help="Keep the runs that finished in OUTPUT/seed_<s> (model-last, and the closing line of "
+                                   "spacy train in OUTPUT/seed_<s>/logs/NAME.log) and train only the others, "
+                                   "e.g. after an interrupted run or to add models")
 SEEDS = typer.Option(None, help="Seeds to use, e.g. 0,1,2 (default: every seed_<s> folder of the models folder)")
 # Given as Annotated[..., OPTION] = None, so that a command called as a function has None for them.
 INIT_TOK2VEC = typer.Option(help="Pretrained tok2vec weights (`spacy pretrain`'s model<epoch>.bin), loaded into the "

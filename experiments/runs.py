@@ -1,6 +1,7 @@
 """Training runs of the studies: ``spacy train`` commands, run one thread
 each, several at a time, their output to log files; with seeds, every
 seed's runs in its own folder (``seeds.seed_folder``)."""
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +40,15 @@ def run_logged(command: List[str], log: Path) -> float:
     return time.perf_counter() - start
 
 
+def finished(folder: Path, name: str) -> bool:
+    """Whether ``spacy train`` finished the run NAME of ``run_seeds`` in a
+    seed's FOLDER: it writes FOLDER/NAME/model-last at every evaluation, and
+    its closing line "Saved pipeline to output directory" to the run's log only at the end."""
+    log = folder / "logs" / f"{name}.log"  # run_seeds's log of NAME
+    return (folder / name / "model-last").is_dir() and log.is_file() and \
+        "Saved pipeline to output directory" in log.read_text(encoding="utf8", errors="replace")
+
+
 def run_pool(runs: Dict[Hashable, Tuple[str, List[str], Path]], jobs: int) -> Dict[Hashable, float]:
     """Run ``runs[key] = (title, command, log)`` ``jobs`` at a time
     (``run_logged``), with a bar of the runs done / total and its ETA on
@@ -71,15 +81,21 @@ def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: s
 
 
 def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
-              **settings) -> Dict[str, Dict[str, float]]:
+              resume: bool = False, **settings) -> Dict[str, Dict[str, Optional[float]]]:
     """Run the commands of every seed, ``runs[seed][name]``, all (seed,
     name) runs ``jobs`` at a time (``run_pool``, logs to
     OUTPUT/seed_<s>/logs/NAME.log); write the ``settings``, the seeds and
     the wall seconds per seed and name (``{"seconds": {"0": {NAME: s}}}``)
-    to OUTPUT/SECONDS_FILE and return those seconds."""
+    to OUTPUT/SECONDS_FILE and return those seconds. With ``resume``, a run
+    that ``finished`` in its seed folder is kept, not run again; its seconds
+    are those of the previous OUTPUT/SECONDS_FILE (None if it has none)."""
+    path = output / seconds_file
+    previous = json.loads(path.read_text())["seconds"] if resume and path.is_file() else {}
     flat = {(seed, name): (f"{name} (seed {seed})", command, seed_folder(output, seed) / "logs" / f"{name}.log")
-            for seed, named in runs.items() for name, command in named.items()}
-    done = run_pool(flat, jobs)
-    seconds = {str(seed): {name: done[seed, name] for name in named} for seed, named in runs.items()}
-    write_json(output / seconds_file, {**settings, "seeds": sorted(runs), "seconds": seconds})
+            for seed, named in runs.items() for name, command in named.items()
+            if not (resume and finished(seed_folder(output, seed), name))}
+    done = run_pool(flat, jobs) if flat else {}
+    seconds = {str(seed): {name: done[seed, name] if (seed, name) in done else previous.get(str(seed), {}).get(name)
+                           for name in named} for seed, named in runs.items()}
+    write_json(path, {**settings, "seeds": sorted(runs), "seconds": seconds})
     return seconds

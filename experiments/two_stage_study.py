@@ -29,7 +29,7 @@ from spacy_depner.evaluation.significance import approximate_randomization
 from spacy_depner.pipeline.corpus_counts import counting_pipe
 
 from .dgm_models import data_file
-from .options import CORPUS, DATA, JOBS, JSON_OUTPUT, SEEDS, SPLIT, TRAIN_SEEDS
+from .options import CORPUS, DATA, JOBS, JSON_OUTPUT, RESUME, SEEDS, SPLIT, TRAIN_SEEDS
 from .outputs import write_file, write_json, write_jsonl
 from .runs import run_seeds, train_command
 from .seed_tests import ALPHA, over_seeds, seed_count
@@ -51,15 +51,6 @@ def check_corpus(corpus: str) -> None:
 def first_stage_file(folder: Path, split: str) -> Path:
     """The first-stage entities of SPLIT in a seed's folder."""
     return folder / f"first_stage_{split}.jsonl"
-
-
-def trained(folder: Path, name: str) -> bool:
-    """Whether ``spacy train`` finished the run NAME of ``run_seeds`` in a
-    seed's FOLDER: it writes FOLDER/NAME/model-last at every evaluation, and
-    its closing line "Saved pipeline to output directory" to the run's log only at the end."""
-    log = folder / "logs" / f"{name}.log"  # run_seeds's log of NAME
-    return (folder / name / "model-last").is_dir() and log.is_file() and \
-        "Saved pipeline to output directory" in log.read_text(encoding="utf8", errors="replace")
 
 
 def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str = "ewt"):
@@ -93,8 +84,7 @@ def crossval(
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
-    resume: bool = typer.Option(False, help="Keep the first-stage models whose training finished in OUTPUT/seed_<s> "
-                                "(model-last, and the closing line of spacy train in OUTPUT/seed_<s>/logs/NAME.log)"),
+    resume: bool = RESUME,
 ) -> None:
     """For each seed: the first stage on all of train, and on each fold's
     complement; its entities on train (cross-validated), dev and test to
@@ -112,17 +102,7 @@ def crossval(
         for f in range(folds):
             runs[seed][f"fold{f}"] = train_command(config, folder / f"fold{f}", data, steps, limit,
                                                    ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)], seed)
-    seconds_file, names = output / "crossval_seconds.json", {seed: list(named) for seed, named in runs.items()}
-    # a resumed run keeps the wall times of the kept models (None: trained by an interrupted run)
-    previous = json.loads(seconds_file.read_text())["seconds"] if resume and seconds_file.is_file() else {}
-    if resume:
-        runs = {seed: {name: command for name, command in named.items() if not trained(seed_folder(output, seed), name)}
-                for seed, named in runs.items()}
-    seconds = run_seeds(runs, output, jobs, seconds_file.name, folds=folds, steps=steps)
-    if any(len(runs[seed]) < len(names[seed]) for seed in chosen):
-        seconds = {str(seed): {name: seconds[str(seed)][name] if name in runs[seed] else previous.get(str(seed), {}).get(name)
-                               for name in names[seed]} for seed in chosen}
-        write_json(seconds_file, {"folds": folds, "steps": steps, "seeds": chosen, "seconds": seconds})
+    seconds = run_seeds(runs, output, jobs, "crossval_seconds.json", resume, folds=folds, steps=steps)
     import spacy
 
     vocab = spacy.blank("en").vocab

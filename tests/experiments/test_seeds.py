@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from experiments import dgm_report, nested_report, two_stage_study
-from experiments.runs import run_seeds, train_command
+from experiments import runs
+from experiments.runs import finished, run_seeds, train_command
 from experiments.seed_tests import over_seeds, significance_per_seed
 from experiments import nested_study
 from experiments.seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
@@ -191,15 +192,38 @@ def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     assert rows[0][header.index("ΔF")] == "1.50 ± 0.71"
 
 
-def test_crossval_resume_finds_a_finished_run_in_its_seed_folder(tmp_path):
+def finish(folder, name, log="...\n✔ Saved pipeline to output directory\n"):
+    (folder / name / "model-last").mkdir(parents=True)
+    (folder / "logs").mkdir(exist_ok=True)
+    (folder / "logs" / f"{name}.log").write_text(log)
+
+
+def test_resume_finds_a_finished_run_in_its_seed_folder(tmp_path):
     folder = seed_folder(tmp_path, 2)
-    (folder / "fold0" / "model-last").mkdir(parents=True)
-    (folder / "logs").mkdir()
-    (folder / "logs" / "fold0.log").write_text("...\n✔ Saved pipeline to output directory\n")
-    assert two_stage_study.trained(folder, "fold0")
-    assert not two_stage_study.trained(seed_folder(tmp_path, 0), "fold0")  # another seed's run
+    finish(folder, "fold0")
+    assert finished(folder, "fold0")
+    assert not finished(seed_folder(tmp_path, 0), "fold0")  # another seed's run
     (folder / "logs" / "fold0.log").write_text("interrupted\n")
-    assert not two_stage_study.trained(folder, "fold0")
+    assert not finished(folder, "fold0")
+
+
+def test_resumed_run_seeds_trains_only_the_unfinished_runs_and_keeps_their_seconds(tmp_path, monkeypatch):
+    trained = []
+    monkeypatch.setattr(runs, "run_pool", lambda flat, jobs: trained.extend(flat) or {key: 7.0 for key in flat})
+    (tmp_path / "train_seconds.json").write_text(json.dumps({"seconds": {"0": {"parser": 900.0, "dgm": 300.0}}}))
+    finish(seed_folder(tmp_path, 0), "parser")
+    finish(seed_folder(tmp_path, 0), "dgm")
+    finish(seed_folder(tmp_path, 1), "parser")  # finished, but the previous run left no seconds for it
+    finish(seed_folder(tmp_path, 1), "dgm", log="interrupted\n")
+    commands = {seed: {name: ["train", name] for name in ("parser", "dgm", "semi_crf")} for seed in (0, 1)}
+    seconds = run_seeds(commands, tmp_path, 2, resume=True, steps=5)
+    assert sorted(trained) == [(0, "semi_crf"), (1, "dgm"), (1, "semi_crf")]
+    expected = {"0": {"parser": 900.0, "dgm": 300.0, "semi_crf": 7.0}, "1": {"parser": None, "dgm": 7.0, "semi_crf": 7.0}}
+    assert seconds == expected
+    assert json.loads((tmp_path / "train_seconds.json").read_text()) == {"steps": 5, "seeds": [0, 1], "seconds": expected}
+    trained.clear()
+    run_seeds(commands, tmp_path, 2, steps=5)  # without resume every run trains again
+    assert len(trained) == 6
 
 
 def test_pick_names_chooses_in_the_known_order_and_refuses():
