@@ -6,7 +6,7 @@ report prints percents, mean ± sd over the seeds, and words/s of the
 first seed's pipelines only)."""
 import json
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from .nested_models import CORPORA, MODELS, SPLITS
 from .outputs import write_file
@@ -32,12 +32,16 @@ def coverage_table(metrics: Path) -> str:
     return table(["corpus", "split", "sentences", "mentions", *(f"{s} %" for s in SPACES), "spans/token", "DGM spans/token"], rows)
 
 
-def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]]) -> str:
+def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: Optional[Dict] = None) -> str:
     """P/R/F (percent, mean ± sd over the seeds) of every model on the
-    evaluated split; for a model that finds heads, F1 of boundaries + type +
-    head; words/s of the first seed's pipeline; training wall seconds
-    (``seconds[seed][name]``), mean ± sd over the seeds."""
+    evaluated split; with ``dev`` (``nested-study evaluate --split dev``'s
+    output for the same seeds), F on dev first; for a model that finds
+    heads, F1 of boundaries + type + head; words/s of the first seed's
+    pipeline; training wall seconds (``seconds[seed][name]``), mean ± sd over the seeds."""
     seeds = seed_keys(evaluation["seeds"])
+    if dev is not None and seed_keys(dev["seeds"]) != seeds:
+        raise ValueError(f"the dev evaluation has seeds {dev['seeds']}, the {evaluation['split']} one {evaluation['seeds']}: "
+                         "evaluate both splits with the same --seeds")
     rows = []
     for model in sorted(MODELS, key=lambda m: list(CORPORA).index(m.corpus)):
         for key in (model.name, model.name + "@predicted", model.name + "@tuned"):
@@ -47,11 +51,15 @@ def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]]) -> str
             results = [by_seed[s] for s in seeds]
             trees = results[0]["trees"] if model.guided else "–"  # the other models read no tree
             title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
-            rows.append([model.corpus, title, trees, *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
+            on_dev = [] if dev is None else [mean_sd([dev["models"][key][s]["f"] for s in seeds] if key in dev["models"] else [], 100)]
+            rows.append([model.corpus, title, trees, *on_dev,
+                         *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
                          results[0]["words_per_second"], mean_sd([by_name.get(model.name) for by_name in seconds.values()])])
     trained = "" if list(seconds) in ([], seeds) else " " + seeds_caption(list(seconds), "Training s")
+    split = evaluation["split"]
     return (f"{seeds_caption(evaluation['seeds'])} words/s: the pipelines of seed {seeds[0]} only.{trained}\n\n"
-            + table(["corpus", "model", "trees", "P", "R", "F", "F with heads", f"words/s (seed {seeds[0]})", "training s"], rows))
+            + table(["corpus", "model", "trees", *([] if dev is None else ["dev F"]), f"{split} P", f"{split} R", f"{split} F",
+                     f"{split} F with heads", f"words/s (seed {seeds[0]})", "training s"], rows))
 
 
 def guidance_table(evaluation: Dict) -> str:
@@ -79,6 +87,8 @@ def guidance_table(evaluation: Dict) -> str:
 
 def write_nested_report(metrics: Path, models: Path) -> Path:
     evaluation = json.loads((metrics / "evaluation.json").read_text())
+    dev_file = metrics / "evaluation_dev.json"  # nested-study evaluate --split dev
+    dev = json.loads(dev_file.read_text()) if dev_file.exists() else None
     train_file = models / "train_seconds.json"
     seconds = json.loads(train_file.read_text())["seconds"] if train_file.exists() else {}
     decode = metrics / "decode.md"
@@ -88,7 +98,7 @@ def write_nested_report(metrics: Path, models: Path) -> Path:
         "## Coverage of the mentions by each search space (Corro 2023, Table 5)",
         coverage_table(metrics),
         f"## P/R/F on {evaluation['split']} (percent) and words/s (one thread, the parser's time excluded)",
-        results_table(evaluation, seconds),
+        results_table(evaluation, seconds, dev),
         "## GUM: quadratic structure over every span vs over the DGM valid spans of the trees",
         guidance_table(evaluation),
     ]

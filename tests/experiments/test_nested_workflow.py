@@ -62,6 +62,10 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     assert coverage["coverage"] == fixture["coverage"] and coverage["mentions"] == 2 * fixture["mentions"]
     report = (metrics / "report.md").read_text()
     assert "One training seed (1)." in report and "words/s (seed 1)" in report
+    on_dev = json.loads((metrics / "evaluation_dev.json").read_text())
+    assert on_dev["split"] == "dev" and set(on_dev["models"]) == set(evaluation)
+    results = report.split("P/R/F on test", 1)[1]
+    assert "| dev F | test P | test R | test F |" in results
     for heading in ("Table 5", "P/R/F on test", "DGM valid spans of the trees", "Nested MAP decoding", "Table 3"):
         assert heading in report
     assert "non-commercial" in report

@@ -168,10 +168,16 @@ def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     }}
     header, rows = table_rows(nested_report.results_table(evaluation, {"0": {"gum_quadratic": 10.0}, "2": {"gum_quadratic": 20.0}}),
                               "seeds (0, 2)")
-    assert "words/s (seed 0)" in header
+    assert "words/s (seed 0)" in header and "dev F" not in header
     plain = next(row for row in rows if row[1] == "nested_ner quadratic")
-    assert plain[header.index("F")] == "55.00 ± 7.07" and plain[header.index("words/s (seed 0)")] == "100.00"
-    assert plain[header.index("training s")] == "15.00 ± 7.07" and plain[header.index("F with heads")] == "–"
+    assert plain[header.index("test F")] == "55.00 ± 7.07" and plain[header.index("words/s (seed 0)")] == "100.00"
+    assert plain[header.index("training s")] == "15.00 ± 7.07" and plain[header.index("test F with heads")] == "–"
+    dev = {"split": "dev", "seeds": [0, 2], "models": {"gum_quadratic": {"0": {**result, "f": 0.3}, "2": {**result, "f": 0.4}}}}
+    header, rows = table_rows(nested_report.results_table(evaluation, {}, dev), "seeds (0, 2)")
+    assert header[3] == "dev F"
+    assert [row[3] for row in rows] == ["35.00 ± 7.07", "–"]  # the guided model was not evaluated on dev
+    with pytest.raises(ValueError, match="same --seeds"):
+        nested_report.results_table(evaluation, {}, {**dev, "seeds": [0]})
     header, rows = table_rows(nested_report.guidance_table(evaluation), "seed 0 only")
     assert rows[0][header.index("ΔF")] == "15.00 ± 7.07"  # 20 and 10
     assert rows[0][header.index("speed ratio")] == "3.00"  # seed 0: 300 / 100
