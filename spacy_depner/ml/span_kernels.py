@@ -11,7 +11,14 @@ inside scores. A span a..b (inclusive) gets
     score[s, o+y] = begin[a, y] + end[b, y] + sum_{t=a..b} inside[t, y] + width[min(b-a, W-1), y]
 
 so its cost is O(1) per span and label, whatever its length (prefix sums, in
-float64).
+float64). With an endpoint width d > 0, d columns per label follow: a start
+vector u[t, y] (T*d columns, label-major) and an end vector v[t, y] (T*d),
+and the span's label score gains their interaction (``endpoint_products``)
+
+    score[s, o+y] += sum_{k<d} u[a, y, k] * v[b, y, k]
+
+a per-label dot product of the first token's start vector and the last
+token's end vector, O(d) per span and label.
 """
 import numpy as np
 from numba import njit
@@ -71,3 +78,40 @@ def assemble_span_scores_backward(d_scores, spans, n_tokens, n_widths, o):
             running += d_prefix[t + 1, y]
             d_tokens[t, o + 2 * T + y] = running
     return d_tokens, d_widths
+
+
+@njit(cache=True)
+def endpoint_products(token_scores, spans, first, T, d):
+    """token_scores (N, first + 2Td), spans (S, 2) -> (S, T) float32:
+    sum_k u[a, y, k] * v[b, y, k], u at columns first + y*d + k and v at
+    first + T*d + y*d + k of token_scores."""
+    out = np.zeros((spans.shape[0], T), dtype=np.float32)
+    for s in range(spans.shape[0]):
+        a = spans[s, 0]
+        b = spans[s, 1]
+        for y in range(T):
+            u = first + y * d
+            v = first + (T + y) * d
+            total = 0.0
+            for k in range(d):
+                total += token_scores[a, u + k] * token_scores[b, v + k]
+            out[s, y] = total
+    return out
+
+
+@njit(cache=True)
+def endpoint_products_backward(d_products, token_scores, spans, first, T, d):
+    """Gradient of ``endpoint_products``: d_products (S, T) -> d of the 2Td
+    columns of token_scores from ``first`` on, (N, 2Td) float32."""
+    d_tokens = np.zeros((token_scores.shape[0], 2 * T * d), dtype=np.float32)
+    for s in range(spans.shape[0]):
+        a = spans[s, 0]
+        b = spans[s, 1]
+        for y in range(T):
+            g = d_products[s, y]
+            u = y * d
+            v = (T + y) * d
+            for k in range(d):
+                d_tokens[a, u + k] += g * token_scores[b, first + v + k]
+                d_tokens[b, v + k] += g * token_scores[a, first + u + k]
+    return d_tokens

@@ -41,6 +41,7 @@ def build_span_scorer(
     width_buckets: int = 8,
     dependency_features: bool = False,
     dependency_width: int = 32,
+    endpoint_width: int = 0,
 ) -> Model[Tuple[List[Doc], Ints2d], Tuple[Floats2d, Floats2d]]:
     """Span-label and transition scores over any spaCy tok2vec; ``nO`` (1 +
     number of labels) is set by the component.
@@ -48,10 +49,13 @@ def build_span_scorer(
     width_buckets: spans of width >= width_buckets share the last width score.
     dependency_features: join each token with its head's vector and its
         dependency label embedding (needs a parse on every Doc).
+    endpoint_width: d > 0 adds to each span's label score the dot product of
+        a d-wide start vector of its first token and end vector of its last
+        token, per label (formula in ``span_kernels``); 0: none.
     """
     return _build_endpoint_scorer(
         "span_scorer", span_scorer_forward, init_span_scorer, ("width_scores", "transitions"),
-        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width,
+        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width, endpoint_width,
     )
 
 
@@ -63,13 +67,14 @@ def build_mention_scorer(
     width_buckets: int = 8,
     dependency_features: bool = False,
     dependency_width: int = 32,
+    endpoint_width: int = 0,
 ) -> Model[Tuple[List[Doc], Ints2d], Floats2d]:
     """Mention scores (S, T) over any spaCy tok2vec, scored as the label
     columns of ``SpanScorer``; ``nO`` (T, the number of labels) is set by the
     component. Hyperparameters as ``SpanScorer``."""
     return _build_endpoint_scorer(
         "mention_scorer", mention_scorer_forward, init_mention_scorer, ("width_scores",),
-        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width,
+        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width, endpoint_width,
     )
 
 
@@ -84,9 +89,12 @@ def _build_endpoint_scorer(
     width_buckets: int,
     dependency_features: bool,
     dependency_width: int,
+    endpoint_width: int,
 ) -> Model:
     if width_buckets < 1:
         raise ValueError("width_buckets must be at least 1")
+    if endpoint_width < 0:
+        raise ValueError(f"endpoint_width must be 0 (no endpoint interaction) or more, not {endpoint_width}")
     maxout, output_layer = maxout_output(hidden_width, maxout_pieces)
     token_scores = chain(token_encoder(tok2vec, dependency_features, dependency_width), maxout, output_layer)
     return Model(
@@ -94,7 +102,7 @@ def _build_endpoint_scorer(
         forward,
         init=init,
         layers=[token_scores],
-        dims={"nO": None, "width_buckets": width_buckets},
+        dims={"nO": None, "width_buckets": width_buckets, "endpoint_width": endpoint_width},
         params={param: None for param in params},
         refs={"tok2vec": tok2vec, "output_layer": output_layer},
         attrs={"dependency_features": dependency_features},
@@ -102,10 +110,10 @@ def _build_endpoint_scorer(
 
 
 def _init_endpoint_scorer(model: Model, X, n_labels: int, n_outside: int) -> None:
-    """Per-token output width n_outside + 3 * n_labels, the layers, and the
-    width scores."""
+    """Per-token output width n_outside + (3 + 2 * endpoint_width) * n_labels,
+    the layers, and the width scores."""
     if not model.get_ref("output_layer").has_dim("nO"):
-        model.get_ref("output_layer").set_dim("nO", n_outside + 3 * n_labels)
+        model.get_ref("output_layer").set_dim("nO", n_outside + (3 + 2 * _endpoint_width(model)) * n_labels)
     model.layers[0].initialize(X=X[0] if X is not None else None)
     model.set_param("width_scores", model.ops.alloc2f(model.get_dim("width_buckets"), n_labels))
 
@@ -143,7 +151,7 @@ def _endpoint_forward(model: Model, inputs, is_train: bool, n_outside: int):
     docs, spans = inputs
     token_scores, backprop_tokens = model.layers[0](docs, is_train)
     scores, backprop_spans = assemble_span_scores(
-        model.ops, token_scores, spans, model.get_param("width_scores"), n_outside
+        model.ops, token_scores, spans, model.get_param("width_scores"), n_outside, _endpoint_width(model)
     )
 
     def backprop(d_scores):
@@ -155,14 +163,67 @@ def _endpoint_forward(model: Model, inputs, is_train: bool, n_outside: int):
     return scores, backprop
 
 
-def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_scores: Floats2d, n_outside: int):
-    """Span scores (S, n_outside + T) from token scores (N, n_outside + 3T),
-    spans (S, 2) and width scores (W, T), and their backprop, d_scores ->
-    (d_token_scores, d_width_scores); formula in ``span_kernels``. The numba
-    kernels on NumpyOps (the same numbers), ``xp_span_scores`` otherwise."""
-    if isinstance(ops, NumpyOps):
-        return numba_span_scores(ops, token_scores, spans, width_scores, n_outside)
-    return xp_span_scores(ops, token_scores, spans, width_scores, n_outside)
+def _endpoint_width(model: Model) -> int:
+    """The model's endpoint width (0 for pipelines saved before it existed)."""
+    return model.get_dim("endpoint_width") if model.has_dim("endpoint_width") else 0
+
+
+def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_scores: Floats2d, n_outside: int,
+                         endpoint_width: int = 0):
+    """Span scores (S, n_outside + T) from token scores (N, n_outside + (3 +
+    2d)T) with d = endpoint_width, spans (S, 2) and width scores (W, T), and
+    their backprop, d_scores -> (d_token_scores, d_width_scores); formula in
+    ``span_kernels``. The numba kernels on NumpyOps (the same numbers),
+    ``ops`` array operations otherwise."""
+    numba = isinstance(ops, NumpyOps)
+    if endpoint_width == 0:
+        return (numba_span_scores if numba else xp_span_scores)(ops, token_scores, spans, width_scores, n_outside)
+    T, first = width_scores.shape[1], n_outside + 3 * width_scores.shape[1]
+    base = ops.xp.ascontiguousarray(token_scores[:, :first])
+    scores, backprop_base = (numba_span_scores if numba else xp_span_scores)(ops, base, spans, width_scores, n_outside)
+    products, backprop_products = (numba_endpoint_products if numba else xp_endpoint_products)(
+        ops, token_scores, spans, first, T, endpoint_width)
+    scores[:, n_outside:] += products
+
+    def backprop(d_scores):
+        d_base, d_widths = backprop_base(d_scores)
+        d_pairs = backprop_products(ops.xp.ascontiguousarray(d_scores[:, n_outside:], dtype="float32"))
+        return ops.xp.concatenate([d_base, d_pairs], axis=1), d_widths
+
+    return scores, backprop
+
+
+def numba_endpoint_products(ops: NumpyOps, token_scores, spans, first: int, T: int, d: int):
+    """The endpoint interactions (S, T) of ``span_kernels.endpoint_products``
+    and their backprop, d_products -> d of the 2Td columns from ``first``."""
+    token_scores = np.ascontiguousarray(token_scores)
+    spans = np.ascontiguousarray(spans, dtype=np.int64)
+    products = span_kernels.endpoint_products(token_scores, spans, first, T, d)
+    return products, lambda d_products: span_kernels.endpoint_products_backward(d_products, token_scores, spans, first, T, d)
+
+
+def xp_endpoint_products(ops: Ops, token_scores, spans, first: int, T: int, d: int):
+    """``numba_endpoint_products`` with ``ops`` array operations (any device):
+    gathers of the start and end vectors, scatter-adds back."""
+    xp = ops.xp
+    spans = ops.asarray2i(spans)
+    starts, ends = xp.ascontiguousarray(spans[:, 0]), xp.ascontiguousarray(spans[:, 1])
+    start_vectors = token_scores[:, first : first + T * d]
+    end_vectors = token_scores[:, first + T * d : first + 2 * T * d]
+    at_starts = xp.take(start_vectors, starts, axis=0).reshape(-1, T, d)
+    at_ends = xp.take(end_vectors, ends, axis=0).reshape(-1, T, d)
+    products = (at_starts * at_ends).sum(axis=2).astype("float32")
+
+    def backprop(d_products):
+        g = d_products.reshape(-1, T, 1)
+        d_tokens = ops.alloc2f(token_scores.shape[0], 2 * T * d)
+        d_starts, d_ends = ops.alloc2f(token_scores.shape[0], T * d), ops.alloc2f(token_scores.shape[0], T * d)
+        ops.scatter_add(d_starts, starts, xp.ascontiguousarray((g * at_ends).reshape(-1, T * d), dtype="float32"))
+        ops.scatter_add(d_ends, ends, xp.ascontiguousarray((g * at_starts).reshape(-1, T * d), dtype="float32"))
+        d_tokens[:, : T * d], d_tokens[:, T * d :] = d_starts, d_ends
+        return d_tokens
+
+    return products, backprop
 
 
 def numba_span_scores(ops: NumpyOps, token_scores, spans, width_scores, n_outside: int):

@@ -12,6 +12,7 @@ from thinc.api import NumpyOps, Ops
 from spacy_depner.ml.dependency_features import require_parse
 from spacy_depner.ml.pooled_span_scorer import build_pooled_span_scorer
 from spacy_depner.ml.span_scorer import (
+    assemble_span_scores,
     build_mention_scorer,
     build_span_scorer,
     numba_span_scores,
@@ -181,3 +182,72 @@ def test_pooled_span_scorer_runs_on_any_ops(dependency_features):
         backprop((np.ones_like(scores), np.zeros_like(transitions)))
         results.append(scores)
     np.testing.assert_array_equal(*results)
+
+
+def reference_endpoint_products(token_scores, spans, first, T, d):
+    """sum_k u[a, y, k] * v[b, y, k], u and v the label-major d-wide vectors
+    after column ``first``, in float64; and its gradient for d_products."""
+    x = token_scores.astype(np.float64)
+    u = x[:, first : first + T * d].reshape(-1, T, d)
+    v = x[:, first + T * d :].reshape(-1, T, d)
+    return np.array([[u[a, y] @ v[b, y] for y in range(T)] for a, b in spans]).reshape(len(spans), T)
+
+
+@pytest.mark.parametrize("o", [0, 1])
+@pytest.mark.parametrize("seed,n_tokens,n_spans,T,d", [(0, 200, 700, 3, 4), (1, 5, 15, 1, 1), (2, 0, 0, 2, 3)])
+def test_endpoint_interactions_match_the_formula_with_either_backend(o, seed, n_tokens, n_spans, T, d):
+    rng = np.random.default_rng(seed)
+    base, spans, width_scores, d_scores = random_problem(seed, n_tokens, n_spans, T, 2, o)
+    token_scores = np.concatenate([base, rng.normal(size=(n_tokens, 2 * T * d)).astype("f")], axis=1)
+    first = o + 3 * T
+    expected = reference_span_scores(base, spans, width_scores, o)
+    expected[:, o:] += reference_endpoint_products(token_scores, spans, first, T, d)
+    # the gradient of sum(d_scores * scores), written from the formula
+    d_expected = np.zeros(token_scores.shape)
+    d_expected[:, :first] = reference_gradients(d_scores, spans, n_tokens, 2, o)[0]
+    for s, (a, b) in enumerate(spans):
+        for y in range(T):
+            u, v = first + y * d, first + (T + y) * d
+            d_expected[a, u : u + d] += d_scores[s, o + y] * token_scores[b, v : v + d]
+            d_expected[b, v : v + d] += d_scores[s, o + y] * token_scores[a, u : u + d]
+    results = []
+    for ops in (NumpyOps(), Ops()):
+        scores, backprop = assemble_span_scores(ops, token_scores, spans, width_scores, o, d)
+        d_tokens, _ = backprop(d_scores)
+        assert scores.dtype == d_tokens.dtype == np.float32 and d_tokens.shape == token_scores.shape
+        np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(d_tokens, d_expected, rtol=1e-5, atol=1e-4)
+        results.append((scores, d_tokens))
+    for numba_array, xp_array in zip(*results):
+        np.testing.assert_allclose(numba_array, xp_array, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ops", [NumpyOps(), Ops()], ids=["numba", "xp"])
+def test_endpoint_width_widens_the_output_and_its_gradients_match_finite_differences(ops):
+    docs = make_docs()
+    inputs = (docs, batch_spans(docs))
+    model = make_scorer(build_mention_scorer, 2, docs, endpoint_width=3)
+    assert model.get_ref("output_layer").get_dim("nO") == (3 + 2 * 3) * 2
+    model.ops = ops
+    weights = np.random.default_rng(1).normal(size=(len(inputs[1]), 2))
+    without = make_scorer(build_mention_scorer, 2, docs)
+    assert not np.allclose(model.predict(inputs)[:, :1], 0) and without.get_dim("endpoint_width") == 0
+    _, backprop = model.begin_update(inputs)
+    backprop(weights.astype("f"))
+    output = model.get_ref("output_layer")
+    assert_gradients_match(model, lambda: _loss(model, inputs, weights), ((output, "W"), (output, "b")))
+    with pytest.raises(ValueError, match="endpoint_width must be 0"):
+        build_mention_scorer(small_tok2vec(), endpoint_width=-1)
+
+
+def test_endpoint_interaction_is_the_dot_product_of_the_end_tokens_vectors():
+    docs = make_docs()
+    spans = batch_spans(docs)
+    model = make_scorer(build_span_scorer, 3, docs, endpoint_width=2)  # T = 2, d = 2
+    token_scores = model.layers[0].predict(docs)
+    (scores, _), _ = model((docs, spans), is_train=False)
+    base = reference_span_scores(token_scores[:, : 1 + 3 * 2], spans, model.get_param("width_scores"), 1)
+    u, v = token_scores[:, 7:11].reshape(-1, 2, 2), token_scores[:, 11:15].reshape(-1, 2, 2)
+    pairs = np.array([[u[a, y] @ v[b, y] for y in range(2)] for a, b in spans])
+    np.testing.assert_allclose(scores[:, 1:], base[:, 1:] + pairs, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(scores[:, 0], base[:, 0], rtol=1e-6)
