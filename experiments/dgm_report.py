@@ -15,7 +15,7 @@ from .dgm_models import FAMILIES, JACKKNIFE, MODELS, TITLES, gold_trained
 from .outputs import save_figure, write_file
 from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
 from .seeds import seed_keys
-from .tables import cell, machine, mean_sd, seeds_caption, table
+from .tables import cell, machine, mean_sd, seeds_caption, table, wall_seconds
 
 
 def title(name: str) -> str:
@@ -82,7 +82,7 @@ def speed_table(speed: Dict, train_seconds: Dict) -> str:
     walls = train_seconds.get("seconds", {})
     rows = [
         [name, title(name), row["seconds_per_iteration"], row["seconds_per_iteration"] / base if base else None, row["words_per_second"],
-         mean_sd([by_name.get(name) for by_name in walls.values()])]
+         wall_seconds([by_name.get(name) for by_name in walls.values()])]
         for name, row in speed["models"].items()
     ]
     return (f"Iteration times and words/s: the pipelines of seed {speed['seed']} only. "

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 from .nested_models import CORPORA, MODELS, SPLITS
 from .outputs import write_file
 from .seeds import seed_keys
-from .tables import machine, mean_sd, seeds_caption, table
+from .tables import machine, mean_sd, seeds_caption, table, wall_seconds
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
 
@@ -54,7 +54,7 @@ def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: O
             on_dev = [] if dev is None else [mean_sd([dev["models"][key][s]["f"] for s in seeds] if key in dev["models"] else [], 100)]
             rows.append([model.corpus, title, trees, *on_dev,
                          *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
-                         results[0]["words_per_second"], mean_sd([by_name.get(model.name) for by_name in seconds.values()])])
+                         results[0]["words_per_second"], wall_seconds([by_name.get(model.name) for by_name in seconds.values()])])
     trained = "" if list(seconds) in ([], seeds) else " " + seeds_caption(list(seconds), "Training s")
     split = evaluation["split"]
     return (f"{seeds_caption(evaluation['seeds'])} words/s: the pipelines of seed {seeds[0]} only.{trained}\n\n"

@@ -49,6 +49,13 @@ def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None
     return f"{cell(mean)} ± {cell(sd)}"
 
 
+def wall_seconds(values: Sequence[Optional[float]]) -> Union[None, float, str]:
+    """The cell of a run's wall seconds over the seeds (``mean_sd``), None
+    when some seed's time is unknown: a run kept by ``--resume`` from a folder
+    that recorded no time for it. Unlike a score, a time may be missing."""
+    return None if None in values else mean_sd(values)
+
+
 def seeds_caption(seeds: Sequence, columns: str = "") -> str:
     """The caption line of a table of ``mean_sd`` cells: how many seeds,
     which; about the ``columns`` named, if given ("Wall time: mean ± ...")."""
