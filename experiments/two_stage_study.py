@@ -130,6 +130,7 @@ def train(
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
     jobs: int = JOBS,
     seeds: Optional[str] = SEEDS,
+    resume: bool = RESUME,
 ) -> None:
     """Train each seed's second stage (with that seed) on the cross-validated
     first-stage entities of train of the same seed (dev: its full first
@@ -145,7 +146,7 @@ def train(
         runs[seed] = {"second": train_command(config, folder / "second", data, steps, limit,
                                               ["--paths.first_stage_train", str(first_stage_file(folder, "train")),
                                                "--paths.first_stage_dev", str(first_stage_file(folder, "dev"))], seed)}
-    seconds = run_seeds(runs, output, jobs, "second_seconds.json", steps=steps)
+    seconds = run_seeds(runs, output, jobs, "second_seconds.json", resume, steps=steps)
     typer.echo(f"second stages trained: {json.dumps(seconds)} (seconds per seed)")
 
 
