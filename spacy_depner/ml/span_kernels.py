@@ -26,7 +26,8 @@ from numba import njit
 
 @njit(cache=True)
 def assemble_span_scores(token_scores, spans, width_scores, o):
-    """token_scores (N, o+3T), spans (S, 2), width_scores (W, T) -> (S, o+T) float32."""
+    """token_scores (N, o+3T or more: later columns are not read), spans (S, 2),
+    width_scores (W, T) -> (S, o+T) float32."""
     N = token_scores.shape[0]
     T = width_scores.shape[1]
     W = width_scores.shape[0]

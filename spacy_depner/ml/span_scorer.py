@@ -113,7 +113,7 @@ def _init_endpoint_scorer(model: Model, X, n_labels: int, n_outside: int) -> Non
     """Per-token output width n_outside + (3 + 2 * endpoint_width) * n_labels,
     the layers, and the width scores."""
     if not model.get_ref("output_layer").has_dim("nO"):
-        model.get_ref("output_layer").set_dim("nO", n_outside + (3 + 2 * _endpoint_width(model)) * n_labels)
+        model.get_ref("output_layer").set_dim("nO", n_outside + (3 + 2 * model.get_dim("endpoint_width")) * n_labels)
     model.layers[0].initialize(X=X[0] if X is not None else None)
     model.set_param("width_scores", model.ops.alloc2f(model.get_dim("width_buckets"), n_labels))
 
@@ -151,7 +151,7 @@ def _endpoint_forward(model: Model, inputs, is_train: bool, n_outside: int):
     docs, spans = inputs
     token_scores, backprop_tokens = model.layers[0](docs, is_train)
     scores, backprop_spans = assemble_span_scores(
-        model.ops, token_scores, spans, model.get_param("width_scores"), n_outside, _endpoint_width(model)
+        model.ops, token_scores, spans, model.get_param("width_scores"), n_outside, model.get_dim("endpoint_width")
     )
 
     def backprop(d_scores):
@@ -161,11 +161,6 @@ def _endpoint_forward(model: Model, inputs, is_train: bool, n_outside: int):
         return inputs
 
     return scores, backprop
-
-
-def _endpoint_width(model: Model) -> int:
-    """The model's endpoint width (0 for pipelines saved before it existed)."""
-    return model.get_dim("endpoint_width") if model.has_dim("endpoint_width") else 0
 
 
 def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_scores: Floats2d, n_outside: int,
@@ -179,7 +174,8 @@ def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_
     if endpoint_width == 0:
         return (numba_span_scores if numba else xp_span_scores)(ops, token_scores, spans, width_scores, n_outside)
     T, first = width_scores.shape[1], n_outside + 3 * width_scores.shape[1]
-    base = ops.xp.ascontiguousarray(token_scores[:, :first])
+    # the numba kernel reads only the first columns, so it takes the whole array (no copy)
+    base = token_scores if numba else token_scores[:, :first]
     scores, backprop_base = (numba_span_scores if numba else xp_span_scores)(ops, base, spans, width_scores, n_outside)
     products, backprop_products = (numba_endpoint_products if numba else xp_endpoint_products)(
         ops, token_scores, spans, first, T, endpoint_width)
@@ -216,12 +212,10 @@ def xp_endpoint_products(ops: Ops, token_scores, spans, first: int, T: int, d: i
 
     def backprop(d_products):
         g = d_products.reshape(-1, T, 1)
-        d_tokens = ops.alloc2f(token_scores.shape[0], 2 * T * d)
         d_starts, d_ends = ops.alloc2f(token_scores.shape[0], T * d), ops.alloc2f(token_scores.shape[0], T * d)
         ops.scatter_add(d_starts, starts, xp.ascontiguousarray((g * at_ends).reshape(-1, T * d), dtype="float32"))
         ops.scatter_add(d_ends, ends, xp.ascontiguousarray((g * at_starts).reshape(-1, T * d), dtype="float32"))
-        d_tokens[:, : T * d], d_tokens[:, T * d :] = d_starts, d_ends
-        return d_tokens
+        return xp.concatenate([d_starts, d_ends], axis=1)
 
     return products, backprop
 
