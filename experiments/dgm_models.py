@@ -12,6 +12,15 @@ the semi-Markov lattice (every span up to 8 words) and spaCy's ner read no
 tree. So a model is trained on other trees only if it is a DGM or DGM-S
 model or has dependency features (``StudyModel.reads_trees``); the others
 would train exactly as they do on the gold trees.
+
+The pretrained arms. A spaCy user adds an entity model to a pretrained
+pipeline (``--pretrained-pipeline``, e.g. en_core_web_sm): every model of the
+study also has NAME@pretrained, trained with that pipeline's parser sourced,
+frozen and annotating (it trains and is tested on the trees that parser
+gives), with the study's own CNN tok2vec and the pipeline's vocab; and
+NAME@pretrained-tok2vec, the same with the pipeline's tok2vec sourced and
+fine-tuned in place of the study's own (``pretrained.py``). spaCy's ner is
+among them, so each arm has its reference on the same encoder.
 """
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
@@ -24,6 +33,7 @@ IOB2 = {"train": "uner_ewt/en_ewt-ud-train.legacy-2022-12.iob2", "dev": "uner_ew
 SPLITS = ("train", "dev", "test")
 TREE_LATTICES = ("dgm_s", "dgm")  # the lattices built from the trees
 JACKKNIFE = "@jackknife"  # the name suffix (and folder) of a model trained on the jackknifed trees
+PRETRAINED_ARMS = {"parser": "@pretrained", "tok2vec": "@pretrained-tok2vec"}  # StudyModel.pretrained: name suffix
 
 
 class StudyModel(NamedTuple):
@@ -33,6 +43,7 @@ class StudyModel(NamedTuple):
     dependency_features: Optional[bool]  # None: the model has no such setting
     lattice: Optional[str]  # its key in the coverage report, None for tag-based models
     jackknife: bool = False  # trained on the jackknifed (predicted) trees of the training split
+    pretrained: str = ""  # "parser": the pretrained pipeline's trees; "tok2vec": its trees and its tok2vec; "": neither
 
     @property
     def reads_trees(self) -> bool:
@@ -68,11 +79,14 @@ MODELS = [
 ] + [StudyModel("ner", "ner_ewt.cfg", "ner", None, None)]
 TREE_READERS = [model.name for model in MODELS if model.reads_trees]
 TWINS = [model._replace(name=model.name + JACKKNIFE, jackknife=True) for model in MODELS if model.reads_trees]
+PRETRAINED = [model._replace(name=model.name + suffix, pretrained=arm)
+              for arm, suffix in PRETRAINED_ARMS.items() for model in MODELS]
 
 
 def gold_trained(name: str) -> str:
-    """The name of the model trained on the gold trees that ``name`` is (``dgm@jackknife`` -> ``dgm``)."""
-    return name[:-len(JACKKNIFE)] if name.endswith(JACKKNIFE) else name
+    """The name of the model trained on the gold trees that ``name`` is a
+    variant of (``dgm@jackknife`` -> ``dgm``, ``ner@pretrained-tok2vec`` -> ``ner``)."""
+    return name.split("@")[0]
 
 
 def twin_names(chosen: Optional[str] = "all") -> List[str]:
@@ -89,9 +103,12 @@ def twin_names(chosen: Optional[str] = "all") -> List[str]:
 
 
 def model_names(chosen: Optional[str] = "all") -> List[str]:
-    """The models (trained on gold trees) to train: ``"all"`` or names
-    separated by commas, e.g. "ner,chain_crf,dgm+dep", in the order of MODELS."""
-    return pick_names(chosen, [model.name for model in MODELS])
+    """The models to train (on gold trees, or in a pretrained arm): ``"all"``
+    (every model trained on gold trees) or names separated by commas, e.g.
+    "ner,chain_crf,dgm+dep,dgm+dep@pretrained", in the order of MODELS + PRETRAINED."""
+    if chosen is None or chosen.strip() == "all":
+        return [model.name for model in MODELS]
+    return pick_names(chosen, [model.name for model in MODELS + PRETRAINED])
 
 
 def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = None) -> List[StudyModel]:
@@ -105,7 +122,8 @@ def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = No
     if lonely:
         raise ValueError(f"--jackknife-models {','.join(lonely)}: the study compares each twin with the same model trained "
                          f"on gold trees, so add {','.join(lonely)} to --models too")
-    return [model for model in MODELS if model.name in chosen] + [model for model in TWINS if gold_trained(model.name) in twins]
+    return ([model for model in MODELS if model.name in chosen] + [model for model in TWINS if gold_trained(model.name) in twins]
+            + [model for model in PRETRAINED if model.name in chosen])
 
 
 def data_file(data: Path, split: str, kind: str) -> Path:

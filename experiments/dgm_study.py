@@ -35,9 +35,10 @@ from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
-from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .pretrain import tok2vec_weights
+from .pretrained import pretrained_config
 from .runs import run_seeds, train_command
 from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from .timing import pipeline_seconds
@@ -45,18 +46,37 @@ from .timing import pipeline_seconds
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
 
 
+def model_config(model: StudyModel, configs: Path, output: Path, pipeline: Optional[str]) -> Path:
+    """The config ``model`` trains with: CONFIGS/<config>, or for a model of a
+    pretrained arm that config joined to the pipeline ``pipeline``
+    (``pretrained.pretrained_config``), written once to OUTPUT/configs/<name>.cfg."""
+    if not model.pretrained:
+        return configs / model.config
+    if pipeline is None:
+        raise typer.BadParameter(f"{model.name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
+                                 "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)")
+    path = output / "configs" / f"{model.name}.cfg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pretrained_config(configs / model.config, pipeline, model.pretrained == "tok2vec").to_disk(path)
+    return path
+
+
 def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path, configs: Path, steps: int,
-                  parser_steps: int, limit: int, jackknife: Optional[Path], init_tok2vec: Optional[Path]) -> Dict[str, List[str]]:
+                  parser_steps: int, limit: int, jackknife: Optional[Path], init_tok2vec: Optional[Path],
+                  pipeline: Optional[str] = None) -> Dict[str, List[str]]:
     """The ``spacy train`` command of the parser and of each model of
     ``chosen`` for seed ``seed`` (to OUTPUT/seed_<s>/<name>), by name; the
     models' tok2vec from the weights ``init_tok2vec`` if given (every study
-    model has a tok2vec component), the parser's never."""
+    model has a tok2vec component), the parser's never, nor a tok2vec
+    sourced from the pretrained pipeline ``pipeline``."""
     folder = seed_folder(output, seed)
     pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
     runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
     for model in chosen:
-        runs[model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
-                                         model.overrides(jackknife) + pretrained, seed)
+        config = model_config(model, configs, output, pipeline)
+        weights = [] if model.pretrained == "tok2vec" else pretrained
+        runs[model.name] = train_command(config, folder / model.name, data, steps, limit,
+                                         model.overrides(jackknife) + weights, seed)
     return runs
 
 
@@ -81,6 +101,7 @@ def train(
                                 f"(all: {','.join(m.name for m in MODELS)})"),
     init_tok2vec: Annotated[Optional[Path], INIT_TOK2VEC] = None,
     pretrained: Annotated[Optional[Path], PRETRAINED] = None,
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
     resume: bool = RESUME,
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
@@ -101,9 +122,10 @@ def train(
         twins = [name for name in twins if name in names]
     chosen = study_models(twins, names)
     weights = tok2vec_weights(init_tok2vec, pretrained)
-    runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights)
-            for seed in parse_seeds(seeds)}
+    runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights,
+                                pretrained_pipeline) for seed in parse_seeds(seeds)}
     seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
+                        pretrained_pipeline=pretrained_pipeline,
                         jackknife=None if jackknife is None else str(jackknife),
                         init_tok2vec=None if weights is None else str(weights))
     typer.echo(json.dumps(seconds, indent=2))

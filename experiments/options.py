@@ -24,3 +24,6 @@ INIT_TOK2VEC = typer.Option(help="Pretrained tok2vec weights (`spacy pretrain`'s
                                  "(default: none, the seed's random weights)")
 PRETRAINED = typer.Option(help="The pretrain.json of `python -m experiments pretrain`: its weights as --init-tok2vec, "
                                "none if it pretrained 0 epochs")
+PRETRAINED_PIPELINE = typer.Option(help="A pretrained spaCy pipeline (a folder such as DATA/models/en_core_web_sm-3.8.0, "
+                                        "or an installed package name) whose parser, and tok2vec, the models named "
+                                        "NAME@pretrained and NAME@pretrained-tok2vec read")

@@ -222,7 +222,10 @@ def sentences_to_doc(vocab: Vocab, sentences: List[Sentence], with_trees: bool, 
     """One Doc of one or more sentences (each with its own root).
 
     with_trees: set heads and deps (sentence boundaries follow from them);
-    otherwise only words and spaces. with_tags: also POS (none for UPOS "_"),
+    otherwise words, spaces and the sentence starts (every token that does
+    not start a sentence marked so), so that a parser in the pipeline keeps
+    the data's sentences: it respects preset starts, but leaves broken trees
+    where it parses over preset heads. with_tags: also POS (none for UPOS "_"),
     tags and lemmas.
     ents: IOB2 tags for every token (e.g. "B-PER"), or None.
     """
@@ -238,6 +241,9 @@ def sentences_to_doc(vocab: Vocab, sentences: List[Sentence], with_trees: bool, 
             heads.extend(offset + (h if h >= 0 else i) for i, h in enumerate(s.heads))
         annotations["heads"] = heads
         annotations["deps"] = [("ROOT" if h < 0 else d) for s in sentences for h, d in zip(s.heads, s.deprels)]
+    else:
+        starts = set(np.cumsum([0] + [len(s.words) for s in sentences]).tolist())
+        annotations["sent_starts"] = [i in starts for i in range(len(words))]
     if with_tags:
         annotations["pos"] = [("" if p == "_" else p) for s in sentences for p in s.upos]
         annotations["tags"] = [t for s in sentences for t in s.xpos]

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
-import numpy as np
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
@@ -317,12 +316,7 @@ def read_gum(path) -> List[GUMDocument]:
 
 
 def _doc(vocab: Vocab, sentences: List[GUMSentence], with_trees: bool, with_tags: bool):
-    doc = sentences_to_doc(vocab, [s.sentence for s in sentences], with_trees=with_trees, with_tags=with_tags)
-    if not with_trees and len(sentences) > 1:
-        starts = set(np.cumsum([0] + [len(s.sentence.words) for s in sentences[:-1]]).tolist())
-        for token in doc:
-            token.is_sent_start = token.i in starts
-    return doc
+    return sentences_to_doc(vocab, [s.sentence for s in sentences], with_trees=with_trees, with_tags=with_tags)
 
 
 def gum_example(vocab: Vocab, sentences: List[GUMSentence], dependencies: str, spans_key: str = "nested_ner") -> Example:

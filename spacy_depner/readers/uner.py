@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import numpy as np
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
@@ -218,8 +217,8 @@ def corpus_examples(
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
     return [
         Example(
-            _group_doc(vocab, [corpus.sentences[i] for i in group], with_trees=dependencies == "given"),
-            _group_doc(
+            sentences_to_doc(vocab, [corpus.sentences[i] for i in group], with_trees=dependencies == "given"),
+            sentences_to_doc(
                 vocab,
                 [corpus.sentences[i] for i in group],
                 with_trees=True,
@@ -248,14 +247,6 @@ def example_groups(corpus: UNERCorpus, whole_documents: bool) -> List[List[int]]
     return document_groups(corpus) if whole_documents else [[i] for i in range(len(corpus.sentences))]
 
 
-def _group_doc(vocab: Vocab, sentences: List[Sentence], with_trees: bool, with_tags: bool = False, ents=None):
-    """``sentences_to_doc``, with the sentence starts set when there are no trees."""
-    doc = sentences_to_doc(vocab, sentences, with_trees=with_trees, with_tags=with_tags, ents=ents)
-    if not with_trees and len(sentences) > 1:
-        starts = set(np.cumsum([0] + [len(s.words) for s in sentences[:-1]]).tolist())
-        for token in doc:
-            token.is_sent_start = token.i in starts
-    return doc
 
 
 @registry.readers("spacy_depner.UNERCorpus.v1")

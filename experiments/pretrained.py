@@ -1,0 +1,95 @@
+"""Study configs that read a pretrained pipeline (e.g. en_core_web_sm): its
+parser sourced, frozen and annotating, so that every model of the arm trains
+and predicts on the trees it will see in use; and optionally its tok2vec,
+sourced and fine-tuned, shared by the entity model through its listener.
+
+    with_pretrained_parser   pipeline = ["parser", ...]; the parser copies the tok2vec it listened to
+                             (``replace_listeners``), so it stays what was released while a shared
+                             tok2vec is fine-tuned; the vocab (lexeme norms) is the pipeline's
+    with_pretrained_tok2vec  [components.tok2vec] sourced from the pipeline; listeners get its width
+
+The data keep their own tokens (the study's readers): the parser parses
+them, one sentence per Doc, its sentence start preset.
+"""
+from pathlib import Path
+from typing import Union
+
+from thinc.api import Config
+
+PARSER = "parser"
+TOK2VEC = "tok2vec"
+
+
+def pipeline_config(pretrained: Union[str, Path]) -> Config:
+    """The config of the pipeline ``pretrained``: a folder, or the name of an installed package."""
+    path = Path(pretrained)
+    if not (path / "config.cfg").is_file():
+        import spacy.util
+
+        found = sorted(spacy.util.get_package_path(str(pretrained)).glob("*/config.cfg")) \
+            if spacy.util.is_package(str(pretrained)) else []
+        if not found:
+            raise ValueError(f"{pretrained}: neither a pipeline folder (with a config.cfg) nor an installed pipeline "
+                             "package; give e.g. DATA/models/en_core_web_sm-3.8.0, or install the package "
+                             "(python -m spacy download en_core_web_sm) and give its name")
+        path = found[0].parent
+    return Config().from_disk(path / "config.cfg", interpolate=False)
+
+
+def pretrained_width(pretrained: Union[str, Path]) -> int:
+    """The output width of the tok2vec of the pipeline ``pretrained``."""
+    config = pipeline_config(pretrained)
+    try:
+        return int(config["components"][TOK2VEC]["model"]["encode"]["width"])
+    except KeyError as error:
+        raise ValueError(f"{pretrained}/config.cfg has no [components.tok2vec.model.encode] width: the pretrained "
+                         "pipeline needs a CNN tok2vec component named 'tok2vec' (as en_core_web_sm has)") from error
+
+
+def with_pretrained_parser(config: Config, pretrained: Union[str, Path]) -> Config:
+    """``config`` with the pretrained pipeline's parser first in the pipeline,
+    sourced with its own copy of the tok2vec it listened to, frozen and
+    annotating; the vocab copied from the pipeline (``copy_from_base_model``),
+    so the parser sees the lexeme norms it was trained with. Its dependency
+    scores get no weight: its labels are not the corpus's."""
+    config = Config(config)
+    source = str(pretrained)
+    config["nlp"]["pipeline"] = [PARSER] + [name for name in config["nlp"]["pipeline"] if name != PARSER]
+    config["components"][PARSER] = {"source": source, "replace_listeners": ["model.tok2vec"]}
+    training = config["training"]
+    for key in ("frozen_components", "annotating_components"):
+        training[key] = [PARSER] + [name for name in training.get(key, []) if name != PARSER]
+    weights = training.setdefault("score_weights", {})
+    weights.update({"dep_uas": None, "dep_las": None, "dep_las_per_type": None, "sents_p": None, "sents_r": None,
+                    "sents_f": None})
+    config["initialize"]["before_init"] = {"@callbacks": "spacy.copy_from_base_model.v1", "tokenizer": source,
+                                           "vocab": source}
+    return config
+
+
+def with_pretrained_tok2vec(config: Config, pretrained: Union[str, Path]) -> Config:
+    """``config`` (whose models listen to a component named 'tok2vec') with
+    that component sourced from the pretrained pipeline and trained; every
+    listener's width set to the pretrained tok2vec's."""
+    config = Config(config)
+    if TOK2VEC not in config["components"]:
+        raise ValueError(f"the config has no [components.{TOK2VEC}] to replace with the pretrained one")
+    width = pretrained_width(pretrained)
+    config["components"][TOK2VEC] = {"source": str(pretrained)}
+    for name, component in config["components"].items():
+        model = component.get("model", {})
+        listener = model.get("tok2vec", {}) if isinstance(model, dict) else {}
+        if listener.get("@architectures", "").startswith("spacy.Tok2VecListener"):
+            listener["width"] = width
+    return config
+
+
+def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool) -> Config:
+    """The study config ``config`` with the pretrained pipeline's parser
+    (and with ``tok2vec`` its tok2vec) and input Docs without trees (the
+    corpus's ``paths.dependencies = "predicted"``: the parser gives them)."""
+    joined = with_pretrained_parser(Config().from_disk(config, interpolate=False), pretrained)
+    if tok2vec:
+        joined = with_pretrained_tok2vec(joined, pretrained)
+    joined["paths"]["dependencies"] = "predicted"
+    return joined
