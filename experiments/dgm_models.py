@@ -79,7 +79,7 @@ MODELS = [
 ] + [StudyModel("ner", "ner_ewt.cfg", "ner", None, None)]
 TREE_READERS = [model.name for model in MODELS if model.reads_trees]
 TWINS = [model._replace(name=model.name + JACKKNIFE, jackknife=True) for model in MODELS if model.reads_trees]
-PRETRAINED = [model._replace(name=model.name + suffix, pretrained=arm)
+PRETRAINED_MODELS = [model._replace(name=model.name + suffix, pretrained=arm)
               for arm, suffix in PRETRAINED_ARMS.items() for model in MODELS]
 
 
@@ -105,10 +105,10 @@ def twin_names(chosen: Optional[str] = "all") -> List[str]:
 def model_names(chosen: Optional[str] = "all") -> List[str]:
     """The models to train (on gold trees, or in a pretrained arm): ``"all"``
     (every model trained on gold trees) or names separated by commas, e.g.
-    "ner,chain_crf,dgm+dep,dgm+dep@pretrained", in the order of MODELS + PRETRAINED."""
+    "ner,chain_crf,dgm+dep,dgm+dep@pretrained", in the order of MODELS + PRETRAINED_MODELS."""
     if chosen is None or chosen.strip() == "all":
         return [model.name for model in MODELS]
-    return pick_names(chosen, [model.name for model in MODELS + PRETRAINED])
+    return pick_names(chosen, [model.name for model in MODELS + PRETRAINED_MODELS])
 
 
 def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = None) -> List[StudyModel]:
@@ -123,7 +123,7 @@ def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = No
         raise ValueError(f"--jackknife-models {','.join(lonely)}: the study compares each twin with the same model trained "
                          f"on gold trees, so add {','.join(lonely)} to --models too")
     return ([model for model in MODELS if model.name in chosen] + [model for model in TWINS if gold_trained(model.name) in twins]
-            + [model for model in PRETRAINED if model.name in chosen])
+            + [model for model in PRETRAINED_MODELS if model.name in chosen])
 
 
 def data_file(data: Path, split: str, kind: str) -> Path:

@@ -11,7 +11,8 @@ from typing import Dict, List
 
 from spacy_depner.evaluation.significance import paired_bootstrap
 
-from .dgm_models import FAMILIES, JACKKNIFE, MODELS, TITLES, gold_trained
+from .dgm_models import FAMILIES, JACKKNIFE, MODELS, PRETRAINED_MODELS, TITLES, gold_trained
+from .pretrained_report import pretrained_section
 from .outputs import save_figure, write_file
 from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
 from .seeds import seed_keys
@@ -203,6 +204,11 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
         f"(UAS/LAS dev {parser['dev']['uas']} / {parser['dev']['las']}, test {parser['test']['uas']} / {parser['test']['las']}). "
         "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same."
         + (" Section (f) gives the tree-reading models trained on predicted (jackknifed) trees too." if twins(evaluation) else ""),
+    ]
+    if any(name in evaluation["models"] for name in (m.name for m in PRETRAINED_MODELS)):
+        sections.append("## Where users have it: a pretrained pipeline's trees and tok2vec\n\n"
+                        + pretrained_section(evaluation, coverage, train_seconds.get("pretrained_pipeline"), bootstrap_samples))
+    sections += [
         "## (a) P/R/F\n\n" + prf_tables(evaluation),
         "## (b) Coverage (Table 1)\n\n" + coverage_table(coverage),
         "## (c) Candidate spans per token (Table 4)\n\n" + spans_table(coverage),

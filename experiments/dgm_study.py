@@ -33,12 +33,13 @@ from tqdm import tqdm
 
 from spacy_depner.evaluation.progress import progress
 
-from .dgm_models import JACKKNIFE, MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
+from .dgm_models import JACKKNIFE, MODELS, PRETRAINED_MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
 from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .pretrain import tok2vec_weights
 from .pretrained import pretrained_config
+from .pretrained_ner import ONTONOTES_TO_UNER, mapped_ner_scores
 from .runs import run_seeds, train_command
 from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from .timing import pipeline_seconds
@@ -138,8 +139,15 @@ def trained_models(models: Path, seeds: List[int]) -> List[StudyModel]:
     that some of the seeds hold and others do not is a ValueError: train it
     for every seed, or choose the seeds with --seeds; so is a folder that
     holds no model at all."""
-    names = trained_names(models, seeds, [model.name for model in MODELS + TWINS], "study train (--jackknife for a twin)")
-    return [model for model in MODELS + TWINS if model.name in names]
+    known = MODELS + TWINS + PRETRAINED_MODELS
+    names = trained_names(models, seeds, [model.name for model in known], "study train (--jackknife for a twin)")
+    return [model for model in known if model.name in names]
+
+
+def pipeline_in_use(models: Path, seeds: List[int], pipeline: Optional[str]) -> Optional[str]:
+    """The pretrained pipeline ``pipeline`` if the models folder holds a
+    model of a pretrained arm (the report compares them with it), else None."""
+    return pipeline if any(model.pretrained for model in trained_models(models, seeds)) else None
 
 
 @study.command("coverage")
@@ -149,20 +157,25 @@ def coverage(
     output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
     seeds: Optional[str] = SEEDS,
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
 ) -> None:
     """Coverage and spans per token of each lattice on train/dev/test, with
-    the gold trees and with the trees of each seed's parser:
-    {split: {"gold": report, "predicted": {seed: report}}}."""
+    the gold trees, the trees of each seed's parser and (--pretrained-pipeline)
+    those of the pretrained pipeline's parser (when the models folder holds a pretrained arm):
+    {split: {"gold": report, "predicted": {seed: report}, "pretrained": report}}."""
     from spacy_depner.evaluation.corpus_scores import load_corpus
     from spacy_depner.evaluation.coverage import lattice_report, with_parsed_trees
 
     chosen = chosen_seeds(models, seeds)
+    pretrained_pipeline = pipeline_in_use(models, chosen, pretrained_pipeline)
     report = {}
     for split in SPLITS:
         corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
         predicted = {str(seed): lattice_report(with_parsed_trees(corpus, seed_folder(models, seed) / "parser" / "model-best"))
                      for seed in chosen}
         report[split] = {"gold": lattice_report(corpus), "predicted": predicted}
+        if pretrained_pipeline is not None:
+            report[split]["pretrained"] = lattice_report(with_parsed_trees(corpus, pretrained_pipeline))
     typer.echo(write_json(output, report))
 
 
@@ -173,31 +186,44 @@ def evaluate(
     output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
     seeds: Optional[str] = SEEDS,
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
 ) -> None:
     """P/R/F (fractions) of every model of every seed, and of the twins
     trained on jackknifed trees that the seeds' folders hold, on dev and
-    test, with gold trees and with the trees of the same seed's parser:
-    {"seeds": [...], "parser": {seed: {split: UAS/LAS}}, "models": {name: {seed: {"dev_given": P/R/F, ...}}}}."""
+    test, with gold trees and with the trees of the same seed's parser; a
+    model of a pretrained arm with the trees of its own (the pretrained)
+    parser ("dev_pretrained", "test_pretrained"); with --pretrained-pipeline
+    and a pretrained arm among the models, that pipeline's own ner, its types mapped to the corpus's, trained on
+    nothing here ("pretrained_ner"):
+    {"seeds": [...], "parser": {seed: {split: UAS/LAS}}, "models": {name: {seed: {"dev_given": P/R/F, ...}}},
+     "pretrained_ner": {"mapping": ..., split: P/R/F}}."""
     import spacy
 
     from spacy_depner.evaluation.corpus_scores import attachment_scores, input_docs, load_corpus, parse_corpus, score_pipeline
 
     chosen = chosen_seeds(models, seeds)
     evaluated = trained_models(models, chosen)
+    pretrained_pipeline = pipeline_in_use(models, chosen, pretrained_pipeline)
     corpora = {split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit) for split in ("dev", "test")}
     results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in evaluated}}
-    bar = progress(None, 4 * len(evaluated) * len(chosen), "models evaluated (seeds x 2 splits x 2 kinds of trees)", unit="run")
+    if pretrained_pipeline is not None:
+        results["pretrained_ner"] = {"pipeline": pretrained_pipeline, "mapping": ONTONOTES_TO_UNER,
+                                     **mapped_ner_scores(pretrained_pipeline, corpora)}
+    runs = sum(2 if model.pretrained else 4 for model in evaluated)
+    bar = progress(None, runs * len(chosen), "models evaluated (seeds x 2 splits x their kinds of trees)", unit="run")
     for seed in chosen:
         folder, key = seed_folder(models, seed), str(seed)
-        pipelines = {model.name: spacy.load(folder / model.name / "model-best") for model in evaluated}
+        pipelines = {model.name: (model, spacy.load(folder / model.name / "model-best")) for model in evaluated}
         results["parser"][key] = {}
         for split, corpus in corpora.items():
             parsed, _ = parse_corpus(folder / "parser" / "model-best", corpus)
             results["parser"][key][split] = attachment_scores(parsed, corpus)
-            for name, nlp in pipelines.items():
-                for trees, source in (("given", None), ("predicted", parsed)):
-                    scores = score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, source))
-                    results["models"][name].setdefault(key, {})[f"{split}_{trees}"] = scores
+            for name, (model, nlp) in pipelines.items():
+                # a pretrained arm's pipeline parses with its own parser; the others get the trees
+                kinds = [("pretrained", input_docs(nlp.vocab, corpus, trees=False))] if model.pretrained else \
+                    [("given", input_docs(nlp.vocab, corpus)), ("predicted", input_docs(nlp.vocab, corpus, parsed))]
+                for trees, docs in kinds:
+                    results["models"][name].setdefault(key, {})[f"{split}_{trees}"] = score_pipeline(nlp, corpus, docs)
                     bar.update(1)
             bar.write(f"seed {seed}, {split}: parser {results['parser'][key][split]}")
     bar.close()
@@ -217,7 +243,8 @@ def speed(
     the time of ``sample`` sentences) and words/s (dev, gold trees) of every
     model of the first (smallest) seed only, measured one after the other in
     one process on one thread. The twins trained on jackknifed trees are not
-    timed: they are the same models, trained on other trees."""
+    timed: they are the same models, trained on other trees. A pipeline of a
+    pretrained arm is timed with its parser (it parses in training and in use)."""
     import spacy
     from spacy.util import minibatch
 
@@ -233,16 +260,19 @@ def speed(
     timed = [model for model in trained_models(models, [seed]) if not model.jackknife]
     for model in progress(timed, len(timed), f"models of seed {seed} timed", unit="model"):
         nlp = spacy.load(seed_folder(models, seed) / model.name / "model-best")
-        examples = corpus_examples(nlp.vocab, sample_corpus, "given")
+        # a pretrained arm trains as spacy train does: its frozen parser parses the input, not updated
+        examples = corpus_examples(nlp.vocab, sample_corpus, "predicted" if model.pretrained else "given")
         sample_words = sum(len(eg.predicted) for eg in examples)
         batches = list(minibatch(examples, size=max(1, len(examples) * batch_words // max(sample_words, 1))))
         optimizer = nlp.resume_training()
-        nlp.update(batches[0], sgd=optimizer)  # warm-up: numba cache, allocations
+        update = {"sgd": optimizer, "exclude": nlp.config["training"]["frozen_components"],
+                  "annotates": nlp.config["training"]["annotating_components"]}
+        nlp.update(batches[0], **update)  # warm-up: numba cache, allocations
         start = time.perf_counter()
         for batch in batches:
-            nlp.update(batch, sgd=optimizer)
+            nlp.update(batch, **update)
         seconds = (time.perf_counter() - start) * train_words / max(sample_words, 1)
-        docs = input_docs(nlp.vocab, dev_corpus)
+        docs = input_docs(nlp.vocab, dev_corpus, trees=not model.pretrained)
         pipe_seconds, _ = pipeline_seconds({model.name: nlp.pipe}, docs, repeats=1, batch_size=256, warm_up=100)
         words_per_second = sum(len(d) for d in docs) / pipe_seconds[model.name]
         rows[model.name] = {"seconds_per_iteration": float(f"{seconds:.4g}"), "words_per_second": round(words_per_second)}

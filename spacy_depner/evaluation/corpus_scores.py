@@ -119,11 +119,12 @@ def with_vocab(vocab, doc):
                heads=[t.head.i for t in doc], deps=[t.dep_ for t in doc]) if len(doc) else Doc(vocab, words=[])
 
 
-def input_docs(vocab, corpus: UNERCorpus, parsed=None) -> List:
-    """One input Doc per sentence, in ``vocab``: with the gold trees, or with
-    the trees of ``parsed`` (Docs from ``parse_corpus``)."""
+def input_docs(vocab, corpus: UNERCorpus, parsed=None, trees: bool = True) -> List:
+    """One input Doc per sentence, in ``vocab``: with the gold trees, with
+    the trees of ``parsed`` (Docs from ``parse_corpus``), or with ``trees``
+    False none (words and the sentence start: for a pipeline with its own parser)."""
     if parsed is None:
-        return [sentences_to_doc(vocab, [s], with_trees=True) for s in corpus.sentences]
+        return [sentences_to_doc(vocab, [s], with_trees=trees) for s in corpus.sentences]
     return [with_vocab(vocab, d) for d in parsed]
 
 
