@@ -3,9 +3,10 @@ parser sourced, frozen and annotating, so that every model of the arm trains
 and predicts on the trees it will see in use; and optionally its tok2vec,
 sourced and fine-tuned, shared by the entity model through its listener.
 
-    with_pretrained_parser   pipeline = ["parser", ...]; the parser copies the tok2vec it listened to
-                             (``replace_listeners``), so it stays what was released while a shared
-                             tok2vec is fine-tuned; the vocab (lexeme norms) is the pipeline's
+    with_pretrained_parser   the recipe part configs/recipe/pretrained_parser.cfg, as the own-data
+                             configs have it: pipeline = ["parser", ...]; the parser copies the
+                             tok2vec it listened to (``replace_listeners``), so it stays what was
+                             released while a shared tok2vec is fine-tuned; the pipeline's vocab
     with_pretrained_tok2vec  [components.tok2vec] sourced from the pipeline; listeners get its width
 
 The data keep their own tokens (the study's readers): the parser parses
@@ -17,6 +18,7 @@ from typing import Union
 from thinc.api import Config
 
 PARSER = "parser"
+PARSER_PART = "pretrained_parser.cfg"  # the recipe part of the pretrained parser, in configs/recipe
 TOK2VEC = "tok2vec"
 
 
@@ -46,25 +48,15 @@ def pretrained_width(pretrained: Union[str, Path]) -> int:
                          "pipeline needs a CNN tok2vec component named 'tok2vec' (as en_core_web_sm has)") from error
 
 
-def with_pretrained_parser(config: Config, pretrained: Union[str, Path]) -> Config:
-    """``config`` with the pretrained pipeline's parser first in the pipeline,
-    sourced with its own copy of the tok2vec it listened to, frozen and
-    annotating; the vocab copied from the pipeline (``copy_from_base_model``),
-    so the parser sees the lexeme norms it was trained with. Its dependency
-    scores get no weight: its labels are not the corpus's."""
-    config = Config(config)
-    source = str(pretrained)
-    config["nlp"]["pipeline"] = [PARSER] + [name for name in config["nlp"]["pipeline"] if name != PARSER]
-    config["components"][PARSER] = {"source": source, "replace_listeners": ["model.tok2vec"]}
-    training = config["training"]
-    for key in ("frozen_components", "annotating_components"):
-        training[key] = [PARSER] + [name for name in training.get(key, []) if name != PARSER]
-    weights = training.setdefault("score_weights", {})
-    weights.update({"dep_uas": None, "dep_las": None, "dep_las_per_type": None, "sents_p": None, "sents_r": None,
-                    "sents_f": None})
-    config["initialize"]["before_init"] = {"@callbacks": "spacy.copy_from_base_model.v1", "tokenizer": source,
-                                           "vocab": source}
-    return config
+def with_pretrained_parser(config: Config, recipe: Path, pretrained: Union[str, Path]) -> Config:
+    """``config`` merged with the recipe part RECIPE/pretrained_parser.cfg
+    (the pretrained pipeline's parser sourced with its own copy of the
+    tok2vec it listened to, frozen and annotating; the pipeline's vocab),
+    ``paths.pretrained`` set to ``pretrained`` and the parser first in the pipeline."""
+    joined = Config(config).merge(Config().from_disk(recipe / PARSER_PART, interpolate=False))
+    joined["paths"]["pretrained"] = str(pretrained)
+    joined["nlp"]["pipeline"] = [PARSER] + [name for name in config["nlp"]["pipeline"] if name != PARSER]
+    return joined
 
 
 def with_pretrained_tok2vec(config: Config, pretrained: Union[str, Path]) -> Config:
@@ -88,7 +80,7 @@ def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool)
     """The study config ``config`` with the pretrained pipeline's parser
     (and with ``tok2vec`` its tok2vec) and input Docs without trees (the
     corpus's ``paths.dependencies = "predicted"``: the parser gives them)."""
-    joined = with_pretrained_parser(Config().from_disk(config, interpolate=False), pretrained)
+    joined = with_pretrained_parser(Config().from_disk(config, interpolate=False), config.parent / "recipe", pretrained)
     if tok2vec:
         joined = with_pretrained_tok2vec(joined, pretrained)
     joined["paths"]["dependencies"] = "predicted"

@@ -7,7 +7,7 @@ gives displaCy one colour per label of a pipeline.
 """
 from .readers import documents, genia, gum, uner  # noqa: F401
 from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401
-from .pipeline import chain_ner, dgm_ner, first_stage_spans, hypergraph_ner, nested_ner, suggesters  # noqa: F401
+from .pipeline import chain_ner, comparable_parser_scores, dgm_ner, first_stage_spans, hypergraph_ner, nested_ner, suggesters  # noqa: F401
 from .evaluation import scorers  # noqa: F401
 from .pipeline.display import displacy_options
 

@@ -1,5 +1,6 @@
 """The comparison configs: composed from one recipe (configs/recipe) and each
 model's part (configs/models), so they differ only in their component."""
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,15 @@ from experiments.configs import compose, model_parts, stale_configs
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")
+PRETRAINED = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
+PARSERS = ("parser_ewt.cfg", "parser_gum.cfg")  # the studies' own parsers: not entity models
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")), ids=lambda path: path.stem)
+def test_every_entity_config_trains_with_the_recipes_optimizer(path):
+    recipe = Config().from_disk(CONFIGS / "recipe" / "training.cfg", interpolate=False)["training"]["optimizer"]
+    if path.name not in PARSERS:
+        assert Config().from_disk(path, interpolate=False)["training"]["optimizer"] == recipe
 
 
 def test_committed_configs_are_composed_from_their_parts():
@@ -33,6 +43,10 @@ def test_the_models_of_a_comparison_share_the_recipe_and_the_encoder(corpus):
 @pytest.mark.parametrize("part", model_parts(CONFIGS), ids=lambda path: path.stem)
 def test_each_composed_config_builds_its_pipeline(part):
     config = util.load_config(CONFIGS / part.name, interpolate=False)
+    if "pretrained" in config["paths"]:  # the own-data configs source a pretrained pipeline's parts
+        if not (PRETRAINED / "config.cfg").is_file():
+            pytest.skip(f"no en_core_web_sm at {PRETRAINED} (set DEPNER_DATA to the data folder that has models/)")
+        config["paths"]["pretrained"] = str(PRETRAINED)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     assert nlp.pipe_names == list(config["nlp"]["pipeline"])
 

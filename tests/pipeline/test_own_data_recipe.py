@@ -4,6 +4,8 @@ as an annotation tool exports them); ``configs/own_data_dgm.cfg`` with a parser
 trained on the fixture trees, sourced, frozen and annotating, in both kinds
 (listening to a ``tok2vec`` component as en_core_web_sm's does, or with its
 own tok2vec); ``configs/own_data_nested.cfg`` on a span group with no parser."""
+import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
 
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data"
+SM = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
+needs_sm = pytest.mark.skipif(not (SM / "config.cfg").is_file(),
+                              reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
 FIXTURE_PATHS = {f"paths.{split}_{kind}": str(DATA / f"tiny.{kind}") for split in ("train", "dev") for kind in ("conllu", "iob2")}
 TEXTS = ["John Smith visited New York.", "I don't like Acme Corp in Paris", "Visit Lake Tahoe"]
 
@@ -84,7 +89,7 @@ def parser_path(request, tmp_path_factory) -> Path:
 
 def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(entity_docbin, parser_path, tmp_path):
     train(ROOT / "configs" / "own_data_dgm.cfg", tmp_path / "out", overrides={
-        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.parser": str(parser_path),
+        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(parser_path),
         **training_overrides(tmp_path / "log.jsonl", 60, 20)})
     # The DocBin has no trees, and dgm_ner's suggester and dependency features raise without
     # them: the steps ran on the annotating parser's trees. The loss fell:
@@ -92,7 +97,7 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
     assert last_step == 60 and first > 0 and last < first / 10
 
     source, trained = spacy.load(parser_path), spacy.load(tmp_path / "out" / "model-last")
-    assert trained.pipe_names == ["parser", "dgm_ner"]
+    assert trained.pipe_names == ["parser", "tok2vec", "dgm_ner"]
     listened = [source.get_pipe(name).model for name in source.pipe_names if name != "parser"]
     source_weights = parameters(source.get_pipe("parser").model, *listened)
     assert source_weights and parameters(trained.get_pipe("parser").model) == source_weights  # frozen
@@ -110,18 +115,44 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
     assert scores["ents_f"] > 0.7
 
 
+@needs_sm
+def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, tmp_path):
+    """The README's first example: own_data_dgm.cfg with the real en_core_web_sm."""
+    train(ROOT / "configs" / "own_data_dgm.cfg", tmp_path / "out", overrides={
+        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM),
+        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
+    assert last_step == 60 and first > 0 and last < first / 5
+    trained, sm = spacy.load(tmp_path / "out" / "model-last"), spacy.load(SM)
+    assert trained.pipe_names == ["parser", "tok2vec", "dgm_ner"]
+    for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):  # the released parser's trees, untouched
+        assert [(t.head.i, t.dep_) for t in doc] == [(t.head.i, t.dep_) for t in sm_doc]
+    assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
+    with_trees = tmp_path / "with_ud_trees.spacy"  # the same Docs with UD trees, as convert conllu-iob2 writes them
+    nlp = spacy.blank("en")
+    DocBin(docs=[eg.reference for eg in corpus_examples(nlp.vocab, read_uner_corpus(DATA / "tiny.conllu", DATA / "tiny.iob2"),
+                                                         "given")]).to_disk(with_trees)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = evaluate(str(tmp_path / "out" / "model-last"), with_trees)
+    assert "dep_uas" not in scores and scores["ents_f"] > 0.5
+    assert any("another annotation scheme" in str(w.message) for w in caught)
+
+
+@needs_sm
 def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
     nlp = spacy.blank("en")
     docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(DATA / "nested_genia.jsonl"), "nested_ner")]
     DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
     data = str(tmp_path / "mentions.spacy")
     train(ROOT / "configs" / "own_data_nested.cfg", tmp_path / "out", overrides={
-        "paths.train": data, "paths.dev": data, **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+        "paths.train": data, "paths.dev": data, "paths.pretrained": str(SM),
+        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "nested_ner")
     assert last_step == 60 and first > 0 and last < first / 10
 
     trained = spacy.load(tmp_path / "out" / "model-last")
-    assert trained.pipe_names == ["sentencizer", "nested_ner"]
+    assert trained.pipe_names == ["sentencizer", "tok2vec", "nested_ner"]
     doc = trained("Both human T cells and mouse B cells were used. IL-7 gene expression was high.")
     assert [sent.text for sent in doc.sents] == ["Both human T cells and mouse B cells were used.", "IL-7 gene expression was high."]
     scores = evaluate(str(tmp_path / "out" / "model-last"), tmp_path / "mentions.spacy",
