@@ -16,6 +16,20 @@ from .progress import progress
 from .significance import item_counts
 
 
+def parses(nlp) -> bool:
+    """Whether a component of the pipeline sets dependency trees. Such a
+    pipeline is given input Docs without trees: spaCy's parser leaves broken
+    trees where it parses over preset heads."""
+    return any("token.dep" in nlp.get_pipe_meta(name).assigns for name in nlp.pipe_names)
+
+
+def require_no_second_parser(nlp, model: Path, parser: Optional[Path]) -> None:
+    """A parser given for the trees of a pipeline that parses itself would be overwritten: an error."""
+    if parser and parses(nlp):
+        raise ValueError(f"The pipeline {model} has its own parser (its components: {nlp.pipe_names}), which sets the "
+                         f"trees it reads: leave out the parser {parser}, or give a pipeline without a parser.")
+
+
 def parse_words(parser_path: Path, sentences, batch_size: int = 256):
     """Docs of (words, spaces, sent_starts) triples parsed by the pipeline at
     ``parser_path``, in its vocab, and that vocab. spaCy's parser respects the
@@ -24,7 +38,7 @@ def parse_words(parser_path: Path, sentences, batch_size: int = 256):
     from spacy.tokens import Doc
 
     parser_nlp = spacy.load(parser_path)
-    if not any("token.dep" in parser_nlp.get_pipe_meta(name).assigns for name in parser_nlp.pipe_names):
+    if not parses(parser_nlp):
         raise ValueError(f"The pipeline {parser_path} has no parser (its components: {parser_nlp.pipe_names}): "
                          "give a pipeline with a trained parser as --parser.")
     docs = [Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences]
@@ -161,11 +175,17 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
     corpus = load_corpus(conllu, uner, limit, labels)
     result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
                     "trees": "predicted" if parser else "given"}
+    require_no_second_parser(nlp, model, parser)
     parsed = None
     if parser:
         parsed, _ = parse_corpus(parser, corpus, batch_size)
         result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
-    result.update(score_pipeline(nlp, corpus, input_docs(nlp.vocab, corpus, parsed), labels, batch_size))
+    if parses(nlp):  # the pipeline's own parser gives the trees
+        result["trees"] = "the pipeline's parser"
+        docs = input_docs(nlp.vocab, corpus, trees=False)
+    else:
+        docs = input_docs(nlp.vocab, corpus, parsed)
+    result.update(score_pipeline(nlp, corpus, docs, labels, batch_size))
     return result
 
 
@@ -196,8 +216,10 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     if parser is not None and gum is None:
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
     nlp = spacy.load(model)
+    require_no_second_parser(nlp, model, parser)
     extra = {}
-    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "predicted" if parser else "given")
+    # a pipeline with its own parser gets no trees (it parses them itself), as with a parser given here
+    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "predicted" if parser or parses(nlp) else "given")
     if parser is not None:
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
@@ -214,6 +236,7 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     scores = score_nested(examples, spans_key=spans_key)
     warn_if_nothing_predicted(sum(len(eg.predicted.spans.get(spans_key, [])) for eg in examples),
                               sum(len(eg.reference.spans.get(spans_key, [])) for eg in examples), f"span in doc.spans[{spans_key!r}]")
-    return {"model": str(model), "file": str(jsonl or gum), "trees": "predicted" if parser else "given", **extra,
+    trees = "predicted" if parser else "the pipeline's parser" if parses(nlp) and gum is not None else "given"
+    return {"model": str(model), "file": str(jsonl or gum), "trees": trees, **extra,
             "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1),
             **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}

@@ -95,3 +95,14 @@ def test_mapped_entities_relabel_and_drop():
                         {"label": "GPE", "pattern": "Madrid"}, {"label": "FAC", "pattern": "Heathrow"}])
     doc = next(MappedEntities(nlp).pipe([nlp.make_doc("Maria , a Spanish nurse , flew from Madrid to Heathrow")]))
     assert [(e.text, e.label_) for e in doc.ents] == [("Maria", "PER"), ("Madrid", "LOC"), ("Heathrow", "LOC")]
+
+
+@needs_sm
+def test_a_pipeline_that_parses_is_scored_on_its_own_trees():
+    from spacy_depner.evaluation.corpus_scores import evaluate_pipeline
+
+    data = ROOT / "tests" / "data"
+    result = evaluate_pipeline(SM, data / "tiny.conllu", data / "tiny.iob2")
+    assert result["trees"] == "the pipeline's parser" and result["words"] > 0
+    with pytest.raises(ValueError, match="has its own parser"):
+        evaluate_pipeline(SM, data / "tiny.conllu", data / "tiny.iob2", parser=SM)
