@@ -38,28 +38,13 @@ from .dgm_report import write_report
 from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
 from .pretrain import tok2vec_weights
-from .pretrained import pretrained_config
+from .pretrained import model_config
 from .pretrained_ner import ONTONOTES_TO_UNER, mapped_ner_scores
 from .runs import run_seeds, train_command
 from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from .timing import pipeline_seconds
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
-
-
-def model_config(model: StudyModel, configs: Path, output: Path, pipeline: Optional[str]) -> Path:
-    """The config ``model`` trains with: CONFIGS/<config>, or for a model of a
-    pretrained arm that config joined to the pipeline ``pipeline``
-    (``pretrained.pretrained_config``), written once to OUTPUT/configs/<name>.cfg."""
-    if not model.pretrained:
-        return configs / model.config
-    if pipeline is None:
-        raise typer.BadParameter(f"{model.name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
-                                 "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)")
-    path = output / "configs" / f"{model.name}.cfg"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pretrained_config(configs / model.config, pipeline, model.pretrained == "tok2vec").to_disk(path)
-    return path
 
 
 def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path, configs: Path, steps: int,
@@ -74,7 +59,8 @@ def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path,
     pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
     runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
     for model in chosen:
-        config = model_config(model, configs, output, pipeline)
+        config = model_config(configs, model.config, output, model.name, bool(model.pretrained), pipeline,
+                              tok2vec=model.pretrained == "tok2vec")
         weights = [] if model.pretrained == "tok2vec" else pretrained
         runs[model.name] = train_command(config, folder / model.name, data, steps, limit,
                                          model.overrides(jackknife) + weights, seed)

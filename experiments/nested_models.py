@@ -4,6 +4,8 @@ without dependency guidance)."""
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
+from .seeds import pick_names
+
 CORPORA = {"genia": "genia/{split}.jsonl", "gum": "ud_gum/en_gum-ud-{split}.conllu"}
 SPLITS = ("train", "dev", "test")
 
@@ -16,6 +18,7 @@ class NestedModel(NamedTuple):
     title: str
     guided: bool = False  # restricted to DGM valid spans: also scored with the parser's trees
     tuned: bool = False  # hypergraph_ner: also scored after tuning the mention penalty on dev
+    pretrained: bool = False  # the pretrained pipeline's parser sourced, frozen, annotating: its trees in training and test
 
 
 def structure_overrides(structure: str, guided: bool = False) -> List[str]:
@@ -39,7 +42,28 @@ MODELS = [
                 "hypergraph_ner with heads (minspan)", tuned=True)
 ] + [NestedModel("gum_quadratic_dgm", "gum", "gum_nested.cfg", structure_overrides("quadratic", True),
                  "nested_ner quadratic, DGM valid spans", guided=True)]
+DEPENDENCY_FEATURES = {"nested_ner": ["--components.nested_ner.model.dependency_features", "true"],
+                       "hypergraph_ner": ["--components.hypergraph_ner.model.dependency_features", "true"]}
+# GUM on the trees of a pretrained pipeline's parser (``study train --pretrained-pipeline``), as a spaCy user has them
+MODELS += [
+    NestedModel("gum_quadratic_dgm@pretrained", "gum", "gum_nested.cfg", structure_overrides("quadratic", True),
+                "nested_ner quadratic, DGM valid spans", pretrained=True),
+    NestedModel("gum_quadratic_dgm+dep@pretrained", "gum", "gum_nested.cfg",
+                structure_overrides("quadratic", True) + DEPENDENCY_FEATURES["nested_ner"],
+                "nested_ner quadratic, DGM valid spans + dependency features", pretrained=True),
+    NestedModel("gum_hypergraph_heads+dep@pretrained", "gum", "gum_hypergraph.cfg",
+                ["--components.hypergraph_ner.heads", "true"] + DEPENDENCY_FEATURES["hypergraph_ner"],
+                "hypergraph_ner with heads + dependency features", tuned=True, pretrained=True),
+]
 PARSER = "gum_parser"
+
+
+def model_names(chosen: str) -> List[str]:
+    """The models to train: "all" (every model but those in a pretrained
+    pipeline, which are named) or names separated by commas, in the order of MODELS."""
+    if chosen.strip() == "all":
+        return [model.name for model in MODELS if not model.pretrained]
+    return pick_names(chosen, [model.name for model in MODELS])
 
 
 def corpus_files(data: Path, corpus: str, split: str, genia: Optional[Path] = None) -> Dict[str, Path]:

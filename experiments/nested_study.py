@@ -15,7 +15,7 @@ JSON-lines files.
 """
 import json
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Annotated, Dict, List, Optional
 
 import typer
 from tqdm import tqdm
@@ -24,12 +24,13 @@ from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
 from spacy_depner.evaluation.progress import progress
 
-from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides
+from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides, model_names
 from .nested_report import write_nested_report
-from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED_PIPELINE, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
+from .pretrained import model_config
 from .runs import run_seeds, train_command
-from .seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
+from .seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 
 nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
 
@@ -46,14 +47,17 @@ def train(
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
     models: str = typer.Option("all", "--models", help=f"The models to train, e.g. genia_quadratic,genia_spancat "
-                                                       f"(all: {','.join(m.name for m in MODELS)})"),
+                                                       f"(all: {','.join(m.name for m in MODELS if not m.pretrained)}; "
+                                                       f"the models in a pretrained pipeline are named: "
+                                                       f"{','.join(m.name for m in MODELS if m.pretrained)})"),
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
     resume: bool = RESUME,
 ) -> None:
     """Train the nested models (every one, or those of --models; gold trees
     where used) once per seed, and the GUM parser if a dependency-guided
     model is among them, to OUTPUT/seed_<s>/<model>; wall times per seed to
     OUTPUT/train_seconds.json."""
-    names = pick_names(models, [model.name for model in MODELS])
+    names = model_names(models)
     chosen = [model for model in MODELS if model.name in names]
     runs = {}
     for seed in parse_seeds(seeds):
@@ -62,9 +66,11 @@ def train(
         if any(model.guided for model in chosen):
             runs[seed][PARSER] = train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)
         for model in chosen:
-            runs[seed][model.name] = train_command(configs / model.config, folder / model.name, data, steps, limit,
+            config = model_config(configs, model.config, output, model.name, model.pretrained, pretrained_pipeline)
+            runs[seed][model.name] = train_command(config, folder / model.name, data, steps, limit,
                                                    model.overrides + corpus_overrides(model.corpus, genia), seed)
-    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps)
+    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
+                        pretrained_pipeline=pretrained_pipeline)
     typer.echo(json.dumps(seconds, indent=2))
 
 

@@ -13,7 +13,7 @@ The data keep their own tokens (the study's readers): the parser parses
 them, one sentence per Doc, its sentence start preset.
 """
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from thinc.api import Config
 
@@ -85,3 +85,20 @@ def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool)
         joined = with_pretrained_tok2vec(joined, pretrained)
     joined["paths"]["dependencies"] = "predicted"
     return joined
+
+
+def model_config(configs: Path, config: str, output: Path, name: str, pretrained: bool, pipeline: Optional[str],
+                 tok2vec: bool = False) -> Path:
+    """The config a study's model ``name`` trains with: CONFIGS/<config>, or
+    for a model of a ``pretrained`` arm that config joined to the pretrained
+    ``pipeline`` (``pretrained_config``, its tok2vec too with ``tok2vec``),
+    written once to OUTPUT/configs/<name>.cfg."""
+    if not pretrained:
+        return configs / config
+    if pipeline is None:
+        raise ValueError(f"{name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
+                         "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)")
+    path = output / "configs" / f"{name}.cfg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pretrained_config(configs / config, pipeline, tok2vec).to_disk(path)
+    return path

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 import numpy as np
 
 from ..atomic_files import atomic_path
-from .corpus_scores import nested_file_examples, parsed_docs, with_vocab
+from .corpus_scores import nested_file_examples, parsed_docs, parses, with_vocab
 from .metrics import prf
 from .progress import progress
 
@@ -214,7 +214,7 @@ def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optio
     if parser is not None:
         for eg, doc in zip(examples, parsed_docs(parser, [eg.predicted for eg in examples])):
             eg.predicted = with_vocab(nlp.vocab, doc)
-    elif any("token.dep" in nlp.get_pipe_meta(name).assigns for name in nlp.pipe_names):
+    elif parses(nlp):
         for eg in examples:  # the pipeline's parser makes the trees: spaCy's parser on given heads can make cycles
             eg.predicted = without_trees(eg.predicted)
     return examples, gold_spans([eg.reference for eg in examples], key)

@@ -106,3 +106,25 @@ def test_a_pipeline_that_parses_is_scored_on_its_own_trees():
     assert result["trees"] == "the pipeline's parser" and result["words"] > 0
     with pytest.raises(ValueError, match="has its own parser"):
         evaluate_pipeline(SM, data / "tiny.conllu", data / "tiny.iob2", parser=SM)
+
+
+def test_a_pretrained_arm_without_its_pipeline_is_refused(tmp_path):
+    from experiments.pretrained import model_config
+
+    assert model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm", False, None) == ROOT / "configs" / "dgm_ewt.cfg"
+    with pytest.raises(ValueError, match="give it with --pretrained-pipeline"):
+        model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm@pretrained", True, None)
+
+
+def test_the_nested_studys_all_leaves_the_pretrained_models_to_be_named():
+    from experiments.nested_models import MODELS as NESTED
+    from experiments.nested_models import model_names as nested_names
+
+    pretrained = [m.name for m in NESTED if m.pretrained]
+    assert nested_names("all") == [m.name for m in NESTED if not m.pretrained] and not set(pretrained) & set(nested_names("all"))
+    assert nested_names("gum_cyk,gum_quadratic_dgm@pretrained") == ["gum_cyk", "gum_quadratic_dgm@pretrained"]
+    assert pretrained == ["gum_quadratic_dgm@pretrained", "gum_quadratic_dgm+dep@pretrained",
+                          "gum_hypergraph_heads+dep@pretrained"]
+    by_name = {m.name: m for m in NESTED}
+    assert by_name["gum_quadratic_dgm@pretrained"].overrides == by_name["gum_quadratic_dgm"].overrides
+    assert "--components.hypergraph_ner.model.dependency_features" in by_name["gum_hypergraph_heads+dep@pretrained"].overrides
