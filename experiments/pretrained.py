@@ -7,7 +7,8 @@ sourced and fine-tuned, shared by the entity model through its listener.
                              configs have it: pipeline = ["parser", ...]; the parser copies the
                              tok2vec it listened to (``replace_listeners``), so it stays what was
                              released while a shared tok2vec is fine-tuned; the pipeline's vocab
-    with_pretrained_tok2vec  [components.tok2vec] sourced from the pipeline; listeners get its width
+    with_pretrained_tok2vec  [components.tok2vec] of configs/recipe/pretrained_tok2vec.cfg: sourced from
+                             the pipeline; the width its listeners read is the pipeline's
 
 The data keep their own tokens (the study's readers): the parser parses
 them, one sentence per Doc, its sentence start preset.
@@ -18,7 +19,8 @@ from typing import Optional, Union
 from thinc.api import Config
 
 PARSER = "parser"
-PARSER_PART = "pretrained_parser.cfg"  # the recipe part of the pretrained parser, in configs/recipe
+PARSER_PART = "pretrained_parser.cfg"  # the recipe parts of the pretrained parser and tok2vec, in configs/recipe
+TOK2VEC_PART = "pretrained_tok2vec.cfg"
 TOK2VEC = "tok2vec"
 
 
@@ -59,20 +61,16 @@ def with_pretrained_parser(config: Config, recipe: Path, pretrained: Union[str, 
     return joined
 
 
-def with_pretrained_tok2vec(config: Config, pretrained: Union[str, Path]) -> Config:
+def with_pretrained_tok2vec(config: Config, recipe: Path, pretrained: Union[str, Path]) -> Config:
     """``config`` (whose models listen to a component named 'tok2vec') with
-    that component sourced from the pretrained pipeline and trained; every
-    listener's width set to the pretrained tok2vec's."""
+    that component replaced by the recipe part RECIPE/pretrained_tok2vec.cfg's
+    (sourced from the pretrained pipeline and trained), its width the pipeline's."""
     config = Config(config)
     if TOK2VEC not in config["components"]:
         raise ValueError(f"the config has no [components.{TOK2VEC}] to replace with the pretrained one")
-    width = pretrained_width(pretrained)
-    config["components"][TOK2VEC] = {"source": str(pretrained)}
-    for name, component in config["components"].items():
-        model = component.get("model", {})
-        listener = model.get("tok2vec", {}) if isinstance(model, dict) else {}
-        if listener.get("@architectures", "").startswith("spacy.Tok2VecListener"):
-            listener["width"] = width
+    part = Config().from_disk(recipe / TOK2VEC_PART, interpolate=False)["components"][TOK2VEC]
+    part["model"]["encode"]["width"] = pretrained_width(pretrained)
+    config["components"][TOK2VEC] = part
     return config
 
 
@@ -80,9 +78,10 @@ def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool)
     """The study config ``config`` with the pretrained pipeline's parser
     (and with ``tok2vec`` its tok2vec) and input Docs without trees (the
     corpus's ``paths.dependencies = "predicted"``: the parser gives them)."""
-    joined = with_pretrained_parser(Config().from_disk(config, interpolate=False), config.parent / "recipe", pretrained)
+    recipe = config.parent / "recipe"
+    joined = with_pretrained_parser(Config().from_disk(config, interpolate=False), recipe, pretrained)
     if tok2vec:
-        joined = with_pretrained_tok2vec(joined, pretrained)
+        joined = with_pretrained_tok2vec(joined, recipe, pretrained)
     joined["paths"]["dependencies"] = "predicted"
     return joined
 

@@ -50,7 +50,7 @@ def test_the_pretrained_config_sources_a_frozen_annotating_parser(tok2vec):
     nlp = load_model_from_config(config, auto_fill=True)
     sm = spacy.load(SM)
     if tok2vec:
-        assert config["components"]["tok2vec"] == {"source": str(SM)}
+        assert config["components"]["tok2vec"] == {"source": str(SM), "model": {"encode": {"width": 96}}}
         assert nlp.get_pipe("tok2vec").model.to_bytes() == sm.get_pipe("tok2vec").model.to_bytes()
     else:
         assert nlp.get_pipe("tok2vec").model.get_dim("nO") == own["components"]["tok2vec"]["model"]["encode"]["width"]
