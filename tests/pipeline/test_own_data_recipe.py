@@ -88,7 +88,15 @@ def parser_path(request, tmp_path_factory) -> Path:
 
 
 def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(entity_docbin, parser_path, tmp_path):
-    train(ROOT / "configs" / "own_data_dgm.cfg", tmp_path / "out", overrides={
+    config = ROOT / "configs" / "own_data_dgm.cfg"
+    if "tok2vec" not in spacy.load(parser_path).pipe_names:
+        # a pipeline with no tok2vec to share: the recipe's own CNN tok2vec in its place, as the config's header says
+        composed = Config().from_disk(config, interpolate=False)
+        composed["components"]["tok2vec"] = Config().from_disk(ROOT / "configs" / "recipe" / "tok2vec.cfg",
+                                                                interpolate=False)["components"]["tok2vec"]
+        config = tmp_path / "own_data_dgm_cnn.cfg"
+        composed.to_disk(config)
+    train(config, tmp_path / "out", overrides={
         "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(parser_path),
         **training_overrides(tmp_path / "log.jsonl", 60, 20)})
     # The DocBin has no trees, and dgm_ner's suggester and dependency features raise without
