@@ -267,7 +267,8 @@ def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(t
     nested_study.train(**common, models="gum_quadratic_dgm")
     assert list(recorded["runs"][2]) == ["gum_parser", "gum_quadratic_dgm"]
     nested_study.train(**common, models="all")
-    assert len(recorded["runs"][0]) == len(nested_study.MODELS) + 1
+    own = [model for model in nested_study.MODELS if not model.pretrained]  # "all": the models in a pretrained pipeline are named
+    assert len(recorded["runs"][0]) == len(own) + 1
     for name in ("genia_quadratic", "gum_spancat"):
         for seed in (0, 2):
             (seed_folder(tmp_path, seed) / name / "model-best").mkdir(parents=True)
