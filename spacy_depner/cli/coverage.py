@@ -16,7 +16,7 @@ def coverage(
     uner: Optional[Path] = typer.Option(None, help="UNER IOB2 file with the entities of the same sentences"),
     jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file (nested mentions)"),
     gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (nested mentions in Entity=)"),
-    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones (with --conllu)"),
+    parser: Optional[Path] = typer.Option(None, help="Parser pipeline whose trees replace the gold ones (with --conllu or --gum)"),
     output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),
 ) -> None:
     """Print JSON. With --conllu and --uner: sentences, tokens, entities,
@@ -28,7 +28,9 @@ def coverage(
         raise typer.BadParameter("--conllu and --uner go together")
     if sum(x is not None for x in (conllu, jsonl, gum)) != 1:
         raise typer.BadParameter("give one of: --conllu with --uner, --jsonl, --gum")
-    report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum)
+    if parser is not None and jsonl is not None:
+        raise typer.BadParameter(f"--parser {parser} goes with --conllu or --gum: GENIA ({jsonl}) has no trees")
+    report = coverage_report(conllu, uner, parser=parser) if conllu else coverage_main(jsonl=jsonl, gum=gum, parser=parser)
     text = json.dumps(report, indent=2)
     if output:
         with atomic_path(output) as temporary:

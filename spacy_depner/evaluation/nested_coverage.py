@@ -213,24 +213,34 @@ def genia_coverage(path) -> Dict:
     return report
 
 
-def gum_coverage(path) -> Dict:
+def gum_coverage(path, parser: Optional[Path] = None) -> Dict:
     """``nested_coverage_report`` of a GUM CoNLL-U file, with its gold trees
-    (adds ``dgm``), plus the document count and the reader's counts."""
+    or those of the parser pipeline at ``parser`` (adds ``dgm``), plus the
+    document count and the reader's counts."""
     from ..readers.gum import read_gum_corpus
 
     corpus = read_gum_corpus(path)
     sentences = [s for d in corpus.documents for s in d]
-    report = {"corpus": "gum", "file": str(path), "documents": len(corpus.documents)}
-    report.update(nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences],
-                                         heads=[s.sentence.heads for s in sentences]))
+    heads = [s.sentence.heads for s in sentences]
+    report = {"corpus": "gum", "file": str(path), "documents": len(corpus.documents), "trees": "given"}
+    if parser is not None:
+        from .corpus_scores import parse_words
+
+        words = ((s.sentence.words, s.sentence.spaces, [i == 0 for i in range(len(s.sentence.words))]) for s in sentences)
+        docs, _ = parse_words(parser, words)
+        heads = [[-1 if t.head.i == t.i else t.head.i for t in doc] for doc in docs]
+        report["trees"] = str(parser)
+    report.update(nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads))
     report["reader"] = corpus.stats.as_dict()
     return report
 
 
-def coverage_main(jsonl: Optional[Path] = None, gum: Optional[Path] = None) -> Dict:
+def coverage_main(jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None) -> Dict:
     """The report of one GENIA JSON-lines file or one GUM CoNLL-U file (what
-    ``python -m spacy_depner coverage --jsonl FILE | --gum FILE`` prints)."""
+    ``python -m spacy_depner coverage --jsonl FILE | --gum FILE [--parser P]`` prints)."""
     if (jsonl is None) == (gum is None):
         raise ValueError("give exactly one of jsonl (a GENIA JSON-lines file) or gum (a GUM CoNLL-U file)")
-    return genia_coverage(jsonl) if jsonl is not None else gum_coverage(gum)
-
+    if parser is not None and jsonl is not None:
+        raise ValueError(f"--parser {parser}: GENIA ({jsonl}) has no DGM coverage to compute from trees; "
+                         "give the parser with --gum or --conllu")
+    return genia_coverage(jsonl) if jsonl is not None else gum_coverage(gum, parser)

@@ -128,3 +128,24 @@ def test_the_nested_studys_all_leaves_the_pretrained_models_to_be_named():
     by_name = {m.name: m for m in NESTED}
     assert by_name["gum_quadratic_dgm@pretrained"].overrides == by_name["gum_quadratic_dgm"].overrides
     assert "--components.hypergraph_ner.model.dependency_features" in by_name["gum_hypergraph_heads+dep@pretrained"].overrides
+
+
+@needs_sm
+def test_gum_coverage_reads_a_parsers_trees():
+    from spacy_depner.evaluation.nested_coverage import coverage_main, nested_coverage_report
+    from spacy_depner.readers.gum import read_gum_corpus
+
+    path = ROOT / "tests" / "data" / "nested_gum.conllu"
+    sentences = [s for d in read_gum_corpus(path).documents for s in d]
+    sm = spacy.load(SM)
+    docs = [sm(Doc(sm.vocab, words=s.sentence.words, sent_starts=[i == 0 for i in range(len(s.sentence.words))]))
+            for s in sentences]
+    heads = [[-1 if t.head.i == t.i else t.head.i for t in doc] for doc in docs]
+    assert heads != [s.sentence.heads for s in sentences]  # the parser's trees are not the gold ones
+    expected = nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads)
+    parsed, gold = coverage_main(gum=path, parser=SM), coverage_main(gum=path)
+    assert (parsed["trees"], gold["trees"]) == (str(SM), "given")
+    assert parsed["coverage"]["dgm"] == expected["coverage"]["dgm"]
+    assert parsed["spans_per_token"]["dgm"] == expected["spans_per_token"]["dgm"]
+    with pytest.raises(ValueError, match="GENIA"):
+        coverage_main(jsonl=ROOT / "tests" / "data" / "nested_genia.jsonl", parser=SM)
