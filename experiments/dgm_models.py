@@ -80,7 +80,8 @@ MODELS = [
 TREE_READERS = [model.name for model in MODELS if model.reads_trees]
 TWINS = [model._replace(name=model.name + JACKKNIFE, jackknife=True) for model in MODELS if model.reads_trees]
 PRETRAINED_MODELS = [model._replace(name=model.name + suffix, pretrained=arm)
-              for arm, suffix in PRETRAINED_ARMS.items() for model in MODELS]
+                     for arm, suffix in PRETRAINED_ARMS.items() for model in MODELS]
+BY_NAME = {model.name: model for model in MODELS + TWINS + PRETRAINED_MODELS}  # every model the study knows
 
 
 def gold_trained(name: str) -> str:

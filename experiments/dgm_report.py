@@ -9,12 +9,10 @@ import json
 from pathlib import Path
 from typing import Dict, List
 
-from spacy_depner.evaluation.significance import paired_bootstrap
-
 from .dgm_models import FAMILIES, JACKKNIFE, MODELS, PRETRAINED_MODELS, TITLES, gold_trained
 from .pretrained_report import pretrained_section
 from .outputs import save_figure, write_file
-from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
+from .seed_tests import ALPHA, seed_count, test_summary
 from .seeds import seed_keys
 from .tables import cell, machine, mean_sd, seeds_caption, table, wall_seconds
 
@@ -114,9 +112,8 @@ def comparison_row(evaluation: Dict, a: str, b: str, trees: str, samples: int) -
     paired bootstrap per seed summarised by ``seed_tests.over_seeds``: the F1
     difference (mean ± sd), the seeds in which ``a`` scores higher, the
     largest p and the seeds with p < ALPHA."""
-    seeds, models = seed_keys(evaluation["seeds"]), evaluation["models"]
-    pairs = {s: (models[a][s][f"test_{trees}"]["sentence_counts"], models[b][s][f"test_{trees}"]["sentence_counts"]) for s in seeds}
-    summary = over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))
+    seeds = seed_keys(evaluation["seeds"])
+    summary = test_summary(evaluation, a, b, f"test_{trees}", samples)
     return [f"{a} vs {b}", trees, mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)),
             summary["max_p"], seed_count(summary["significant"], len(seeds))]
 

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from spacy_depner.evaluation.progress import progress
 
-from .dgm_models import JACKKNIFE, MODELS, PRETRAINED_MODELS, SPLITS, TREE_READERS, TWINS, StudyModel, data_file, model_names, study_models, twin_names
+from .dgm_models import BY_NAME, JACKKNIFE, MODELS, SPLITS, TREE_READERS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
 from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
 from .outputs import write_json
@@ -125,15 +125,14 @@ def trained_models(models: Path, seeds: List[int]) -> List[StudyModel]:
     that some of the seeds hold and others do not is a ValueError: train it
     for every seed, or choose the seeds with --seeds; so is a folder that
     holds no model at all."""
-    known = MODELS + TWINS + PRETRAINED_MODELS
-    names = trained_names(models, seeds, [model.name for model in known], "study train (--jackknife for a twin)")
-    return [model for model in known if model.name in names]
+    names = trained_names(models, seeds, list(BY_NAME), "study train (--jackknife for a twin)")
+    return [BY_NAME[name] for name in names]
 
 
-def pipeline_in_use(models: Path, seeds: List[int], pipeline: Optional[str]) -> Optional[str]:
-    """The pretrained pipeline ``pipeline`` if the models folder holds a
-    model of a pretrained arm (the report compares them with it), else None."""
-    return pipeline if any(model.pretrained for model in trained_models(models, seeds)) else None
+def pipeline_in_use(trained: List[StudyModel], pipeline: Optional[str]) -> Optional[str]:
+    """The pretrained pipeline ``pipeline`` if a model of a pretrained arm is
+    among the ``trained`` ones (the report compares them with it), else None."""
+    return pipeline if any(model.pretrained for model in trained) else None
 
 
 @study.command("coverage")
@@ -153,7 +152,7 @@ def coverage(
     from spacy_depner.evaluation.coverage import lattice_report, with_parsed_trees
 
     chosen = chosen_seeds(models, seeds)
-    pretrained_pipeline = pipeline_in_use(models, chosen, pretrained_pipeline)
+    pretrained_pipeline = pipeline_in_use(trained_models(models, chosen), pretrained_pipeline)
     report = {}
     for split in SPLITS:
         corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
@@ -189,7 +188,7 @@ def evaluate(
 
     chosen = chosen_seeds(models, seeds)
     evaluated = trained_models(models, chosen)
-    pretrained_pipeline = pipeline_in_use(models, chosen, pretrained_pipeline)
+    pretrained_pipeline = pipeline_in_use(evaluated, pretrained_pipeline)
     corpora = {split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit) for split in ("dev", "test")}
     results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in evaluated}}
     if pretrained_pipeline is not None:

@@ -7,10 +7,8 @@ seeds), each DGM model against spaCy's ner on the same encoder and trees
 token under each kind of trees, and words/s."""
 from typing import Dict, List, Optional
 
-from spacy_depner.evaluation.significance import paired_bootstrap
-
-from .dgm_models import PRETRAINED_ARMS, PRETRAINED_MODELS, TITLES, gold_trained
-from .seed_tests import ALPHA, over_seeds, seed_count, significance_per_seed
+from .dgm_models import BY_NAME, PRETRAINED_ARMS, PRETRAINED_MODELS, TITLES, gold_trained
+from .seed_tests import ALPHA, seed_count, test_summary
 from .seeds import seed_keys
 from .tables import cell, mean_sd, seeds_caption, table
 
@@ -19,8 +17,8 @@ TREES = {"given": "gold (UD)", "predicted": "own parser", "pretrained": "pretrai
 
 
 def arm(name: str) -> str:
-    """The pretrained arm of a model name ("parser", "tok2vec"), "" for the study's own models."""
-    return next((kind for kind, suffix in PRETRAINED_ARMS.items() if name.endswith(suffix)), "")
+    """The pretrained arm of a model ("parser", "tok2vec"), "" for the study's own models."""
+    return BY_NAME[name].pretrained
 
 
 def model_title(name: str) -> str:
@@ -36,7 +34,7 @@ def rows_of(evaluation: Dict, parser_uas: str) -> List[List]:
     speed_seed = seeds[0]
     rows = []
     ordered = [m.name for m in PRETRAINED_MODELS if m.name in models] + \
-        [name for name in models if not arm(name) and "@" not in name]
+        [name for name in models if not arm(name) and not BY_NAME[name].jackknife]
     for name in ordered:
         for trees in (("pretrained",) if arm(name) else ("predicted", "given")):
             by_seed = models[name]
@@ -60,7 +58,7 @@ def comparisons(evaluation: Dict) -> List[tuple]:
     for name in models:
         suffix = PRETRAINED_ARMS.get(arm(name), "")
         reference = "ner" + suffix
-        if gold_trained(name) == "ner" or reference not in models or ("@" in name and not arm(name)):
+        if gold_trained(name) == "ner" or reference not in models or BY_NAME[name].jackknife:
             continue
         for trees in (("pretrained",) if arm(name) else ("predicted", "given")):
             pairs.append((name, reference, trees))
@@ -71,12 +69,10 @@ def significance_rows(evaluation: Dict, samples: int) -> List[List]:
     """Each comparison of ``comparisons``: the F1 difference (mean ± sd), the
     seeds in which the model beats ner, every seed's p (paired bootstrap,
     one-sided in that seed's direction) and the seeds with p < ALPHA."""
-    seeds, models = seed_keys(evaluation["seeds"]), evaluation["models"]
+    seeds = seed_keys(evaluation["seeds"])
     rows = []
     for a, b, trees in comparisons(evaluation):
-        pairs = {s: (models[a][s][f"test_{trees}"]["sentence_counts"], models[b][s][f"test_{trees}"]["sentence_counts"])
-                 for s in seeds}
-        summary = over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))
+        summary = test_summary(evaluation, a, b, f"test_{trees}", samples)
         rows.append([f"{a} vs {b}", TREES[trees], mean_sd(summary["deltas"], 100),
                      seed_count(summary["a_better"], len(seeds)), ", ".join(f"{p:.3f}" for p in summary["p_values"]),
                      seed_count(summary["significant"], len(seeds))])

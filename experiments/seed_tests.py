@@ -40,3 +40,16 @@ def over_seeds(results: Mapping[str, Dict]) -> Dict:
 def seed_count(count: int, seeds: int) -> str:
     """``count`` of ``seeds`` seeds as a cell: "2/3"."""
     return f"{count}/{seeds}"
+
+
+def test_summary(evaluation: Dict, a: str, b: str, key: str, samples: int) -> Dict:
+    """``over_seeds`` of a paired bootstrap (``samples`` resamples) per seed
+    of model ``a`` against model ``b`` of an evaluation file
+    (``{"seeds": [...], "models": {name: {seed: {key: {"sentence_counts": ...}}}}}``),
+    on the per-sentence counts under ``key`` (e.g. "test_given")."""
+    from spacy_depner.evaluation.significance import paired_bootstrap
+
+    models = evaluation["models"]
+    pairs = {str(s): (models[a][str(s)][key]["sentence_counts"], models[b][str(s)][key]["sentence_counts"])
+             for s in evaluation["seeds"]}
+    return over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))

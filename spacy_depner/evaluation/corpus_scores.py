@@ -45,12 +45,29 @@ def parse_words(parser_path: Path, sentences, batch_size: int = 256):
     return list(progress(parser_nlp.pipe(docs, batch_size=batch_size), len(docs), "parse")), parser_nlp.vocab
 
 
-def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
-    """Docs of the corpus's sentences (one per sentence, words only, each
-    marked as one sentence, so that no lattice loses spans to a sentence
-    split the gold data lacks) parsed by the pipeline at ``parser_path``."""
-    return parse_words(parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in corpus.sentences),
+def parse_sentences(parser_path: Path, sentences, batch_size: int = 256):
+    """Docs of CoNLL-U sentences (one per sentence, words only, each marked
+    as one sentence, so that no lattice loses spans to a sentence split the
+    gold data lacks) parsed by the pipeline at ``parser_path``, and its vocab."""
+    return parse_words(parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in sentences),
                        batch_size)
+
+
+def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
+    """``parse_sentences`` of the corpus's sentences."""
+    return parse_sentences(parser_path, corpus.sentences, batch_size)
+
+
+def sentence_heads(doc) -> List[int]:
+    """A one-sentence Doc's heads as CoNLL-U sentences hold them: token indices, -1 for the root."""
+    return [-1 if t.head.i == t.i else t.head.i for t in doc]
+
+
+def trees_given(nlp, parser: Optional[Path] = None) -> bool:
+    """Whether the pipeline's input Docs carry the data's gold trees: not
+    when a parser's trees replace them, nor when the pipeline parses itself
+    (``parses``)."""
+    return parser is None and not parses(nlp)
 
 
 def parsed_docs(parser_path: Path, docs, batch_size: int = 256) -> List:
@@ -182,9 +199,7 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
         result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
     if parses(nlp):  # the pipeline's own parser gives the trees
         result["trees"] = "the pipeline's parser"
-        docs = input_docs(nlp.vocab, corpus, trees=False)
-    else:
-        docs = input_docs(nlp.vocab, corpus, parsed)
+    docs = input_docs(nlp.vocab, corpus, parsed, trees=trees_given(nlp))
     result.update(score_pipeline(nlp, corpus, docs, labels, batch_size))
     return result
 
@@ -218,8 +233,7 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     nlp = spacy.load(model)
     require_no_second_parser(nlp, model, parser)
     extra = {}
-    # a pipeline with its own parser gets no trees (it parses them itself), as with a parser given here
-    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "predicted" if parser or parses(nlp) else "given")
+    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "given" if trees_given(nlp, parser) else "predicted")
     if parser is not None:
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from ..structures.candidate_spans import candidate_spans, span_index
-from .corpus_scores import parse_corpus
+from .corpus_scores import parse_corpus, sentence_heads
 
 #: report key -> (structure, max_length) of ``candidate_spans``
 LATTICES = {"semi_markov_L8": ("semi_markov", 8), "dgm_s": ("dgm_s", None), "dgm": ("dgm", None)}
@@ -37,7 +37,7 @@ def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:
     pipeline at ``parser`` (-1 for a root)."""
     docs, _ = parse_corpus(parser, corpus)
     sentences = [
-        replace(s, heads=[-1 if t.head.i == t.i else t.head.i for t in doc], deprels=[t.dep_ for t in doc])
+        replace(s, heads=sentence_heads(doc), deprels=[t.dep_ for t in doc])
         for s, doc in zip(corpus.sentences, docs)
     ]
     return replace(corpus, sentences=sentences)

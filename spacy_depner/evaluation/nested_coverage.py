@@ -224,11 +224,10 @@ def gum_coverage(path, parser: Optional[Path] = None) -> Dict:
     heads = [s.sentence.heads for s in sentences]
     report = {"corpus": "gum", "file": str(path), "documents": len(corpus.documents), "trees": "given"}
     if parser is not None:
-        from .corpus_scores import parse_words
+        from .corpus_scores import parse_sentences, sentence_heads
 
-        words = ((s.sentence.words, s.sentence.spaces, [i == 0 for i in range(len(s.sentence.words))]) for s in sentences)
-        docs, _ = parse_words(parser, words)
-        heads = [[-1 if t.head.i == t.i else t.head.i for t in doc] for doc in docs]
+        docs, _ = parse_sentences(parser, [s.sentence for s in sentences])
+        heads = [sentence_heads(doc) for doc in docs]
         report["trees"] = str(parser)
     report.update(nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads))
     report["reader"] = corpus.stats.as_dict()

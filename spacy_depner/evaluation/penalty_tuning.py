@@ -8,7 +8,7 @@ import numpy as np
 
 from ..pipeline.doc_arrays import batch_offsets
 from ..structures import mention_hypergraph
-from .corpus_scores import nested_file_examples, parses
+from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
 
@@ -59,8 +59,7 @@ def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = Non
     nlp = spacy.load(model)
     require_component(nlp, model, component)
     pipe = nlp.get_pipe(component)
-    # a pipeline with its own parser makes the trees itself: no preset heads for it to parse over
-    examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.spans_key, "predicted" if parses(nlp) else "given")
+    examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.spans_key, "given" if trees_given(nlp) else "predicted")
     for eg, doc in zip(examples, component_inputs(nlp, component, examples)):
         eg.predicted = doc
     result = tune_penalty(pipe, examples, step=step, low=low, high=high)
