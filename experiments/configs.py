@@ -8,18 +8,23 @@ from the one shared recipe and its model's own part.
 
 A model part names its recipe parts on a line ``# recipe: training tok2vec ewt``;
 ``configs/<name>.cfg`` is the merge of those parts (in that order) and then the
-model part, so it runs as is with ``spacy train configs/<name>.cfg``. Edit the
+model part, so it runs as is with ``spacy train configs/<name>.cfg``;
+``configs/transformer/<name>.cfg`` is the same on the transformer encoder of
+``recipe/transformer.cfg`` (the models of ``transformer.TRANSFORMER_MODELS``). Edit the
 parts and run this command; ``--check`` fails when a composed config is stale.
 """
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import typer
 from thinc.api import Config
 
 from .options import CONFIGS
+from .transformer import TRANSFORMER, TRANSFORMER_MODELS, with_transformer
 
 RECIPE_LINE = "# recipe:"
+TRANSFORMER_HEADER = ("# On a transformer encoder (pip install \"spacy-depner[transformers]\"), fine-tuned: paths.transformer "
+                      "is a Hugging Face name or folder.")
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
 
@@ -28,12 +33,12 @@ def model_parts(configs: Path) -> List[Path]:
     return sorted((configs / "models").glob("*.cfg"))
 
 
-def compose(part: Path, recipe: Path) -> str:
-    """The text of the config of the model part ``part``: its leading comment,
-    a line naming its parts, then the recipe parts named on its ``# recipe:``
-    line (files of the folder ``recipe``) merged in order, with the model
-    part merged last (thinc's ``Config.merge``: a section whose registered
-    function differs is taken whole from the model part)."""
+def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
+    """The model part ``part``'s leading comment lines, the recipe parts
+    named on its ``# recipe:`` line (files of the folder ``recipe``), and
+    those parts merged in order with the model part merged last (thinc's
+    ``Config.merge``: a section whose registered function differs is taken
+    whole from the model part)."""
     lines = part.read_text(encoding="utf8").splitlines()
     recipe_lines = [line for line in lines if line.startswith(RECIPE_LINE)]
     if len(recipe_lines) != 1:
@@ -50,20 +55,37 @@ def compose(part: Path, recipe: Path) -> str:
     config = config.merge(Config().from_disk(part, interpolate=False))
     header = [line for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))]
               if not line.startswith(RECIPE_LINE)]
+    return header, names, config
+
+
+def compose(part: Path, recipe: Path, transformer: bool = False) -> str:
+    """The text of the config of the model part ``part``: its leading
+    comment, a line naming its parts, then the ``composed`` config; with
+    ``transformer``, on the transformer encoder of RECIPE/transformer.cfg
+    (``transformer.with_transformer``) instead of the CNN tok2vec."""
+    header, names, config = composed(part, recipe)
+    if transformer:
+        config = with_transformer(config, recipe)
+        names = names + [TRANSFORMER]
+        header = header + [TRANSFORMER_HEADER]
     sources = " + ".join([f"recipe/{name}.cfg" for name in names] + [f"models/{part.name}"])
     return "\n".join(header + [GENERATED.format(parts=sources), config.to_str(), ""])
 
 
 def stale_configs(configs: Path, write: bool) -> List[Path]:
-    """The composed configs CONFIGS/<name>.cfg that differ from their parts
-    (with ``write``, rewritten)."""
+    """The composed configs CONFIGS/<name>.cfg, and the transformer twins
+    CONFIGS/transformer/<name>.cfg of TRANSFORMER_MODELS, that differ from
+    their parts (with ``write``, rewritten)."""
     stale = []
-    for part in model_parts(configs):
-        target = configs / part.name
-        text = compose(part, configs / "recipe")
+    targets = [(part, configs / part.name, False) for part in model_parts(configs)]
+    targets += [(configs / "models" / f"{name}.cfg", configs / TRANSFORMER / f"{name}.cfg", True)
+                for name in TRANSFORMER_MODELS]
+    for part, target, transformer in targets:
+        text = compose(part, configs / "recipe", transformer)
         if not target.is_file() or target.read_text(encoding="utf8") != text:
             stale.append(target)
             if write:
+                target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf8")
     return stale
 

@@ -35,7 +35,7 @@ from spacy_depner.evaluation.progress import progress
 
 from .dgm_models import BY_NAME, JACKKNIFE, MODELS, SPLITS, TREE_READERS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report
-from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED, TRANSFORMER
 from .outputs import write_json
 from .pretrain import tok2vec_weights
 from .pretrained import model_config
@@ -49,18 +49,19 @@ study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
 
 def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path, configs: Path, steps: int,
                   parser_steps: int, limit: int, jackknife: Optional[Path], init_tok2vec: Optional[Path],
-                  pipeline: Optional[str] = None) -> Dict[str, List[str]]:
+                  pipeline: Optional[str] = None, transformer: Optional[str] = None) -> Dict[str, List[str]]:
     """The ``spacy train`` command of the parser and of each model of
     ``chosen`` for seed ``seed`` (to OUTPUT/seed_<s>/<name>), by name; the
     models' tok2vec from the weights ``init_tok2vec`` if given (every study
     model has a tok2vec component), the parser's never, nor a tok2vec
-    sourced from the pretrained pipeline ``pipeline``."""
+    sourced from the pretrained pipeline ``pipeline``; with a ``transformer``,
+    every NER model on it (``pretrained.model_config``), the parser on its CNN."""
     folder = seed_folder(output, seed)
     pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
     runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
     for model in chosen:
         config = model_config(configs, model.config, output, model.name, bool(model.pretrained), pipeline,
-                              tok2vec=model.pretrained == "tok2vec")
+                              tok2vec=model.pretrained == "tok2vec", transformer=transformer)
         weights = [] if model.pretrained == "tok2vec" else pretrained
         runs[model.name] = train_command(config, folder / model.name, data, steps, limit,
                                          model.overrides(jackknife) + weights, seed)
@@ -89,6 +90,7 @@ def train(
     init_tok2vec: Annotated[Optional[Path], INIT_TOK2VEC] = None,
     pretrained: Annotated[Optional[Path], PRETRAINED] = None,
     pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
+    transformer: Annotated[Optional[str], TRANSFORMER] = None,
     resume: bool = RESUME,
 ) -> None:
     """Train the parser and every NER model (gold trees) once per seed, to
@@ -110,9 +112,9 @@ def train(
     chosen = study_models(twins, names)
     weights = tok2vec_weights(init_tok2vec, pretrained)
     runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights,
-                                pretrained_pipeline) for seed in parse_seeds(seeds)}
+                                pretrained_pipeline, transformer) for seed in parse_seeds(seeds)}
     seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
-                        pretrained_pipeline=pretrained_pipeline,
+                        pretrained_pipeline=pretrained_pipeline, transformer=transformer,
                         jackknife=None if jackknife is None else str(jackknife),
                         init_tok2vec=None if weights is None else str(weights))
     typer.echo(json.dumps(seconds, indent=2))

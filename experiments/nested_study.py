@@ -26,7 +26,7 @@ from spacy_depner.evaluation.progress import progress
 
 from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides, model_names
 from .nested_report import write_nested_report
-from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED_PIPELINE, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED
+from .options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED_PIPELINE, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED, TRANSFORMER
 from .outputs import write_json
 from .pretrained import model_config
 from .runs import run_seeds, train_command
@@ -51,6 +51,7 @@ def train(
                                                        f"the models in a pretrained pipeline are named: "
                                                        f"{','.join(m.name for m in MODELS if m.pretrained)})"),
     pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
+    transformer: Annotated[Optional[str], TRANSFORMER] = None,
     resume: bool = RESUME,
 ) -> None:
     """Train the nested models (every one, or those of --models; gold trees
@@ -66,11 +67,12 @@ def train(
         if any(model.guided for model in chosen):
             runs[seed][PARSER] = train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)
         for model in chosen:
-            config = model_config(configs, model.config, output, model.name, model.pretrained, pretrained_pipeline)
+            config = model_config(configs, model.config, output, model.name, model.pretrained, pretrained_pipeline,
+                                  transformer=transformer)
             runs[seed][model.name] = train_command(config, folder / model.name, data, steps, limit,
                                                    model.overrides + corpus_overrides(model.corpus, genia), seed)
     seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
-                        pretrained_pipeline=pretrained_pipeline)
+                        pretrained_pipeline=pretrained_pipeline, transformer=transformer)
     typer.echo(json.dumps(seconds, indent=2))
 
 

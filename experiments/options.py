@@ -27,3 +27,7 @@ PRETRAINED = typer.Option(help="The pretrain.json of `python -m experiments pret
 PRETRAINED_PIPELINE = typer.Option(help="A pretrained spaCy pipeline (a folder such as DATA/models/en_core_web_sm-3.8.0, "
                                         "or an installed package name) whose parser, and tok2vec, the models named "
                                         "NAME@pretrained and NAME@pretrained-tok2vec read")
+TRANSFORMER = typer.Option(help="A pretrained transformer (a Hugging Face model folder such as "
+                                 "DATA/models/all-MiniLM-L6-v2, or a model name on a machine with internet): every model "
+                                 "is trained on it, fine-tuned, in place of the CNN tok2vec (configs/recipe/transformer.cfg; "
+                                 "needs spacy-depner[transformers])")

@@ -18,6 +18,8 @@ from typing import Optional, Union
 
 from thinc.api import Config
 
+from .transformer import with_transformer
+
 PARSER = "parser"
 PARSER_PART = "pretrained_parser.cfg"  # the recipe parts of the pretrained parser and tok2vec, in configs/recipe
 TOK2VEC_PART = "pretrained_tok2vec.cfg"
@@ -87,17 +89,26 @@ def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool)
 
 
 def model_config(configs: Path, config: str, output: Path, name: str, pretrained: bool, pipeline: Optional[str],
-                 tok2vec: bool = False) -> Path:
+                 tok2vec: bool = False, transformer: Optional[str] = None) -> Path:
     """The config a study's model ``name`` trains with: CONFIGS/<config>, or
     for a model of a ``pretrained`` arm that config joined to the pretrained
     ``pipeline`` (``pretrained_config``, its tok2vec too with ``tok2vec``),
+    and with a ``transformer`` (a Hugging Face name or folder) on that
+    encoder instead of the CNN tok2vec (``transformer.with_transformer``),
     written once to OUTPUT/configs/<name>.cfg."""
-    if not pretrained:
+    if not pretrained and transformer is None:
         return configs / config
-    if pipeline is None:
+    if pretrained and pipeline is None:
         raise ValueError(f"{name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
                          "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)")
+    if tok2vec and transformer is not None:
+        raise ValueError(f"{name} listens to the pretrained pipeline's tok2vec: it cannot be trained on a transformer "
+                         "(train NAME@pretrained, whose encoder the transformer replaces)")
+    joined = pretrained_config(configs / config, pipeline, tok2vec) if pretrained \
+        else Config().from_disk(configs / config, interpolate=False)
+    if transformer is not None:
+        joined = with_transformer(joined, configs / "recipe", transformer)
     path = output / "configs" / f"{name}.cfg"
     path.parent.mkdir(parents=True, exist_ok=True)
-    pretrained_config(configs / config, pipeline, tok2vec).to_disk(path)
+    joined.to_disk(path)
     return path

@@ -8,6 +8,7 @@ from spacy import util
 from thinc.api import Config
 
 from experiments.configs import compose, model_parts, stale_configs
+from experiments.transformer import TRANSFORMER_MODELS, with_transformer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")
@@ -70,6 +71,54 @@ def test_a_changed_recipe_makes_every_config_stale(tmp_path):
     recipe = copy / "recipe" / "training.cfg"
     recipe.write_text(recipe.read_text().replace("dropout = 0.1", "dropout = 0.2"))
     stale = stale_configs(copy, write=True)
-    assert sorted(path.name for path in stale) == sorted(part.name for part in model_parts(copy))
+    assert sorted(str(path.relative_to(copy)) for path in stale) == sorted(
+        [part.name for part in model_parts(copy)] + [f"transformer/{name}.cfg" for name in TRANSFORMER_MODELS])
     assert Config().from_disk(copy / "dgm_ewt.cfg", interpolate=False)["training"]["dropout"] == 0.2
     assert stale_configs(copy, write=False) == []
+
+
+TRANSFORMER_RECIPE = Config().from_disk(CONFIGS / "recipe" / "transformer.cfg", interpolate=False)
+
+
+@pytest.mark.parametrize("name", TRANSFORMER_MODELS)
+def test_each_transformer_config_is_its_model_on_the_shared_transformer(name):
+    cnn = Config().from_disk(CONFIGS / f"{name}.cfg", interpolate=False)
+    config = Config().from_disk(CONFIGS / "transformer" / f"{name}.cfg", interpolate=False)
+    assert config["nlp"]["pipeline"] == ["transformer" if c == "tok2vec" else c for c in cnn["nlp"]["pipeline"]]
+    assert "tok2vec" not in config["components"]
+    assert config["components"]["transformer"] == TRANSFORMER_RECIPE["components"]["transformer"]
+    assert config["training"]["optimizer"] == TRANSFORMER_RECIPE["training"]["optimizer"]
+    text = (CONFIGS / "transformer" / f"{name}.cfg").read_text()
+    assert "spacy.Tok2VecListener.v1" not in text
+    listeners = [c for c in config["components"] if c != "transformer" and "model" in config["components"][c]
+                 and "tok2vec" in config["components"][c]["model"]]
+    assert listeners, "no model listens to the transformer"
+    for component in listeners:
+        listener = config["components"][component]["model"]["tok2vec"]
+        assert listener["@architectures"] == "spacy-transformers.TransformerListener.v1"
+        assert listener["upstream"] == "transformer"
+    # the rest is the CNN config's: the components but their encoder, the corpora, the score weights
+    for component in listeners:
+        rest = {k: v for k, v in config["components"][component].items() if k != "model"}
+        assert rest == {k: v for k, v in cnn["components"][component].items() if k != "model"}
+    assert config["corpora"] == {k: v for k, v in cnn["corpora"].items() if k != "pretrain"}
+
+
+@pytest.mark.parametrize("name", [n for n in TRANSFORMER_MODELS if not n.startswith("own_data")])
+def test_transformer_configs_pass_spacy_debug_config(name, tmp_path):
+    pytest.importorskip("spacy_transformers", reason="spacy-transformers is not installed: "
+                                                     "pip install 'spacy-depner[transformers]'")
+    data = PRETRAINED.parents[1]
+    if not (data / "models" / "all-MiniLM-L6-v2" / "config.json").is_file():
+        pytest.skip(f"no all-MiniLM-L6-v2 under {data}/models (set DEPNER_DATA to the data folder that has models/)")
+    from spacy.cli.debug_config import debug_config
+
+    debug_config(CONFIGS / "transformer" / f"{name}.cfg", overrides={"paths.data": str(data)})
+
+
+def test_a_config_without_a_tok2vec_cannot_take_a_transformer():
+    config = Config().from_disk(CONFIGS / "two_stage_second_ewt.cfg", interpolate=False)
+    if "tok2vec" in config["nlp"]["pipeline"]:
+        config["nlp"]["pipeline"] = [c for c in config["nlp"]["pipeline"] if c != "tok2vec"]
+    with pytest.raises(ValueError, match="no 'tok2vec' component to replace"):
+        with_transformer(config, CONFIGS / "recipe")
