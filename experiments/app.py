@@ -3,7 +3,7 @@ benchmark modules and registers their commands (they never import this one)."""
 import typer
 
 from . import (bench_dgm, bench_nested, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, pretrain,
-               two_stage_study)
+               transformer_report, two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The studies and benchmarks of spacy-depner's project.yml")
@@ -17,3 +17,4 @@ app.command("configs")(configs.configs_command)
 app.command("jackknife-trees")(jackknife_trees.jackknife)
 app.command("pretrain")(pretrain.pretrain)
 app.command("confidence")(confidence_study.confidence)
+app.command("transformer-report")(transformer_report.transformer_report_command)

@@ -55,14 +55,14 @@ def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path,
     models' tok2vec from the weights ``init_tok2vec`` if given (every study
     model has a tok2vec component), the parser's never, nor a tok2vec
     sourced from the pretrained pipeline ``pipeline``; with a ``transformer``,
-    every NER model on it (``pretrained.model_config``), the parser on its CNN."""
+    every NER model on it (``pretrained.model_config``, no tok2vec weights), the parser on its CNN."""
     folder = seed_folder(output, seed)
     pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
     runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
     for model in chosen:
         config = model_config(configs, model.config, output, model.name, bool(model.pretrained), pipeline,
                               tok2vec=model.pretrained == "tok2vec", transformer=transformer)
-        weights = [] if model.pretrained == "tok2vec" else pretrained
+        weights = [] if model.pretrained == "tok2vec" or transformer else pretrained
         runs[model.name] = train_command(config, folder / model.name, data, steps, limit,
                                          model.overrides(jackknife) + weights, seed)
     return runs

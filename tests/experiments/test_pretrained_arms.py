@@ -76,6 +76,23 @@ def test_training_runs_write_the_arm_configs(tmp_path):
 
 
 @needs_sm
+def test_training_runs_on_a_transformer_write_its_configs(tmp_path):
+    chosen = study_models((), model_names("dgm+dep@pretrained,ner"))
+    runs = training_runs(chosen, 0, DATA, tmp_path, ROOT / "configs", 10, 10, 0, None, Path("weights.bin"), str(SM),
+                         transformer="bert-folder")
+    for name in ("dgm+dep@pretrained", "ner"):
+        assert "--paths.init_tok2vec" not in runs[name]  # the tok2vec weights are not the transformer's
+        written = load_config(tmp_path / "configs" / f"{name}.cfg", interpolate=True)
+        assert written["components"]["transformer"]["model"]["name"] == "bert-folder"
+        assert "tok2vec" not in written["nlp"]["pipeline"]
+    assert load_config(tmp_path / "configs" / "dgm+dep@pretrained.cfg")["nlp"]["pipeline"] == \
+        ["parser", "transformer", "dgm_ner"]
+    with pytest.raises(ValueError, match="cannot be trained on a transformer"):
+        training_runs(study_models((), ["ner@pretrained-tok2vec"]), 0, DATA, tmp_path, ROOT / "configs", 10, 10, 0, None,
+                      None, str(SM), transformer="bert-folder")
+
+
+@needs_sm
 def test_the_pretrained_parser_keeps_the_datas_sentences():
     """Input Docs without trees mark every token that starts no sentence, so
     the parser gives one tree per sentence of the data, also where the data's

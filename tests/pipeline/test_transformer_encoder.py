@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-from thinc.api import Adam, Config, NumpyOps, set_current_ops
+from thinc.api import Adam, Config, NumpyOps, Ops, set_current_ops
 
 from tiny_corpus import TINY
 
@@ -40,8 +40,12 @@ def _gpu_reason():
     return None if has_cupy_gpu and torch.cuda.is_available() else "no GPU here (thinc finds no CUDA device with cupy)"
 
 
-@pytest.fixture(params=["cpu", "gpu"])
+@pytest.fixture(params=["cpu", "ops", "gpu"])
 def device(request):
+    """cpu: NumpyOps (numba kernels); ops: thinc's base Ops, the array code a
+    GPU runs, here on numpy arrays; gpu: CupyOps, where there is a GPU."""
+    if request.param == "ops":
+        set_current_ops(Ops())
     if request.param == "gpu":
         reason = _gpu_reason()
         if reason:
@@ -119,6 +123,7 @@ def test_trains_round_trips_and_batches_on_a_transformer(config_name, component,
     assert np.isfinite(losses).all()
     assert np.mean(losses[-3:]) < 0.7 * np.mean(losses[:3]), losses
     assert nlp.pipe_names[0] == "transformer"
+    assert type(nlp.get_pipe(component).model.ops).__name__ == {"cpu": "NumpyOps", "ops": "Ops", "gpu": "CupyOps"}[device]
 
     def inputs(vocab):  # fresh Docs (with their trees: DGM reads them), three of each
         return [Doc(vocab).from_bytes(eg.x.to_bytes()) for _ in range(3) for eg in examples]
