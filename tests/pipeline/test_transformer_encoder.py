@@ -14,6 +14,8 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from thinc.api import Adam, Config, NumpyOps, Ops, set_current_ops
 
+from test_own_data_recipe import SM, TEXTS, loss_per_step, training_overrides
+from test_own_data_recipe import entity_docbin  # noqa: F401  (the fixture: the tiny corpus as a DocBin without trees)
 from tiny_corpus import TINY
 
 pytest.importorskip("spacy_transformers", reason="spacy-transformers is not installed: pip install 'spacy-depner[transformers]'")
@@ -164,3 +166,24 @@ def test_every_token_of_a_doc_longer_than_the_window_gets_a_vector(tiny_bert, de
     assert (np.abs(vectors).sum(axis=1) > 0).all()
     tagged = nlp(" ".join(words))
     assert len(tagged) == len(words)
+
+
+@pytest.mark.slow
+def test_the_readmes_transformer_command_trains_dgm_ner_in_en_core_web_sm(request, tiny_bert, tmp_path):
+    """`spacy train configs/transformer/own_data_dgm.cfg` with the real en_core_web_sm and the tiny BERT."""
+    import spacy
+    from spacy.cli.train import train
+
+    if not (SM / "config.cfg").is_file():
+        pytest.skip(f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
+    entity_docbin = request.getfixturevalue("entity_docbin")
+    train(CONFIG_FOLDER / "own_data_dgm.cfg", tmp_path / "out", overrides={
+        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM),
+        "paths.transformer": str(tiny_bert), "training.optimizer.learn_rate.initial_rate": 0.003,
+        "training.optimizer.learn_rate.warmup_steps": 2, **training_overrides(tmp_path / "log.jsonl", 40, 20)})
+    (_, first), *_, (_, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
+    assert last < first / 2
+    trained, sm = spacy.load(tmp_path / "out" / "model-last"), spacy.load(SM)
+    assert trained.pipe_names == ["parser", "transformer", "dgm_ner"]
+    for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):  # the released parser's trees, untouched
+        assert [(t.head.i, t.dep_) for t in doc] == [(t.head.i, t.dep_) for t in sm_doc]
