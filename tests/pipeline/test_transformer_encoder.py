@@ -176,9 +176,9 @@ def test_the_readmes_transformer_command_trains_dgm_ner_in_en_core_web_sm(reques
 
     if not (SM / "config.cfg").is_file():
         pytest.skip(f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
-    entity_docbin = request.getfixturevalue("entity_docbin")
+    docbin = request.getfixturevalue("entity_docbin")
     train(CONFIG_FOLDER / "own_data_dgm.cfg", tmp_path / "out", overrides={
-        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM),
+        "paths.train": str(docbin), "paths.dev": str(docbin), "paths.pretrained": str(SM),
         "paths.transformer": str(tiny_bert), "training.optimizer.learn_rate.initial_rate": 0.003,
         "training.optimizer.learn_rate.warmup_steps": 2, **training_overrides(tmp_path / "log.jsonl", 40, 20)})
     (_, first), *_, (_, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
