@@ -88,7 +88,9 @@ def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, se
     the wall seconds per seed and name (``{"seconds": {"0": {NAME: s}}}``)
     to OUTPUT/SECONDS_FILE and return those seconds. With ``resume``, a run
     that ``finished`` in its seed folder is kept, not run again; its seconds
-    are those of the previous OUTPUT/SECONDS_FILE (None if it has none)."""
+    are those of the previous OUTPUT/SECONDS_FILE (None if it has none), and
+    the file keeps the seconds of the runs not named here, read when it is
+    written (so resumed runs of different models may share a folder)."""
     path = output / seconds_file
     previous = json.loads(path.read_text())["seconds"] if resume and path.is_file() else {}
     flat = {(seed, name): (f"{name} (seed {seed})", command, seed_folder(output, seed) / "logs" / f"{name}.log")
@@ -97,5 +99,11 @@ def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, se
     done = run_pool(flat, jobs) if flat else {}
     seconds = {str(seed): {name: done[seed, name] if (seed, name) in done else previous.get(str(seed), {}).get(name)
                            for name in named} for seed, named in runs.items()}
-    write_json(path, {**settings, "seeds": sorted(runs), "seconds": seconds})
+    if resume and path.is_file():  # the runs of other models, or written meanwhile by another resumed run, are kept
+        recorded = json.loads(path.read_text())
+        seeds = sorted(set(runs) | {int(seed) for seed in recorded["seconds"]})
+        seconds = {str(seed): {**recorded["seconds"].get(str(seed), {}), **seconds.get(str(seed), {})} for seed in seeds}
+    else:
+        seeds = sorted(runs)
+    write_json(path, {**settings, "seeds": seeds, "seconds": seconds})
     return seconds

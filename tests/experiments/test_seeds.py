@@ -230,6 +230,10 @@ def test_resumed_run_seeds_trains_only_the_unfinished_runs_and_keeps_their_secon
     expected = {"0": {"parser": 900.0, "dgm": 300.0, "semi_crf": 7.0}, "1": {"parser": None, "dgm": 7.0, "semi_crf": 7.0}}
     assert seconds == expected
     assert json.loads((tmp_path / "train_seconds.json").read_text()) == {"steps": 5, "seeds": [0, 1], "seconds": expected}
+    # a resumed run of another model keeps these seconds, even those written after it started
+    other = {0: {"ner": ["train", "ner"]}}
+    assert run_seeds(other, tmp_path, 1, resume=True, steps=5) == {**expected, "0": {**expected["0"], "ner": 7.0}}
+    assert json.loads((tmp_path / "train_seconds.json").read_text())["seconds"]["1"] == expected["1"]
     trained.clear()
     run_seeds(commands, tmp_path, 2, steps=5)  # without resume every run trains again
     assert len(trained) == 6
