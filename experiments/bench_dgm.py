@@ -80,7 +80,7 @@ def decoder_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
 
 
 def scaling_rows(lengths, total_tokens: int, n_labels: int, repeats: int, rng) -> List[Dict]:
-    from spacy_depner.structures.random_trees import random_forest
+    from .random_trees import random_forest
 
     transitions = rng.normal(size=(n_labels + 2, n_labels + 2))
     rows = []

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from spacy_depner.structures import forest
 from spacy_depner.structures.candidate_spans import valid_spans
-from spacy_depner.structures.random_trees import random_forest
+from experiments.random_trees import random_forest
 
 
 def test_fault_codes_match_the_reference():
