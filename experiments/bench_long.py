@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from spacy_depner.evaluation.progress import progress
+from spacy_depner.util.progress import progress
 
 
 COMPONENTS = ["ner", "dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner"]

@@ -34,7 +34,7 @@ import typer
 from spacy_depner.evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE, fitting_settings, span_writers, spans_summary
 from spacy_depner.evaluation.label_temperatures import fit_temperatures
 from spacy_depner.evaluation.metrics import prf
-from spacy_depner.evaluation.progress import progress
+from spacy_depner.util.progress import progress
 from spacy_depner.evaluation.setting_search import (component_inputs, data_kind, decode, file_examples, grid_search,
                                                     grid_values, judge, judged_prf, probability_key, threshold_counts,
                                                     threshold_png, tune_threshold)

@@ -31,7 +31,7 @@ from typing import Annotated, Dict, List, Optional
 import typer
 from tqdm import tqdm
 
-from spacy_depner.evaluation.progress import progress
+from spacy_depner.util.progress import progress
 
 from .dgm_models import BY_NAME, JACKKNIFE, MODELS, SPLITS, TREE_READERS, StudyModel, data_file, model_names, study_models, twin_names
 from .dgm_report import write_report

@@ -18,7 +18,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import typer
 
-from spacy_depner.atomic_files import atomic_path
+from spacy_depner.util.atomic_files import atomic_path
 from spacy_depner.readers.documents import fold_indices
 
 from .dgm_models import data_file

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
-from spacy_depner.evaluation.progress import progress
+from spacy_depner.util.progress import progress
 
 from .nested_models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides, model_names
 from .nested_report import write_nested_report

@@ -7,7 +7,7 @@ from typing import Dict, Iterable, Optional
 
 import srsly
 
-from spacy_depner.atomic_files import atomic_path
+from spacy_depner.util.atomic_files import atomic_path
 
 
 def write_file(path: Path, text: str) -> str:

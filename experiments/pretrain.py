@@ -23,7 +23,7 @@ from typing import List, Optional
 import srsly
 import typer
 
-from spacy_depner.atomic_files import atomic_folder_contents, remove_path
+from spacy_depner.util.atomic_files import atomic_folder_contents, remove_path
 from spacy_depner.cli.pretrain_text import TextFormat, sentence_words, write_pretrain_text
 
 from .dgm_models import data_file

@@ -3,7 +3,7 @@ runs, interleaved so that every run sees the same machine load."""
 import time
 from typing import Callable, Dict, Tuple
 
-from spacy_depner.evaluation.progress import progress
+from spacy_depner.util.progress import progress
 
 
 def best_time(run: Callable[[], object], repeats: int) -> float:

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence
 
 import typer
 
-from spacy_depner.atomic_files import atomic_path
+from spacy_depner.util.atomic_files import atomic_path
 from spacy_depner.evaluation.corpus_scores import entity_counts
 from spacy_depner.evaluation.metrics import prf_from_counts
 from spacy_depner.evaluation.significance import approximate_randomization

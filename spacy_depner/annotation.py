@@ -44,7 +44,7 @@ from spacy.util import is_package
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
-from .atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
+from .util.atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
     path_fingerprint, remove_stale_temporaries
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"

@@ -23,7 +23,7 @@ import numpy as np
 
 from .annotation import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, pipeline_location, \
     progress_step, read_lines, run_summary, word_progress
-from .atomic_files import atomic_path
+from .util.atomic_files import atomic_path
 
 
 def import_ray():

@@ -1,4 +1,4 @@
-"""``spacy_depner.atomic_files``: outputs that appear whole or not at all
+"""``spacy_depner.util.atomic_files``: outputs that appear whole or not at all
 (files, folders, folder contents), also when the writing process is killed,
 and the partial outputs and manifests of resumable runs."""
 import json
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from spacy_depner.atomic_files import atomic_folder_contents, atomic_path, check_manifest, complete_lines, \
+from spacy_depner.util.atomic_files import atomic_folder_contents, atomic_path, check_manifest, complete_lines, \
     finish_partial, manifest_path, partial_path, path_fingerprint, remove_stale_temporaries
 
 
@@ -103,7 +103,7 @@ def test_folder_contents_replace_their_namesakes_and_keep_the_others(tmp_path):
 
 KILLED_WRITER = """
 import os, signal, sys
-from spacy_depner.atomic_files import atomic_path
+from spacy_depner.util.atomic_files import atomic_path
 with atomic_path(sys.argv[1]) as temporary:
     temporary.write_text("half of the new content")
     os.kill(os.getpid(), signal.SIGKILL)

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ..atomic_files import atomic_path
+from ..util.atomic_files import atomic_path
 from ..evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE, calibration_report
 from ..evaluation.label_temperatures import calibrate_pipeline
 

@@ -10,8 +10,8 @@ from typing import Optional
 import spacy
 import typer
 
-from ..atomic_files import atomic_folder_contents, atomic_path
-from ..evaluation.progress import progress
+from ..util.atomic_files import atomic_folder_contents, atomic_path
+from ..util.progress import progress
 from ..readers.docbins import conllu_iob2_docs, genia_docs, gum_docs, write_docbin
 from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
 from ..readers.uner import DEFAULT_LABELS

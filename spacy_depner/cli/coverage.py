@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..atomic_files import atomic_path
+from ..util.atomic_files import atomic_path
 from ..evaluation.coverage import coverage_report
 from ..evaluation.nested_coverage import coverage_main
 

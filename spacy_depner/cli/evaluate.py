@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..atomic_files import atomic_path
+from ..util.atomic_files import atomic_path
 from ..evaluation.corpus_scores import evaluate_pipeline, nested_scores
 
 

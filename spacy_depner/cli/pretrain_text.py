@@ -16,12 +16,12 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import typer
 
-from ..atomic_files import atomic_path
-from ..evaluation.progress import progress
+from ..util.atomic_files import atomic_path
+from ..util.progress import progress
 from ..evaluation.setting_search import data_kind
 from ..readers.conllu import read_conllu
 from ..readers.genia import read_genia
-from ..text_lines import readable_file
+from ..util.text_lines import readable_file
 
 Words = Tuple[List[str], List[bool]]  # a sentence's words and whether a space follows each
 

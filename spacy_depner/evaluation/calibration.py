@@ -33,7 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .progress import progress
+from ..util.progress import progress
 from .setting_search import (data_kind, decode, file_examples, judge, judged_prf, matplotlib_pyplot, probability_key,
                              require_component, save_png)
 

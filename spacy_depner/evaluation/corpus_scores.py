@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from ..readers.conllu import sentences_to_doc
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from .metrics import prf_from_counts, uas_las
-from .progress import progress
+from ..util.progress import progress
 from .significance import item_counts
 
 

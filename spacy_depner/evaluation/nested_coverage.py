@@ -39,7 +39,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..structures.candidate_spans import candidate_spans, span_index
-from .progress import progress
+from ..util.progress import progress
 
 SPACES = ("flat", "nested", "quadratic")
 

@@ -21,10 +21,10 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 import numpy as np
 
-from ..atomic_files import atomic_path
+from ..util.atomic_files import atomic_path
 from .corpus_scores import nested_file_examples, parsed_docs, parses, with_vocab
 from .metrics import prf
-from .progress import progress
+from ..util.progress import progress
 
 GoldSpans = Set[Tuple[int, int, str]]
 # The span group the GENIA and GUM readers put the gold mentions in.

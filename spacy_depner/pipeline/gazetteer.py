@@ -12,7 +12,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..text_lines import json_lines
+from ..util.text_lines import json_lines
 
 NONE, BEGIN, INSIDE, LAST, UNIT = range(5)
 

@@ -20,7 +20,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..structures.forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, cycle_through, first_fault
-from ..text_lines import numbered_lines, readable_file
+from ..util.text_lines import numbered_lines, readable_file
 
 UPOS_TAGS = frozenset(IDS) - {""}  # the UD tags spaCy takes as ``pos`` ("_": none given)
 _RANGE_ID = re.compile(r"([0-9]+)-([0-9]+)")

@@ -22,7 +22,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from .conllu import sentences_to_doc
-from ..text_lines import json_lines
+from ..util.text_lines import json_lines
 from .uner import DEFAULT_LABELS, DEPENDENCIES, corpus_examples, read_uner_corpus
 
 

@@ -25,7 +25,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from ..pipeline.span_groups import heads_key
-from ..text_lines import json_lines, readable_file
+from ..util.text_lines import json_lines, readable_file
 
 FlatMention = Tuple[int, int, str]
 

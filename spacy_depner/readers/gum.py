@@ -44,7 +44,7 @@ from spacy.vocab import Vocab
 
 from .conllu import Sentence, read_conllu, sentences_to_doc
 from .genia import mentions_to_spans
-from ..text_lines import numbered_lines, readable_file
+from ..util.text_lines import numbered_lines, readable_file
 
 GUM_LABELS = ("abstract", "animal", "event", "object", "organization", "person", "place", "plant", "substance", "time")
 DEPENDENCIES = ("given", "predicted")

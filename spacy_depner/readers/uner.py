@@ -21,7 +21,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 
 from .conllu import Sentence, new_sent_id, read_conllu, sentences_to_doc
-from ..text_lines import numbered_lines, readable_file
+from ..util.text_lines import numbered_lines, readable_file
 
 DEFAULT_LABELS = ("PER", "ORG", "LOC")
 DEPENDENCIES = ("given", "predicted")

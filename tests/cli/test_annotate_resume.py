@@ -12,7 +12,7 @@ import time
 import pytest
 
 from spacy_depner.annotation import annotate_corpus
-from spacy_depner.atomic_files import manifest_path, partial_path
+from spacy_depner.util.atomic_files import manifest_path, partial_path
 
 DOCS = 1500  # about two seconds of annotation with the tiny pipeline
 SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].spacy"  # complete shards, not their temporaries
