@@ -27,8 +27,7 @@ from pathlib import Path
 import ray
 import spacy
 
-from spacy_depner.annotation import pipeline_location
-from spacy_depner.ray_annotate import PipelineAnnotator, ray_annotate
+from spacy_depner.annotation import PipelineAnnotator, pipeline_location, ray_annotate
 
 DEMO_TEXTS = [
     "Lee Ann Womack won Single of the Year award",

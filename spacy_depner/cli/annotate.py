@@ -8,8 +8,8 @@ from typing import Optional
 import spacy
 import typer
 
-from ..annotation import annotate_corpus, input_kind, pipeline_location
-from ..ray_annotate import ray_annotate
+from ..annotation.corpus import annotate_corpus, input_kind, pipeline_location
+from ..annotation.ray_data import ray_annotate
 
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
 INPUT_HELP = ("Corpus: .txt (one document per line), .jsonl ({\"text\": ...} per line, other keys kept as "

@@ -3,8 +3,7 @@ actors on a local two-CPU cluster, and its errors."""
 import pytest
 from spacy.tokens import DocBin
 
-from spacy_depner.annotation import annotate_corpus
-from spacy_depner.ray_annotate import ray_annotate
+from spacy_depner.annotation import annotate_corpus, ray_annotate
 from test_annotate import cli
 
 ray = pytest.importorskip("ray")

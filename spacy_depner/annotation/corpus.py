@@ -1,7 +1,7 @@
 """Streaming a corpus through a trained pipeline: reading the input records,
 turning each annotated Doc into one JSON record, writing JSONL or DocBin
 shards. Used by ``python -m spacy_depner annotate`` and by the Ray Data
-version (``ray_annotate.py``), which share ``read_lines`` and ``json_line``
+version (``ray_data.py``), which share ``read_lines`` and ``json_line``
 so that both write the same bytes.
 
 Inputs (by suffix): ``.txt`` one document per line (lines end in \\n or
@@ -44,7 +44,7 @@ from spacy.util import is_package
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
-from .util.atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
+from ..util.atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
     path_fingerprint, remove_stale_temporaries
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"

@@ -21,9 +21,9 @@ from typing import Any, Dict, Iterator, Optional, Union
 
 import numpy as np
 
-from .annotation import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, pipeline_location, \
+from .corpus import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, pipeline_location, \
     progress_step, read_lines, run_summary, word_progress
-from .util.atomic_files import atomic_path
+from ..util.atomic_files import atomic_path
 
 
 def import_ray():
