@@ -71,6 +71,8 @@ def row(corpus: str, title: str, encoder: str, results: Dict, study: str, name: 
         speed = ((results[study]["speed"] or {}).get("models", {}).get(name) or {}).get("words_per_second")
     else:
         speed = scores[0].get("words_per_second")
+    if seconds.get("transformer"):  # the encoder's name: the last part of its Hugging Face name or folder
+        encoder = Path(str(seconds["transformer"]).rstrip("/")).name
     return [corpus, title, encoder, seconds.get("steps", "–"), len(scores),
             *(mean_sd([s[m] for s in scores], 100) for m in ("p", "r", "f")),
             "–" if speed is None else f"{speed:,.0f}", mean_sd(minutes) if minutes else "–"]
@@ -92,8 +94,8 @@ def report_text(by_encoder: Dict[str, Dict], missing: List[str]) -> str:
                     rows.append(found)
     lines = ["# The models on a transformer encoder beside the CNN tok2vec", "",
              "Test P/R/F in %, mean ± sample sd over the seeds each has; EWT on en_core_web_sm's trees (the pretrained "
-             "arm); words/s of `nlp.pipe` (GENIA test, EWT dev) on one thread; training minutes of `spacy train`, two "
-             "trainings at a time.", "", table(HEADER, [[cell(c) for c in r] for r in rows]), "", "## Targets", ""]
+             "arm); words/s of `nlp.pipe` as `nested-study evaluate` (GENIA test) and `study speed` (EWT dev) measured them; "
+             "training minutes of `spacy train`, two trainings at a time.", "", table(HEADER, [[cell(c) for c in r] for r in rows]), "", "## Targets", ""]
     for title, models, better, worse, worse_encoder, gap in TARGETS:
         a, b = mean_f(by_encoder["transformer"], models, better), mean_f(by_encoder[worse_encoder], models, worse)
         if a is None or b is None:

@@ -19,7 +19,8 @@ def test_rows_targets_and_missing_inputs(tmp_path):
     write(metrics / "transformer" / "nested" / "evaluation.json",
           {"models": {"genia_quadratic": {"0": scores(0.80, 1500.0)}, "genia_spancat": {"0": scores(0.78, 900.0)}}})
     write(models / "transformer" / "nested" / "train_seconds.json",
-          {"steps": 1500, "seconds": {"0": {"genia_quadratic": 1800.0, "genia_spancat": 1200.0}}})
+          {"steps": 1500, "transformer": "data/models/all-MiniLM-L6-v2/",
+           "seconds": {"0": {"genia_quadratic": 1800.0, "genia_spancat": 1200.0}}})
     write(metrics / "transformer" / "study" / "evaluation.json",
           {"models": {"dgm+dep@pretrained": {"0": {"test_pretrained": scores(0.70)}},
                       "ner@pretrained": {"0": {"test_pretrained": scores(0.69)}}}})
@@ -31,7 +32,7 @@ def test_rows_targets_and_missing_inputs(tmp_path):
     text = output.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| GENIA") or line.startswith("| UNER")]
     assert len(rows) == 5  # 2 transformer + 1 CNN on GENIA, 2 transformer on EWT
-    quadratic = next(r for r in rows if "quadratic" in r and "transformer" in r)
+    quadratic = next(r for r in rows if "quadratic" in r and "all-MiniLM-L6-v2" in r)
     assert "| 80.00 |" in quadratic and "1,500" in quadratic and "| 30.00 |" in quadratic  # F, words/s, minutes
     cnn = next(r for r in rows if "quadratic" in r and "cnn" in r)
     assert "72.00 ± 2.00" in cnn and "| 3 |" in cnn
