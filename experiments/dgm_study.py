@@ -233,7 +233,7 @@ def speed(
     timed: they are the same models, trained on other trees. A pipeline of a
     pretrained arm is timed with its parser (it parses in training and in use)."""
     import spacy
-    from spacy.util import minibatch
+    from spacy.util import minibatch, registry
 
     from spacy_depner.evaluation.corpus_scores import first_sentences, input_docs, load_corpus
     from spacy_depner.readers.uner import corpus_examples
@@ -251,7 +251,10 @@ def speed(
         examples = corpus_examples(nlp.vocab, sample_corpus, "predicted" if model.pretrained else "given")
         sample_words = sum(len(eg.predicted) for eg in examples)
         batches = list(minibatch(examples, size=max(1, len(examples) * batch_words // max(sample_words, 1))))
-        optimizer = nlp.resume_training()
+        # the trained config's optimizer, interpolated (a schedule may read [training] max_steps, as the
+        # transformer's does; nlp.resume_training() alone resolves it uninterpolated and fails)
+        optimizer = nlp.resume_training(sgd=registry.resolve(
+            {"optimizer": nlp.config.interpolate()["training"]["optimizer"]})["optimizer"])
         update = {"sgd": optimizer, "exclude": nlp.config["training"]["frozen_components"],
                   "annotates": nlp.config["training"]["annotating_components"]}
         nlp.update(batches[0], **update)  # warm-up: numba cache, allocations
