@@ -23,8 +23,9 @@ from .options import CONFIGS
 from .transformer import TRANSFORMER, TRANSFORMER_MODELS, with_transformer
 
 RECIPE_LINE = "# recipe:"
-TRANSFORMER_HEADER = ("# On a transformer encoder (pip install \"spacy-depner[transformers]\"), fine-tuned: paths.transformer "
-                      "is a Hugging Face name or folder.")
+TRANSFORMER_HEADER = ("# This config: the above with a transformer encoder, fine-tuned, in place of the tok2vec "
+                      "(pip install \"spacy-depner[transformers]\"; configs/transformer/<name>.cfg, paths.transformer: a "
+                      "Hugging Face name or folder).")
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
 
