@@ -34,6 +34,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..util.progress import progress
+from ..util.numbers import is_positive_int
 from .setting_search import (data_kind, decode, file_examples, judge, judged_prf, matplotlib_pyplot, probability_key,
                              require_component, save_png)
 
@@ -65,7 +66,7 @@ def judged(probabilities, correct) -> Tuple[np.ndarray, np.ndarray]:
 
 def check_bins(n_bins: int) -> int:
     """``n_bins`` as an int, or a ValueError unless it is a positive integer."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+    if not is_positive_int(n_bins):
         raise ValueError(f"the number of bins must be a positive integer, not {n_bins!r}")
     return int(n_bins)
 
@@ -122,7 +123,7 @@ def ece_floor(probabilities, n_bins: int = DEFAULT_BINS, draws: int = 200, seed:
     p, _ = judged(probabilities, np.zeros(np.size(probabilities), dtype=bool))
     if p.size == 0:
         return 0.0
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+    if not is_positive_int(draws):
         raise ValueError(f"the number of draws must be a positive integer, not {draws!r}")
     rng = np.random.default_rng(seed)
     return float(np.mean([expected_calibration_error(p, rng.random(p.size) < p, n_bins) for _ in range(draws)]))

@@ -38,6 +38,7 @@ from .calibration import (DEFAULT_BINS, TEMPERATURE_RANGE, check_temperature_ran
                           fit_component_temperature, fit_temperature, rounded_temperature, spans_summary)
 from .setting_search import (check_output, component_inputs, decode, file_examples, judge, probability_key,
                              save_pipeline, tunable_component)
+from ..util.numbers import is_positive_int
 
 SWEEPS = 2
 # Each label's temperature is searched in [T / LABEL_SPREAD, T * LABEL_SPREAD] around the one temperature T,
@@ -62,7 +63,7 @@ def fit_label_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name:
     temperatures (nll never above start_nll, f never below start_f),
     "sweeps": sweeps run, "decodings": decodings made}."""
     check_temperature_range(low, high)
-    if isinstance(sweeps, bool) or not isinstance(sweeps, int) or sweeps < 1 or not spread > 1.0:
+    if not is_positive_int(sweeps) or not spread > 1.0:
         raise ValueError(f"the per-label fit needs sweeps >= 1 and spread > 1, not sweeps={sweeps}, spread={spread}")
     temperatures = {label: float(temperature) for label in dict.fromkeys(pipe.score_labels())}
     start_nll, start_f = decoded_nll_f1(pipe, docs, gold, key, name, temperature=temperature)

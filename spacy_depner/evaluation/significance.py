@@ -33,6 +33,7 @@ from typing import Dict, Hashable, Iterable, Optional, Sequence, Union
 import numpy as np
 
 from .metrics import f1, prf_from_counts
+from ..util.numbers import is_positive_int
 
 __all__ = [
     "f1_from_counts",
@@ -91,7 +92,7 @@ def _as_pair(a: ArrayLike, b: ArrayLike):
 
 
 def _check_positive(n: int, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+    if not is_positive_int(n):
         raise ValueError(f"{name} must be a positive integer, got {n!r}")
     return int(n)
 

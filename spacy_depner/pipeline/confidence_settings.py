@@ -4,18 +4,12 @@ checks that refuse a bad value with the component, the setting, the value
 and the range."""
 from typing import Dict, Optional, Sequence
 
-import numpy as np
+from ..util.numbers import is_finite_number
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
 CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
                        "posterior_penalty": 0.5}
 DECODINGS = ("map", "posterior")
-
-
-def finite_number(value: object) -> bool:
-    """Whether ``value`` is a finite int or float (not a bool)."""
-    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-            and bool(np.isfinite(value)))
 
 
 def check_label_temperatures(name: str, label_temperatures: object, allowed: Optional[Sequence[str]] = None) -> None:
@@ -27,7 +21,7 @@ def check_label_temperatures(name: str, label_temperatures: object, allowed: Opt
         raise ValueError(f"'{name}' has label_temperatures = {label_temperatures!r}: give a mapping of label to "
                          "temperature, e.g. {\"ORG\": 2.0} ({} for none)")
     for label, value in label_temperatures.items():
-        if not isinstance(label, str) or not finite_number(value) or value <= 0:
+        if not isinstance(label, str) or not is_finite_number(value) or value <= 0:
             raise ValueError(f"'{name}' has label_temperatures[{label!r}] = {value!r}: each key must be a label and "
                              "each value a finite number > 0")
     unknown = [] if allowed is None else [label for label in label_temperatures if label not in allowed]
@@ -45,7 +39,7 @@ def check_confidence(name: str, settings: Dict[str, object]) -> None:
     0. ``name``: the component."""
     def number(key: str) -> float:
         value = settings[key]
-        if not finite_number(value):
+        if not is_finite_number(value):
             raise ValueError(f"'{name}' has {key} = {value!r}: it must be a finite number")
         return float(value)
 

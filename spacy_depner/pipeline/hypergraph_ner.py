@@ -59,6 +59,7 @@ from thinc.types import Floats2d
 
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
 from ..structures import hypergraph_posterior, mention_hypergraph
+from ..util.numbers import is_finite_number
 from .doc_arrays import batch_offsets
 from .confidence_settings import CONFIDENCE_DEFAULTS
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
@@ -143,7 +144,7 @@ class HypergraphNER(EntityPipe):
 
     @mention_penalty.setter
     def mention_penalty(self, penalty: float) -> None:
-        if isinstance(penalty, bool) or not np.isfinite(float(penalty)):
+        if not is_finite_number(penalty):
             raise ValueError(f"mention_penalty must be a finite number, not {penalty!r}")
         self.settings["mention_penalty"] = float(penalty)
 

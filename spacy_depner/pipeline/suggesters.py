@@ -32,7 +32,6 @@ a Doc whose spans could outgrow a Ragged (``RAGGED_SPANS``). ``dgm_ner``
 checks its own ``max_sentence_length`` the same way (``check_sentence_lengths``).
 """
 from functools import partial
-from numbers import Integral
 from typing import Callable, Iterable, Optional
 
 import numpy as np
@@ -43,6 +42,7 @@ from thinc.api import Ops
 from thinc.types import Ragged
 
 from ..structures.candidate_spans import all_spans, single_arc_spans, valid_spans
+from ..util.numbers import is_positive_int
 from ..ml.dependency_features import require_parse
 from .doc_arrays import batch_offsets, spans_to_ragged, tree_arrays
 
@@ -61,7 +61,7 @@ def positive_or_null(value, setting: str, owner: str) -> Optional[int]:
     ValueError naming ``setting`` of ``owner``."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+    if not is_positive_int(value):
         raise ValueError(f"{setting} of {owner} must be a positive integer or null (no limit), not {value!r}")
     return int(value)
 

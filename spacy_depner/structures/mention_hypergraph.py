@@ -45,6 +45,7 @@ from .hypergraph_kinds import (  # the kinds, re-exported: scores[..., kind] and
 )
 from .hypergraph_recursions import _TABLES, _log_partition, _marginals, _viterbi
 from .score_range import check_scores
+from ..util.numbers import is_finite_number
 
 __all__ = [
     "log_partition", "marginals", "viterbi", "edges_to_mentions", "mentions_to_edges", "representable",
@@ -80,7 +81,7 @@ def _check(scores, doc_offsets, penalty, heads):
     doc_offsets = check_doc_offsets(doc_offsets, scores.shape[0])
     if not np.isfinite(scores).all():
         raise ValueError("scores must be finite (the model produced NaN or inf)")
-    if isinstance(penalty, (bool, np.bool_)) or not isinstance(penalty, (int, float, np.integer, np.floating)) or not np.isfinite(penalty):
+    if not is_finite_number(penalty):
         raise ValueError(f"penalty must be a finite real number, not {penalty!r}")
     src, dst, kinds, pen, split = _TABLES[heads]
     return scores, doc_offsets, float(penalty), src, dst, kinds, pen, split, 1 << _N_SLOTS[heads]
