@@ -43,7 +43,7 @@ def with_transformer(config: Config, recipe: Path, name: Optional[Union[str, Pat
     """``config`` (models listening to a component named 'tok2vec') with that
     component replaced by RECIPE/transformer.cfg's ``transformer`` in the same
     place of the pipeline, every Tok2VecListener by a TransformerListener, and
-    the part's optimizer, without the CNN tok2vec's [pretraining]; ``paths.transformer`` set to ``name`` if given (a
+    the part's learning-rate schedule in the recipe's optimizer, without the CNN tok2vec's [pretraining]; ``paths.transformer`` set to ``name`` if given (a
     Hugging Face model name or folder)."""
     config = Config(config)
     pipeline = list(config["nlp"]["pipeline"])
@@ -54,7 +54,7 @@ def with_transformer(config: Config, recipe: Path, name: Optional[Union[str, Pat
     components = {key: _listeners_replaced(value) for key, value in config["components"].items() if key != TOK2VEC}
     config["components"] = {TRANSFORMER: part["components"][TRANSFORMER], **components}
     config["nlp"]["pipeline"] = [TRANSFORMER if component == TOK2VEC else component for component in pipeline]
-    config["training"]["optimizer"] = part["training"]["optimizer"]
+    config["training"]["optimizer"] = {**config["training"]["optimizer"], **part["training"]["optimizer"]}
     if config.get("pretraining"):  # the CNN tok2vec's pretraining: nothing to pretrain here
         config["pretraining"] = {}
         config.get("corpora", {}).pop("pretrain", None)
