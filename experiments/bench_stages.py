@@ -4,7 +4,6 @@ components before it annotated, and the whole ``nlp.pipe`` (the baseline)
 in the same rounds; each component's share of their sum. For an entity
 component that is its scoring head plus its dynamic program (on the CPU);
 for a transformer, the encoder."""
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -12,27 +11,28 @@ import typer
 
 from .outputs import write_file
 from .tables import table
+from .timing import interleaved_best_times
 
 WHOLE = "whole pipeline"
 
 
 def stage_seconds(nlp, docs, repeats: int, batch_size: int) -> Dict[str, float]:
     """Best wall time of each component's ``pipe`` over ``docs`` (annotated
-    in place by the components before it, in pipeline order), over
-    ``repeats`` rounds after a warm-up round; and of the whole ``nlp.pipe``
-    over copies of the input Docs (key "whole pipeline")."""
-    inputs = [doc.copy() for doc in docs]
-    seconds: Dict[str, List[float]] = {name: [] for name in nlp.pipe_names + [WHOLE]}
-    for _ in range(repeats + 1):
-        for name, component in nlp.pipeline:
-            start = time.perf_counter()
-            docs = list(component.pipe(docs, batch_size=batch_size) if hasattr(component, "pipe")
-                        else map(component, docs))
-            seconds[name].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        list(nlp.pipe([doc.copy() for doc in inputs], batch_size=batch_size))
-        seconds[WHOLE].append(time.perf_counter() - start)
-    return {name: min(values[1:]) for name, values in seconds.items()}
+    in place by the components before it, in pipeline order), and of the
+    whole ``nlp.pipe`` over copies of the input Docs (key "whole pipeline"),
+    interleaved over ``repeats`` rounds after a warm-up round."""
+    inputs, current = [doc.copy() for doc in docs], {"docs": docs}
+
+    def stage(component):
+        def run():
+            current["docs"] = list(component.pipe(current["docs"], batch_size=batch_size)
+                                   if hasattr(component, "pipe") else map(component, current["docs"]))
+        return run
+
+    runs = {name: stage(component) for name, component in nlp.pipeline}
+    runs[WHOLE] = lambda: list(nlp.pipe([doc.copy() for doc in inputs], batch_size=batch_size))
+    interleaved_best_times(runs, 1)  # warm-up: numba caches, allocations
+    return interleaved_best_times(runs, repeats)
 
 
 def stage_rows(seconds: Dict[str, float], names: List[str], words: int) -> List[List]:

@@ -144,15 +144,9 @@ def test_trains_round_trips_and_batches_on_a_transformer(config_name, component,
     loaded = spacy.load(tmp_path / "pipeline")
     again = list(loaded.pipe(inputs(loaded.vocab), batch_size=4))
     assert predictions(again, key) == predictions(first, key)
-    if key == "ents":
-        scores = [[float(s) for s in doc.spans[component].attrs["scores"]] for doc in first] \
-            if component in first[0].spans else None
-    else:
-        scores = [list(doc.spans[key].attrs["scores"]) for doc in first]
-    if scores is not None:
-        reloaded = [list(doc.spans[component if key == "ents" else key].attrs["scores"]) for doc in again]
-        for a, b in zip(scores, reloaded):
-            assert np.allclose(a, b, atol=1e-5)
+    group = component if key == "ents" else key  # the span group with the scores: the entities' or the mentions'
+    for then, now in zip(first, again, strict=True):
+        assert np.allclose(then.spans[group].attrs["scores"], now.spans[group].attrs["scores"], atol=1e-5)
 
 
 def test_every_token_of_a_doc_longer_than_the_window_gets_a_vector(tiny_bert, device):
