@@ -46,8 +46,8 @@ def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
 
 
 def decode(structure: str, max_length: Optional[int], batches, scores, transitions, operation: str) -> None:
-    from spacy_depner.structures import segment_lattice
-    from spacy_depner.structures.candidate_spans import candidate_spans
+    from spacy_depner.structures.lattice import segment_lattice
+    from spacy_depner.structures.trees.candidate_spans import candidate_spans
 
     run = segment_lattice.viterbi if operation == "viterbi" else segment_lattice.marginals
     for (heads, sentence_offsets), batch_scores in zip(batches, scores):
@@ -56,7 +56,7 @@ def decode(structure: str, max_length: Optional[int], batches, scores, transitio
 
 
 def decoder_setup(batches, structure, max_length, n_labels, rng):
-    from spacy_depner.structures.candidate_spans import candidate_spans
+    from spacy_depner.structures.trees.candidate_spans import candidate_spans
 
     counts = [candidate_spans(structure, h, o, max_length).shape[0] for h, o in batches]
     return [rng.normal(size=(c, n_labels + 1)) for c in counts], sum(counts)
@@ -99,7 +99,7 @@ def scaling_rows(lengths, total_tokens: int, n_labels: int, repeats: int, rng) -
 
 def batches_of(docs, tokens_per_batch: int):
     """Group Docs' trees into flat batches of about ``tokens_per_batch`` tokens."""
-    from spacy_depner.pipeline.doc_arrays import tree_arrays
+    from spacy_depner.doc_arrays.trees import tree_arrays
 
     groups, group, size = [], [], 0
     for doc in docs:

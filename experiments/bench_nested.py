@@ -15,7 +15,7 @@ def nested_decode_rows(lengths, n_labels: int, sentences_per_length: int, repeat
     """MAP decoding time per sentence of the three nested structures, one
     call per batch of ``sentences_per_length`` sentences of n words, float32
     scores as the span scorer produces them."""
-    from spacy_depner.structures import nested_mentions
+    from spacy_depner.structures.nested import mentions as nested_mentions
 
     rows = []
     for n in lengths:

@@ -29,7 +29,8 @@ def type_decoder_rows(types: List[int], n_tokens: int, sentence_length: int, rep
     on float32 scores (N, T, 5) and ``linear_chain.viterbi`` on scores (N, 1 + 4T)
     (float64, what ``chain_ner`` passes it) with random transitions and the
     BILOU constraints, N tokens in sentences of ``sentence_length``."""
-    from spacy_depner.structures import linear_chain, mention_hypergraph
+    from spacy_depner.structures.chain import linear_chain
+    from spacy_depner.structures.hypergraph import mention_hypergraph
 
     offsets = np.append(np.arange(0, n_tokens, sentence_length), n_tokens).astype(np.int64)
     runs, rows = {}, []

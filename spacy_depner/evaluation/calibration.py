@@ -33,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..pipeline.entity_pipe import entity_factories
 from ..util.progress import progress
 from ..util.numbers import is_positive_int
 from .setting_search import (data_kind, decode, file_examples, judge, judged_prf, matplotlib_pyplot, probability_key,
@@ -315,7 +316,7 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
     if len(reasons) == len(names):
         why = "; ".join(reasons.values()) or "no span-writing component"
         raise ValueError(f"no component of {model} writes span probabilities ({why}): "
-                         "give a pipeline with dgm_ner, chain_ner, nested_ner, hypergraph_ner or spancat")
+                         f"give a pipeline with {entity_factories()}, or spancat")
     pngs = png_names(names, [path for path, _ in files])
     report: Dict[str, object] = {"model": str(model), "files": [str(path) for path, _ in files], "bins": n_bins,
                                  "components": {}}

@@ -9,7 +9,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
-from ..structures.candidate_spans import candidate_spans, span_index
+from ..structures.trees.candidate_spans import candidate_spans, span_index
 from .corpus_scores import parse_corpus, sentence_heads
 
 #: report key -> (structure, max_length) of ``candidate_spans``

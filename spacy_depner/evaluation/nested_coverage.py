@@ -38,7 +38,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..structures.candidate_spans import candidate_spans, span_index
+from ..structures.trees.candidate_spans import candidate_spans, span_index
 from ..util.progress import progress
 
 SPACES = ("flat", "nested", "quadratic")

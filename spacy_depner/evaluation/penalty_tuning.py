@@ -6,8 +6,8 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
-from ..pipeline.doc_arrays import batch_offsets
-from ..structures import mention_hypergraph
+from ..doc_arrays.tokens import batch_offsets
+from ..structures.hypergraph import mention_hypergraph
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline

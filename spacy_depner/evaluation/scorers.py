@@ -8,11 +8,11 @@ from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
 
+from ..doc_arrays.spans import heads_key, suggested_spans, with_single_tokens
+from ..doc_arrays.tokens import doc_offsets_of
+from ..structures.trees.candidate_spans import span_index
 from .metrics import prf_from_counts
 from .significance import item_counts
-from ..pipeline.doc_arrays import lattice
-from ..pipeline.span_groups import heads_key
-from ..structures.candidate_spans import span_index
 
 
 def lattice_coverage(examples: Iterable[Example], suggester: Callable) -> Optional[float]:
@@ -20,16 +20,19 @@ def lattice_coverage(examples: Iterable[Example], suggester: Callable) -> Option
     builds with ``suggester`` on the predicted Docs (the suggested spans and
     every single token); None without gold entities."""
     examples = list(examples)
-    batch = lattice([eg.predicted for eg in examples], suggester)
+    docs = [eg.predicted for eg in examples]
+    doc_offsets = doc_offsets_of(docs)
+    n_tokens = int(doc_offsets[-1])
+    spans = with_single_tokens(suggested_spans(docs, suggester, doc_offsets), n_tokens)
     entities = [
         (offset + span.start, offset + span.end - 1)
-        for offset, eg in zip(batch.doc_offsets, examples)
+        for offset, eg in zip(doc_offsets, examples)
         for span in eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
     ]
     n_gold = sum(len(eg.reference.ents) for eg in examples)
     if not n_gold:
         return None
-    found = span_index(batch.spans, entities, batch.n_tokens) >= 0 if entities else []
+    found = span_index(spans, entities, n_tokens) >= 0 if entities else []
     return float(sum(found)) / n_gold
 
 

@@ -21,6 +21,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 import numpy as np
 
+from ..pipeline.entity_pipe import EntityPipe, entity_factories
 from ..util.atomic_files import atomic_path
 from .corpus_scores import nested_file_examples, parsed_docs, parses, with_vocab
 from .metrics import prf
@@ -228,17 +229,16 @@ def require_component(nlp, model: Path, name: str) -> None:
 
 def probability_key(nlp, name: str) -> Optional[str]:
     """The span group in which the component ``name`` writes its spans with
-    their probabilities in ``attrs["scores"]``: ``scores_key`` or
-    ``spans_key`` of the components of this package, the key of spaCy's
-    spancat; None for a component that writes none (spaCy's ner)."""
+    their probabilities in ``attrs["scores"]``: ``spans_key`` of an entity
+    component of this package, the key of spaCy's spancat; None for a
+    component that writes none (spaCy's ner)."""
     from spacy.pipeline import SpanCategorizer
 
     pipe = nlp.get_pipe(name)
     if isinstance(pipe, SpanCategorizer):
         return pipe.key
-    settings = getattr(pipe, "settings", None)
-    if isinstance(settings, dict):
-        return settings.get("scores_key") or settings.get("spans_key")
+    if isinstance(pipe, EntityPipe):
+        return pipe.spans_key
     return None
 
 
@@ -253,13 +253,13 @@ def tunable_component(nlp, model: Path, name: Optional[str], setting: str) -> st
         if name not in candidates:
             factory = nlp.get_pipe_meta(name).factory
             raise ValueError(f"the component {name!r} ({factory}) of {model} has no span probabilities to tune "
-                             f"{setting} on: give a dgm_ner, chain_ner, nested_ner or hypergraph_ner component "
+                             f"{setting} on: give a {entity_factories()} component "
                              f"(this pipeline's: {candidates or 'none'})")
         return name
     if len(candidates) != 1:
         what = "none" if not candidates else f"several ({candidates}): choose one with --component"
         raise ValueError(f"{model} needs one component with span probabilities and a {setting} setting "
-                         f"(dgm_ner, chain_ner, nested_ner, hypergraph_ner), it has {what}")
+                         f"({entity_factories()}), it has {what}")
     return candidates[0]
 
 

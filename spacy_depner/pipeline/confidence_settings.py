@@ -1,15 +1,56 @@
 """The confidence settings every entity component shares (factory
-arguments, read from the config at every load): their defaults and the
+arguments, read from the config at every load), declared once: their
+defaults and types, the decorator that adds them to a factory, and the
 checks that refuse a bad value with the component, the setting, the value
-and the range."""
-from typing import Dict, Optional, Sequence
+and the range.
+
+* ``temperature`` (> 0): the scores are divided by it before decoding.
+* ``label_temperatures`` ({label: temperature > 0}): the divisor of that
+  label's scores instead ("O" for the outside column of ``dgm_ner``).
+* ``threshold`` (in [0, 1]): mentions with a lower marginal are dropped.
+* ``decoding``: "map" (the most probable analysis) or "posterior" (the
+  analysis with the most expected correct mentions minus
+  ``posterior_penalty`` (>= 0) each).
+
+A threshold above 0 or posterior decoding computes the marginals even with
+``scores = false``.
+"""
+import inspect
+from typing import Callable, Dict, Optional, Sequence
 
 from ..util.numbers import is_finite_number
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
 CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
                        "posterior_penalty": 0.5}
+CONFIDENCE_TYPES = {"temperature": float, "label_temperatures": Dict[str, float], "threshold": float, "decoding": str,
+                    "posterior_penalty": float}
 DECODINGS = ("map", "posterior")
+
+
+def confidence_factory(make: Callable) -> Callable:
+    """A component factory ``make(nlp, name, ..., **confidence)`` with the
+    confidence settings as keyword parameters of its signature, which
+    spaCy's config validation reads (put it below ``Language.factory``)."""
+    signature = inspect.signature(make)
+    parameters = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    parameters += [inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=CONFIDENCE_TYPES[key])
+                   for key, default in CONFIDENCE_DEFAULTS.items()]
+    make.__signature__ = signature.replace(parameters=parameters)
+    make.__annotations__ = {**make.__annotations__, **CONFIDENCE_TYPES}
+    return make
+
+
+def legacy_spans_key(name: str, spans_key: str, scores_key: Optional[str], default: str) -> str:
+    """The span group of a component whose config may carry the old name of
+    ``spans_key``, ``scores_key`` (pipelines saved by earlier versions): that value
+    when only it was set; a ValueError when both were set and differ."""
+    if scores_key is None or scores_key == spans_key:
+        return spans_key
+    if spans_key != default:
+        raise ValueError(f"'{name}' has spans_key = {spans_key!r} and scores_key = {scores_key!r}: scores_key is the "
+                         "old name of spans_key; remove it")
+    return scores_key
 
 
 def check_label_temperatures(name: str, label_temperatures: object, allowed: Optional[Sequence[str]] = None) -> None:

@@ -1,11 +1,15 @@
 """What the entity components share: labels, settings, gold entities as
-arrays, initialization, loading with clear errors, and the confidence
-settings of every component applied to the scores (``temperature``,
+arrays, initialization, loading with clear errors, the confidence settings
+of every component applied to the scores (``temperature``,
 ``label_temperatures``, ``threshold``, ``decoding``, ``posterior_penalty``:
-``confidence_settings``)."""
+``confidence_settings``), and the one call path from Docs to a structure
+and back (``predict``, ``set_annotations``, ``update``): a component says
+how it reads a batch (``read``), which structure it decodes with what
+``layout`` and options, and what its gold analysis is (``training_batch``);
+every structure is called through ``structures.protocol``."""
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import srsly
@@ -14,9 +18,12 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
 from thinc.api import Model, Optimizer, get_array_module, set_dropout_rate
 
+from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.trees import require_parse
 from ..ml.corpus_layers import initialize_corpus_layers
-from ..ml.dependency_features import require_parse
+from ..structures.protocol import Analysis, Layout, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, check_confidence, check_label_temperatures
+from .span_groups import write_flat_view, write_span_group
 from .suggesters import positive_or_null
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
@@ -33,6 +40,27 @@ subword_features = true
 """
 
 
+# factory name -> component class: every entity component, by what it is (``EntityPipe.__init_subclass__``)
+ENTITY_COMPONENTS: Dict[str, type] = {}
+
+
+def entity_factories() -> str:
+    """The factory names of the entity components, for messages: "a, b or c"."""
+    names = list(ENTITY_COMPONENTS)
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
+class Prediction(NamedTuple):
+    """What ``predict`` decodes for a batch: doc_offsets (B + 1,); mentions
+    (M, 3) [first, last, label from 0] in batch coordinates (M, 5 with
+    heads: and head_first, head_last); probabilities (M,), or None when the
+    marginals were not computed."""
+
+    doc_offsets: np.ndarray
+    mentions: np.ndarray
+    probabilities: Optional[np.ndarray]
+
+
 class EntityPipe(TrainablePipe):
     """The contract of every entity component.
 
@@ -47,6 +75,14 @@ class EntityPipe(TrainablePipe):
     """
 
     extra_losses: Tuple[str, ...] = ()
+    structure: Structure  # the component's structure (``structures.protocol``)
+    writes_ents = False  # True: the mentions go to doc.ents (flat components), else the span group only
+
+    def __init_subclass__(cls, factory: Optional[str] = None, **kwargs) -> None:
+        """``class C(EntityPipe, factory="name")`` registers C in ``ENTITY_COMPONENTS``."""
+        super().__init_subclass__(**kwargs)
+        if factory is not None:
+            ENTITY_COMPONENTS[factory] = cls
 
     def setup(self, vocab, model: Model, name: str, scorer: Optional[Callable], *,
               saved: Optional[Dict[str, object]] = None, settings: Optional[Dict[str, object]] = None,
@@ -62,14 +98,13 @@ class EntityPipe(TrainablePipe):
                 raise ValueError(f"Unknown {key} {given[key]!r} for '{name}': use one of {', '.join(options)}")
         for key in ("max_length", "max_sentence_length"):
             positive_or_null(given.get(key), key, f"'{name}'")
-        if any(key in settings for key in CONFIDENCE_DEFAULTS):
-            settings = {**CONFIDENCE_DEFAULTS, **settings}
-            if settings["label_temperatures"] is None:
-                settings["label_temperatures"] = {}
-            check_confidence(name, settings)
-            for key in ("temperature", "threshold", "posterior_penalty"):
-                settings[key] = float(settings[key])
-            settings["label_temperatures"] = {label: float(t) for label, t in settings["label_temperatures"].items()}
+        settings = {**CONFIDENCE_DEFAULTS, **settings}
+        if settings["label_temperatures"] is None:
+            settings["label_temperatures"] = {}
+        check_confidence(name, settings)
+        for key in ("temperature", "threshold", "posterior_penalty"):
+            settings[key] = float(settings[key])
+        settings["label_temperatures"] = {label: float(t) for label, t in settings["label_temperatures"].items()}
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -79,6 +114,12 @@ class EntityPipe(TrainablePipe):
         self.saved_settings = saved
         self.cfg = {"labels": [], **saved}
         self.initialized = False
+
+    @property
+    def spans_key(self) -> str:
+        """The span group the component writes its mentions (with their
+        probabilities in ``attrs["scores"]``) to."""
+        return self.settings["spans_key"]
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
         """The registered scorer with the component's settings (``scorer_settings``)."""
@@ -153,10 +194,115 @@ class EntityPipe(TrainablePipe):
         if self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
 
+    # --- the one call path: Docs -> arrays -> structure -> Docs -------------
+
+    def read(self, docs: List[Doc]) -> DocBatch:
+        """The batch as arrays, read once (``doc_arrays``): the parse check of
+        a model with dependency features, then offsets (and spans, in
+        components with a suggester)."""
+        self.check_parse(docs)
+        return read_batch(docs)
+
+    def layout(self, batch: DocBatch) -> Layout:
+        """Where the structure's scores sit in the batch."""
+        raise NotImplementedError
+
+    def model_input(self, batch: DocBatch):
+        """What the model reads: the Docs (and the spans it scores)."""
+        return batch.docs
+
+    def structure_scores(self, output) -> Scores:
+        """The model's output (an array or a tuple of them) on the CPU, the
+        shape the structure takes."""
+        if isinstance(output, tuple):
+            return tuple(self.model.ops.to_numpy(part) for part in output)
+        return self.model.ops.to_numpy(output)
+
+    def structure_options(self) -> Dict[str, object]:
+        """The structure's keyword options in training."""
+        return {}
+
+    def decoding_options(self) -> Dict[str, object]:
+        """The structure's keyword options in prediction."""
+        return self.structure_options()
+
+    def predict(self, docs: Iterable[Doc]) -> Prediction:
+        """The analysis (MAP, or posterior with ``decoding = "posterior"``) of
+        the scores divided by the temperatures, and, when ``needs_marginals``,
+        the probability of each of its mentions."""
+        batch = self.read(list(docs))
+        scores = self.tempered(self.structure_scores(self.model.predict(self.model_input(batch))))
+        analysis, probabilities = self.decode(scores, self.layout(batch))
+        return Prediction(batch.doc_offsets, analysis.mentions, probabilities)
+
+    def decode(self, scores: Scores, layout: Layout, **options) -> Tuple[Analysis, Optional[np.ndarray]]:
+        """The analysis of ``scores`` by the settings (``decoding``,
+        ``posterior_penalty``; marginals when ``needs_marginals``) and the
+        probabilities (M,) of its mentions (None without marginals).
+        ``options`` override ``decoding_options``."""
+        options = {**self.decoding_options(), **options}
+        marginals = self.structure.marginals(scores, layout, **options) if self.needs_marginals else None
+        if self.settings["decoding"] == "posterior":
+            analysis = self.structure.posterior_decode(marginals, layout, penalty=self.settings["posterior_penalty"],
+                                                       **options)
+        else:
+            analysis = self.structure.viterbi(scores, layout, **options)
+        return analysis, None if marginals is None else marginals.of(analysis.mentions)
+
+    def set_annotations(self, docs: Iterable[Doc], predictions: Prediction) -> None:
+        """The confident mentions to the span group ``spans_key`` (with
+        ``attrs["scores"]`` when ``scores``) and to ``doc.ents`` (a flat
+        component), or the flat view ``ents`` of them."""
+        docs = list(docs)
+        doc_offsets, mentions, probabilities = predictions
+        probabilities, mentions = self.confident(probabilities, mentions)
+        written = self.written_scores(probabilities)
+        scored = self.scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written)
+        for doc, (spans, doc_probabilities) in zip(docs, scored):
+            if self.writes_ents:
+                doc.set_ents(spans, default="outside")
+            write_span_group(doc, self.spans_key, spans, doc_probabilities)
+        self.write_more(docs, doc_offsets, mentions)
+        if not self.writes_ents:
+            write_flat_view(self, docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written)
+
+    def write_more(self, docs: List[Doc], doc_offsets: np.ndarray, mentions: np.ndarray) -> None:
+        """What a component writes besides its mentions (nothing by default)."""
+
+    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, object, Dict[str, float]]:
+        """The batch of the examples' predicted Docs, its layout, the gold
+        analysis (the structure's encoding) and the values of
+        ``extra_losses``."""
+        raise NotImplementedError
+
+    def loss(self, scores: Scores, layout: Layout, gold) -> Tuple[float, Scores]:
+        """The training loss and its gradient with respect to ``scores``: the
+        negative log-likelihood of ``gold`` (``Structure.nll``)."""
+        return self.structure.nll(scores, layout, gold, **self.structure_options())
+
+    def model_gradient(self, gradient: Scores, output):
+        """``gradient`` (float64, the structure's shapes) as the model's
+        output: float32 arrays on the model's device, in its shapes."""
+        ops = self.model.ops
+        if isinstance(output, tuple):
+            return tuple(ops.asarray2f(np.asarray(g, dtype=np.float32).reshape(o.shape)) for g, o in zip(gradient, output))
+        return ops.asarray2f(np.asarray(gradient, dtype=np.float32).reshape(output.shape))
+
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
         """Forward and backward pass on a batch with at least one token: the
         loss, and the values to add to ``extra_losses``."""
-        raise NotImplementedError
+        batch, layout, gold, extra = self.training_batch(examples)
+        output, backprop = self.model.begin_update(self.model_input(batch))
+        loss, gradient = self.loss(self.structure_scores(output), layout, gold)
+        backprop(self.model_gradient(gradient, output))
+        return loss, extra
+
+    def get_loss(self, examples: Iterable[Example], scores) -> Tuple[float, Scores]:
+        """The loss and its gradient with respect to ``scores``, the model's
+        output on the predicted Docs of ``training_batch(examples)``."""
+        _, layout, gold, _ = self.training_batch(list(examples))
+        loss, gradient = self.loss(self.structure_scores(scores), layout, gold)
+        return loss, self.model_gradient(gradient, scores)
 
     def update(
         self,

@@ -8,12 +8,6 @@ from spacy.tokens import Doc, Span, SpanGroup
 from ..structures import interval_selection
 
 
-def heads_key(spans_key: str) -> str:
-    """The span group that holds the heads of the mentions of ``spans_key``
-    (one head span per mention, in the same order)."""
-    return f"{spans_key}_heads"
-
-
 def write_span_group(doc: Doc, key: str, spans: Sequence[Span], scores: Optional[np.ndarray] = None) -> SpanGroup:
     """Set ``doc.spans[key]`` to ``spans``; with ``scores`` (one per span),
     ``attrs["scores"]`` holds them as float32, as spaCy's spancat does."""

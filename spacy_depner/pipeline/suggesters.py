@@ -41,10 +41,11 @@ from spacy.util import registry
 from thinc.api import Ops
 from thinc.types import Ragged
 
-from ..structures.candidate_spans import all_spans, single_arc_spans, valid_spans
+from ..structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
 from ..util.numbers import is_positive_int
-from ..ml.dependency_features import require_parse
-from .doc_arrays import batch_offsets, spans_to_ragged, tree_arrays
+from ..doc_arrays.trees import require_parse, tree_arrays
+from ..doc_arrays.spans import spans_to_ragged
+from ..doc_arrays.tokens import batch_offsets
 
 Suggester = Callable[..., Ragged]
 

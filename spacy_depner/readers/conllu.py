@@ -19,7 +19,7 @@ from spacy.parts_of_speech import IDS
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..structures.forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, cycle_through, first_fault
+from ..structures.trees.forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, cycle_through, first_fault
 from ..util.text_lines import numbered_lines, readable_file
 
 UPOS_TAGS = frozenset(IDS) - {""}  # the UD tags spaCy takes as ``pos`` ("_": none given)

@@ -24,7 +24,7 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from ..pipeline.span_groups import heads_key
+from ..doc_arrays.spans import heads_key
 from ..util.text_lines import json_lines, readable_file
 
 FlatMention = Tuple[int, int, str]

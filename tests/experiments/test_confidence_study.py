@@ -173,7 +173,7 @@ def dev_nll(model: Path, name: str, temperature: float) -> float:
     for reference in [eg.reference for eg in corpus_examples(nlp.vocab, read_uner_corpus(*UNER_DEV), "given")]:
         doc = nlp(Doc(nlp.vocab, words=[t.text for t in reference]))
         gold = {(e.start, e.end, e.label_) for e in reference.ents}
-        group = doc.spans[nlp.get_pipe(name).settings["scores_key"]]
+        group = doc.spans[nlp.get_pipe(name).spans_key]
         for span, p in zip(group, group.attrs["scores"] if len(group) else []):
             p = min(max(float(p), 1e-7), 1 - 1e-7)
             losses.append(-np.log(p) if (span.start, span.end, span.label_) in gold else -np.log1p(-p))

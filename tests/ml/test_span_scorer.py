@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import NumpyOps, Ops
 
-from spacy_depner.ml.dependency_features import require_parse
+from spacy_depner.doc_arrays.trees import require_parse
 from spacy_depner.ml.pooled_span_scorer import build_pooled_span_scorer
 from spacy_depner.ml.span_scorer import (
     assemble_span_scores,

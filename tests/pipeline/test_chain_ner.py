@@ -6,7 +6,7 @@ import pytest
 import spacy
 import srsly
 
-from spacy_depner.structures import linear_chain
+from spacy_depner.structures.chain import linear_chain
 from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 
@@ -86,8 +86,12 @@ def test_decoding_never_breaks_the_tag_constraints(scheme):
     rng = np.random.default_rng(0)
     words = [str(w) for w in rng.choice(["Mary", "lives", "in", "Paris", "New", "York", "."], 300)]
     docs = [input_doc(nlp, words[i:i + 30]) for i in range(0, 300, 30)]
+    batch = ner.read(docs)
+    scores = ner.structure_scores(ner.model.predict(ner.model_input(batch)))
+    analysis, _ = ner.decode(scores, ner.layout(batch))
+    tags, doc_offsets = analysis.encoding, batch.doc_offsets
     prediction = ner.predict(docs)
-    tags, doc_offsets = prediction.tags, prediction.doc_offsets
+    assert np.array_equal(prediction.mentions, analysis.mentions)
     allowed = linear_chain.allowed_transitions(len(ner.labels), scheme)
     boundary = allowed.shape[0] - 1
     for d in range(len(docs)):
@@ -95,7 +99,7 @@ def test_decoding_never_breaks_the_tag_constraints(scheme):
         assert all(allowed[a, b] for a, b in zip(sequence, sequence[1:]))
     # the decoded entities are the tags' entities, each inside one Doc
     names = linear_chain.tag_names(list(ner.labels), scheme)
-    for (first, last), label in zip(prediction.entities.tolist(), prediction.labels.tolist()):
+    for first, last, label in prediction.mentions.tolist():
         assert names[tags[first]] in (f"B-{ner.labels[label]}", f"U-{ner.labels[label]}")
         assert all(names[t] == f"I-{ner.labels[label]}" for t in tags[first + 1:last])
         assert np.searchsorted(doc_offsets, first, side="right") == np.searchsorted(doc_offsets, last, side="right")
@@ -151,8 +155,7 @@ def test_empty_one_token_and_long_docs():
     # a one-token Doc: the only BILOU tags it may take are O and U-X, and the
     # corpus's "Paris" is a location
     one = input_doc(nlp, ["Paris"])
-    names = linear_chain.tag_names(list(ner.labels), "BILOU")
-    assert names[int(ner.predict([one]).tags[0])] == "U-LOC"
+    assert ner.predict([one]).mentions.tolist() == [[0, 0, list(ner.labels).index("LOC")]]
     assert [(e.start, e.end, e.label_) for e in ner(one).ents] == [(0, 1, "LOC")]
     words = ["Mary", "lives", "in", "Paris", "."] * 1000
     doc = ner(input_doc(nlp, words))
@@ -171,7 +174,7 @@ def test_unknown_gold_label_and_bad_settings():
 
 
 def test_chain_offsets_cut_at_sentence_starts_no_span_crosses():
-    from spacy_depner.pipeline.doc_arrays import chain_offsets
+    from spacy_depner.doc_arrays.spans import chain_offsets
 
     doc_offsets = np.array([0, 5, 9])
     sentence_offsets = np.array([0, 3, 5, 7, 9])

@@ -230,21 +230,15 @@ def test_settings_survive_to_disk_and_are_overridden_at_load(name, trained, tmp_
 
 def all_flat_marginals(nlp, name, docs):
     """{(doc index, start, end, label): marginal} of every span the flat
-    component's model can predict, from its own structures (dgm_ner: the
+    component's model can predict, from its own structure (dgm_ner: the
     lattice's marginals; chain_ner: every entity of the chain)."""
-    from spacy_depner.structures import chain_spans
-
     pipe = nlp.get_pipe(name)
     labels = pipe.labels
     offsets = np.cumsum([0] + [len(doc) for doc in docs])
-    if name == "dgm_ner":
-        batch, _, span_marginals = pipe.predict(docs)
-        rows, columns = np.nonzero(span_marginals[:, 1:] >= 0)
-        spans, values = batch.spans[rows], span_marginals[rows, columns + 1]
-    else:
-        (scores, transitions), _ = pipe._forward(docs, is_train=False)
-        args = pipe._chain_args(docs, scores, transitions)
-        spans, columns, values = chain_spans.span_marginals(*args[:3], pipe.cfg["scheme"])
+    batch = pipe.read(docs)
+    scores = pipe.structure_scores(pipe.model.predict(pipe.model_input(batch)))
+    mentions, values = pipe.structure.marginals(scores, pipe.layout(batch), **pipe.structure_options()).mentions(-1.0)
+    spans, columns = mentions[:, :2], mentions[:, 2]
     doc_of = np.searchsorted(offsets, spans[:, 0], side="right") - 1
     return {(int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
             for d, (a, b), k, v in zip(doc_of, spans, columns, values)}

@@ -185,7 +185,7 @@ def test_any_spacy_suggester_and_single_tokens_always_in_the_lattice():
 
 def test_get_loss_is_spacys_shape_and_its_gradient_is_exact():
     nlp, ner, examples, _ = train("dgm", steps=3)
-    batch, _, _ = ner.training_lattice(examples)
+    batch, _, _, _ = ner.training_batch(examples)
     scores = ner.model.predict(([eg.predicted for eg in examples], batch.spans))
     loss, (d_scores, d_transitions) = ner.get_loss(examples, scores)
     assert d_scores.shape == scores[0].shape and d_transitions.shape == scores[1].shape
@@ -206,10 +206,10 @@ def test_settings_given_at_load_take_effect(tmp_path):
     docs = fresh_docs(nlp)
     trained = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe([d.copy() for d in docs])]
     assert any(e[1] - e[0] > 1 for ents in trained for e in ents)
-    config = {"scores": False, "scores_key": "flat",
+    config = {"scores": False, "spans_key": "flat",
               "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 1}}
     loaded = spacy.load(tmp_path / "model", config={"components": {"dgm_ner": config}})
-    assert loaded.config["components"]["dgm_ner"]["scores_key"] == "flat"
+    assert loaded.config["components"]["dgm_ner"]["spans_key"] == "flat"
     assert loaded.config["components"]["dgm_ner"]["scores"] is False
     assert loaded.config["components"]["dgm_ner"]["suggester"]["max_length"] == 1
     for doc in loaded.pipe([d.copy() for d in docs]):
@@ -224,10 +224,12 @@ def test_settings_given_at_load_take_effect(tmp_path):
 
 
 def test_chains_cut_at_every_sentence_start_no_span_crosses():
-    """chains() against its definition, on random sentences and spans."""
+    """The lattice's chains (``chain_offsets``, ``layout``) against their
+    definition, on random sentences and spans."""
     import numpy as np
 
-    from spacy_depner.pipeline.dgm_ner import chains
+    from spacy_depner.doc_arrays.spans import chain_offsets
+    from spacy_depner.structures.lattice.structure import layout
 
     rng = np.random.default_rng(0)
     for _ in range(300):
@@ -243,7 +245,8 @@ def test_chains_cut_at_every_sentence_start_no_span_crosses():
                 first, last = sorted(rng.integers(doc_offsets[d], doc_offsets[d + 1], size=2).tolist())
                 spans.add((first, last))
         spans = np.array(sorted(spans, key=lambda s: (s[1], s[0])), dtype=np.int64).reshape(-1, 2)
-        span_offsets, offsets = chains(spans, doc_offsets, sentence_offsets)
+        lattice = layout(spans, chain_offsets(spans, doc_offsets, sentence_offsets))
+        span_offsets, offsets = lattice.span_offsets, lattice.offsets
         expected = sorted({b for b in cuts if not any(f < b <= l for f, l in spans.tolist())} | set(doc_offsets.tolist()))
         assert offsets.tolist() == expected
         for c in range(len(expected) - 1):
@@ -258,8 +261,8 @@ def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
     start), not those of one chain over the Doc."""
     from spacy.tokens import Doc
 
-    from spacy_depner.pipeline.doc_arrays import spans_per_doc
-    from spacy_depner.structures import segment_lattice
+    from spacy_depner.doc_arrays.spans import spans_per_doc
+    from spacy_depner.structures.lattice import segment_lattice
 
     nlp, ner, _, _ = train(steps=30)
     offsets = np.cumsum([0] + [len(words) for words, _, _, _ in TINY])
@@ -267,9 +270,11 @@ def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
               heads=[h + o for (_, heads, _, _), o in zip(TINY, offsets) for h in heads],
               deps=[d for _, _, deps, _ in TINY for d in deps],
               sent_starts=[i == 0 for words, _, _, _ in TINY for i in range(len(words))])
-    batch, _, marginals = ner.predict([doc])
+    batch = ner.read([doc])
     scores, transitions = (ner.model.ops.to_numpy(x) for x in ner.model.predict(([doc], batch.spans)))
+    marginals = ner.structure.marginals((scores, transitions), ner.layout(batch)).scores[0]
     per_sentence = segment_lattice.marginals(batch.spans, spans_per_doc(batch.spans, offsets), offsets, scores, transitions)[1]
-    one_chain = segment_lattice.marginals(batch.spans, batch.span_offsets, batch.doc_offsets, scores, transitions)[1]
+    one_chain = segment_lattice.marginals(batch.spans, spans_per_doc(batch.spans, batch.doc_offsets), batch.doc_offsets,
+                                          scores, transitions)[1]
     assert np.allclose(marginals, per_sentence, atol=1e-9)
     assert not np.allclose(marginals, one_chain, atol=1e-6)

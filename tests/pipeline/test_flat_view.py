@@ -15,7 +15,7 @@ from spacy.training import Example
 from spacy.util import filter_spans
 
 from spacy_depner import displacy_options
-from spacy_depner.pipeline.hypergraph_ner import HypergraphPrediction
+from spacy_depner.pipeline.entity_pipe import Prediction
 from tiny_corpus import SMALL_TOK2VEC, train_component
 
 KEY = "nested_ner"
@@ -193,7 +193,7 @@ def test_one_span_two_labels_and_crossing_spans(ents, probabilities, expected):
     docs = [Doc(nlp.vocab, words="New York Times Square".split()), Doc(nlp.vocab, words=["Paris"])]
     mentions = np.array([[0, 1, 0], [0, 1, 1], [1, 2, 2], [3, 3, 0], [4, 4, 0]], dtype=np.int64)
     scores = None if probabilities is None else np.array(probabilities + [0.7], dtype=np.float32)
-    ner.set_annotations(docs, HypergraphPrediction(np.array([0, 4, 5]), mentions, scores))
+    ner.set_annotations(docs, Prediction(np.array([0, 4, 5]), mentions, scores))
     assert ents_of(docs[0]) == expected and ents_of(docs[1]) == [(0, 1, "LOC")]
     check_views(docs, ner.spans_key, list(ner.labels), ents)
 

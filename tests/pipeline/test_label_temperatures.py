@@ -11,9 +11,6 @@ import pytest
 import spacy
 from thinc.api import Model
 
-from spacy_depner.pipeline.doc_arrays import batch_offsets
-from spacy_depner.pipeline.dgm_ner import chains
-from spacy_depner.structures import chain_spans, mention_hypergraph, nested_mentions, segment_lattice
 from test_decoding_settings import CONFIGS, NAMES, annotate, examples_of, fresh_docs
 from test_decoding_settings import trained  # noqa: F401  (the fixture: one tiny pipeline per component)
 
@@ -93,37 +90,26 @@ def test_label_temperatures_divide_their_columns_and_temperature_the_rest(name, 
 
 def by_hand(pipe, name, docs, divisors, temperature):
     """{(doc, start, end, label): marginal} of every span and label, from the
-    structure module of the component on the model's scores divided here."""
+    component's structure on the model's scores divided here."""
     offsets = np.cumsum([0] + [len(doc) for doc in docs])
     labels = pipe.labels
-    if name == "dgm_ner":
-        batch = pipe._batch(docs)
-        scores, transitions = pipe.model.predict((docs, batch.spans))
-        marginals = segment_lattice.marginals(batch.spans, *chains(batch.spans, batch.doc_offsets, batch_offsets(docs)[1]),
-                                              np.asarray(scores, dtype=np.float64) / divisors,
-                                              np.asarray(transitions, dtype=np.float64) / temperature)[1]
-        rows, columns = np.nonzero(marginals[:, 1:] >= 0)
-        spans, values = batch.spans[rows], marginals[rows, columns + 1]
-    elif name == "chain_ner":
-        (scores, transitions), _ = pipe._forward(docs, is_train=False)
-        args = pipe._chain_args(docs, np.asarray(scores) / divisors, np.asarray(transitions) / temperature)
-        spans, columns, values = chain_spans.span_marginals(*args[:3], pipe.cfg["scheme"])
-    elif name == "nested_ner":
-        batch = pipe._batch(docs)
-        args = pipe._decode_args(batch, np.asarray(pipe.model.predict((docs, batch.spans)), dtype=np.float64) / divisors)
-        marginals = nested_mentions.marginals(*args)[1]
-        spans = batch.spans
-        rows = nested_mentions.dense_rows(spans, batch.sentence_offsets)
-        spans = np.repeat(spans, len(labels), axis=0)
-        columns = np.tile(np.arange(len(labels)), rows.shape[0])
-        values = marginals[np.repeat(rows, len(labels)), columns]
-    else:
-        edges = pipe.hyperedge_scores(docs).astype(np.float64) / divisors[None, :, None]
-        sentences = batch_offsets(docs)[1]
-        marginals = mention_hypergraph.marginals(edges, sentences, pipe.mention_penalty / temperature, False)[1]
-        starts, columns = np.nonzero(np.ones(marginals.shape[:2], dtype=bool))
+    batch = pipe.read(docs)
+    layout = pipe.layout(batch)
+    raw = pipe.structure_scores(pipe.model.predict(pipe.model_input(batch)))
+    options = pipe.structure_options()
+    if name == "hypergraph_ner":
+        scores = np.asarray(raw, dtype=np.float64) / divisors[None, :, None]
+        options["mention_penalty"] = pipe.mention_penalty / temperature
+        starts, columns = np.nonzero(np.ones(scores.shape[:2], dtype=bool))
         spans = np.stack([starts, starts], axis=1)  # the start probability: the end is not part of the key
-        values = 1.0 - marginals[starts, columns, mention_hypergraph.KIND_T_X]
+        values = pipe.structure.marginals(scores, layout, **options).of(np.stack([starts, starts, columns], axis=1))
+    else:
+        if isinstance(raw, tuple):
+            scores = (np.asarray(raw[0], dtype=np.float64) / divisors, np.asarray(raw[1], dtype=np.float64) / temperature)
+        else:
+            scores = np.asarray(raw, dtype=np.float64) / divisors
+        mentions, values = pipe.structure.marginals(scores, layout, **options).mentions(-1.0)
+        spans, columns = mentions[:, :2], mentions[:, 2]
     doc_of = np.searchsorted(offsets, spans[:, 0], side="right") - 1
     return {(int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
             for d, (a, b), k, v in zip(doc_of, spans, columns, values)}

@@ -69,7 +69,7 @@ def test_dgm_ner_refuses_a_long_unbounded_sentence_until_the_limit_is_raised_at_
         assert raised.config["components"]["dgm_ner"]["max_sentence_length"] == limit
         ner = raised.get_pipe("dgm_ner")
         assert ner.settings["max_sentence_length"] == limit
-        assert ner._batch([doc]).spans.shape[0] == 600 * 601 // 2  # every span is in the lattice
+        assert ner.read([doc]).spans.shape[0] == 600 * 601 // 2  # every span is in the lattice
         out = raised(doc.copy())
         assert len(out.ents) > 0 and np.all(out.spans["dgm_ner"].attrs["scores"] > 0)
 
@@ -96,7 +96,7 @@ def test_dgm_ner_decodes_a_long_sentence_with_a_bounded_lattice(dgm_path, sugges
     nlp = load(dgm_path, "dgm_ner", suggester=suggester)
     assert nlp.get_pipe("dgm_ner").settings["max_sentence_length"] == 500
     doc = right_branching(nlp.vocab, LONG, parse=suggester["@misc"] != "spacy.ngram_suggester.v1")
-    lattice = nlp.get_pipe("dgm_ner")._batch([doc]).spans
+    lattice = nlp.get_pipe("dgm_ner").read([doc]).spans
     assert LONG <= lattice.shape[0] <= 8 * LONG
     out = nlp(doc)
     assert len(out.ents) > 0 and max(len(e) for e in out.ents) <= 8

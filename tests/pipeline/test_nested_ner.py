@@ -68,7 +68,7 @@ def test_dependency_guided_mask_and_gold_outside():
     nlp, ner, examples, history = train(structure="quadratic", suggester=DGM)
     assert history[0][f"{KEY}_gold_outside_space"] == 0  # added to the mask in training
     predicted = mentions(nlp.pipe(fresh_docs(nlp)))
-    from spacy_depner.structures.candidate_spans import valid_spans
+    from spacy_depner.structures.trees.candidate_spans import valid_spans
 
     for (words, heads, _, _), found in zip(NESTED, predicted):
         h = np.array([-1 if head == i else head for i, head in enumerate(heads)])
@@ -125,7 +125,7 @@ def test_empty_one_token_long_and_too_long_docs():
 def test_mention_scorer_has_no_transitions_and_get_loss_gradient_is_exact():
     nlp, ner, examples, _ = train(steps=3, suggester=DGM)
     assert not ner.model.has_param("transitions") and ner.model.get_dim("nO") == len(ner.labels)
-    batch, _, _ = ner.training_batch(examples)
+    batch, _, _, _ = ner.training_batch(examples)
     scores = ner.model.predict(([eg.predicted for eg in examples], batch.spans))
     loss, d_scores = ner.get_loss(examples, scores)
     assert d_scores.shape == scores.shape and np.isfinite(loss)

@@ -252,7 +252,7 @@ def test_spacy_spancat_learns_with_the_dgm_suggester():
 
 def test_spancat_candidates_are_the_dgm_valid_spans_of_the_gold_trees():
     from spacy_depner.readers.uner import create_uner_reader
-    from spacy_depner.structures.candidate_spans import valid_spans
+    from spacy_depner.structures.trees.candidate_spans import valid_spans
 
     nlp = spancat_pipeline()
     examples = list(create_uner_reader(DATA / "tiny.conllu", DATA / "tiny.iob2", "given")(nlp))

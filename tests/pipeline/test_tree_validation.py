@@ -18,9 +18,9 @@ from thinc.api import NumpyOps
 
 from structures.brute_forest import CYCLE, brute_first_fault
 
-from spacy_depner.ml import dependency_features
-from spacy_depner.ml.dependency_features import batch_heads_and_labels
-from spacy_depner.pipeline.doc_arrays import tree_arrays
+from spacy_depner.doc_arrays import trees as doc_trees
+from spacy_depner.doc_arrays.trees import batch_heads_and_labels
+from spacy_depner.doc_arrays.trees import tree_arrays
 from spacy_depner.pipeline.suggesters import build_dgm_suggester, build_dgm_s_suggester
 
 NLP = spacy.blank("en")
@@ -124,8 +124,8 @@ def test_valid_forests_and_docs_without_parse_pass():
 
 def test_the_check_runs_once_per_batch(monkeypatch):
     calls = []
-    original = dependency_features.forest.first_fault
-    monkeypatch.setattr(dependency_features.forest, "first_fault", lambda *a: calls.append(1) or original(*a))
+    original = doc_trees.forest.first_fault
+    monkeypatch.setattr(doc_trees.forest, "first_fault", lambda *a: calls.append(1) or original(*a))
     tree_arrays([parsed([1, 1, 1]), parsed([0, 0]), parsed([2, 2, 2, 2])])
     assert len(calls) == 1
 

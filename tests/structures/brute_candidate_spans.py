@@ -1,4 +1,4 @@
-"""Brute-force references for ``spacy_depner.structures.candidate_spans``, and
+"""Brute-force references for ``spacy_depner.structures.trees.candidate_spans``, and
 the tree helpers of the structure tests, written from the definitions only
 (not from the code under test).
 

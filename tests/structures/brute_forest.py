@@ -1,4 +1,4 @@
-"""Brute-force reference for ``spacy_depner.structures.forest``, written from
+"""Brute-force reference for ``spacy_depner.structures.trees.forest``, written from
 the definition only: a token is at fault when its head is neither a root
 marker (-1 or itself) nor a token of its sentence, or when following heads
 from it (within its sentence) comes back to it in at most n steps.

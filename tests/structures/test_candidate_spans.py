@@ -1,4 +1,4 @@
-"""Exactness of ``spacy_depner.structures.candidate_spans`` against brute force.
+"""Exactness of ``spacy_depner.structures.trees.candidate_spans`` against brute force.
 
 Every span function is compared, as a set and as a sorted array, with the
 references of ``brute_candidate_spans`` (explicit path search in the undirected
@@ -27,7 +27,7 @@ from brute_candidate_spans import (
     sorted_span_array,
     undirected_arcs,
 )
-from spacy_depner.structures.candidate_spans import (
+from spacy_depner.structures.trees.candidate_spans import (
     all_spans,
     candidate_spans,
     merge_spans,

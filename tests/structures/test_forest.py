@@ -1,4 +1,4 @@
-"""``spacy_depner.structures.forest`` against brute force: random forests (from
+"""``spacy_depner.structures.trees.forest`` against brute force: random forests (from
 ``random_trees`` and random recursive trees, roots written as -1 or as the
 token itself, several roots, crossing arcs) stay valid; the same forests with
 random corruptions (a head moved below its token, making a cycle; a head in
@@ -13,8 +13,8 @@ from brute_forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, brute_faults, b
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_depner.structures import forest
-from spacy_depner.structures.candidate_spans import valid_spans
+from spacy_depner.structures.trees import forest
+from spacy_depner.structures.trees.candidate_spans import valid_spans
 from experiments.random_trees import random_forest
 
 

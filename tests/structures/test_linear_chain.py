@@ -1,4 +1,4 @@
-"""Exactness of ``spacy_depner.structures.linear_chain`` against brute force.
+"""Exactness of ``spacy_depner.structures.chain.linear_chain`` against brute force.
 
 The reference (``brute_linear_chain``) enumerates every tag sequence of each
 document, keeps the valid ones (found both by the ``allowed`` matrix and by
@@ -29,7 +29,7 @@ from brute_linear_chain import (
     pure_python_score,
     valid_sequences,
 )
-from spacy_depner.structures.linear_chain import (
+from spacy_depner.structures.chain.linear_chain import (
     allowed_transitions,
     log_partition,
     marginals,

@@ -1,4 +1,4 @@
-"""Exactness of ``spacy_depner.structures.mention_hypergraph`` against brute force.
+"""Exactness of ``spacy_depner.structures.hypergraph.mention_hypergraph`` against brute force.
 
 The brute force (``brute_mention_hypergraph``) enumerates every
 sub-hypergraph of Lu & Roth (2015), written from the paper, not from the
@@ -23,8 +23,8 @@ from brute_mention_hypergraph import (
     sub_hypergraphs,
     union_of_paths,
 )
-from spacy_depner.structures import mention_hypergraph as mh
-from spacy_depner.structures.mention_hypergraph import (
+from spacy_depner.structures.hypergraph import mention_hypergraph as mh
+from spacy_depner.structures.hypergraph.mention_hypergraph import (
     edges_to_mentions,
     log_partition,
     marginals,

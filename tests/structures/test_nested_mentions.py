@@ -1,4 +1,4 @@
-"""Exactness of ``spacy_depner.structures.nested_mentions`` against brute force.
+"""Exactness of ``spacy_depner.structures.nested.mentions`` against brute force.
 
 The brute force (``brute_nested_mentions``) enumerates every labelled
 analysis from the definitions of Corro (2023), sec. 3.1, not from the
@@ -31,8 +31,8 @@ from brute_nested_mentions import (
     span_families,
     span_list,
 )
-from spacy_depner.structures.candidate_spans import all_spans, span_index
-from spacy_depner.structures.nested_mentions import (
+from spacy_depner.structures.trees.candidate_spans import all_spans, span_index
+from spacy_depner.structures.nested.mentions import (
     STRUCTURES,
     dense_rows,
     dense_span_offsets,

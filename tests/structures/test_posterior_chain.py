@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from brute_linear_chain import LABELS, entities_of_names, valid_sequences
-from spacy_depner.structures.chain_spans import entity_marginals, posterior_decode, span_marginals
-from spacy_depner.structures.linear_chain import allowed_transitions, marginals, n_tags, spans_to_tags, tag_names, tags_to_spans
+from spacy_depner.structures.chain.entity_marginals import entity_marginals, posterior_decode, span_marginals
+from spacy_depner.structures.chain.linear_chain import allowed_transitions, marginals, n_tags, spans_to_tags, tag_names, tags_to_spans
 
 SCHEMES = ["BIO", "BILOU"]
 

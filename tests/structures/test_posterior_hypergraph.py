@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from brute_mention_hypergraph import all_mention_sets, sub_hypergraphs
-from spacy_depner.structures import mention_hypergraph as mh
-from spacy_depner.structures.hypergraph_posterior import best_reading, mention_marginals, posterior_decode
+from spacy_depner.structures.hypergraph import mention_hypergraph as mh
+from spacy_depner.structures.hypergraph.posterior import best_reading, mention_marginals, posterior_decode
 
 
 def readings(scores, penalty):

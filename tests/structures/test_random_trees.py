@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from brute_candidate_spans import is_tree
 
-from spacy_depner.structures.candidate_spans import valid_spans
+from spacy_depner.structures.trees.candidate_spans import valid_spans
 from experiments.random_trees import _prufer_heads, random_forest, random_tree
 
 

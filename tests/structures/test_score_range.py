@@ -24,8 +24,11 @@ from brute_linear_chain import valid_sequences
 from brute_mention_hypergraph import sub_hypergraphs
 from brute_nested_mentions import labelled_analyses
 from brute_segment_lattice import labelled_segmentations_of_document
-from spacy_depner.structures import linear_chain, mention_hypergraph, nested_mentions, segment_lattice
-from spacy_depner.structures.candidate_spans import all_spans
+from spacy_depner.structures.chain import linear_chain
+from spacy_depner.structures.hypergraph import mention_hypergraph
+from spacy_depner.structures.nested import mentions as nested_mentions
+from spacy_depner.structures.lattice import segment_lattice
+from spacy_depner.structures.trees.candidate_spans import all_spans
 from spacy_depner.structures.score_range import SCORE_LENGTH_BOUND, check_scores, score_bound
 
 ACCEPTED = (1e3, 1e6)

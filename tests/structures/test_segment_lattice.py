@@ -1,4 +1,4 @@
-"""Exactness of ``spacy_depner.structures.segment_lattice`` against brute force.
+"""Exactness of ``spacy_depner.structures.lattice.segment_lattice`` against brute force.
 
 On random batches of 1-3 documents of 0-7 tokens (several sentences, random
 non-projective trees, candidate spans from each span function or a random
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from brute_candidate_spans import random_recursive_tree
 from brute_segment_lattice import brute_lattice, pure_python_labelled_segmentations, pure_python_score, transition_counts_of
-from spacy_depner.structures.candidate_spans import all_spans, single_arc_spans, valid_spans
-from spacy_depner.structures.segment_lattice import log_partition, marginals, transition_counts, viterbi
+from spacy_depner.structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
+from spacy_depner.structures.lattice.segment_lattice import log_partition, marginals, transition_counts, viterbi
 
 RTOL = 1e-9
 SOURCES = ["dgm", "dgm_s", "semi_markov", "subset"]
@@ -483,7 +483,7 @@ def test_token_without_its_own_span_raises_value_error(case):
     spans, span_offsets, doc_offsets = UNCOVERED_TOKEN_CASES[case]
     program = f"""
 import numpy as np
-from spacy_depner.structures.segment_lattice import log_partition, marginals, viterbi
+from spacy_depner.structures.lattice.segment_lattice import log_partition, marginals, viterbi
 spans = np.array({spans.tolist()}); span_offsets = np.array({span_offsets.tolist()}); doc_offsets = np.array({doc_offsets.tolist()})
 for operation in (log_partition, marginals, viterbi):
     try:

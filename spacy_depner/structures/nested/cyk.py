@@ -15,8 +15,8 @@ through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
 """
 from numba import njit
 
-from .batch_layout import logaddexp
-from .nested_charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
+from ..shared import logaddexp
+from .charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
 
 
 @njit(cache=True)

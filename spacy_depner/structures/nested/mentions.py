@@ -82,10 +82,9 @@ from typing import Optional, Tuple
 import numpy as np
 from numba import njit
 
-from .batch_layout import check_doc_offsets
-from .posterior import check_marginals, check_penalty
-from .score_range import check_scores
-from .nested_charts import (
+from ..shared import check_doc_offsets, check_marginals, check_penalty
+from ..score_range import check_scores
+from .charts import (
     _best_label,
     _charts,
     _mention_axioms,
@@ -96,9 +95,9 @@ from .nested_charts import (
     dense_span_offsets,
     dense_spans,
 )
-from .nested_cyk import _expand_cyk, _inside_cyk, _outside_cyk
-from .nested_flat import _inside_semi_markov, _outside_semi_markov
-from .nested_quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
+from .cyk import _expand_cyk, _inside_cyk, _outside_cyk
+from .semi_markov import _inside_semi_markov, _outside_semi_markov
+from .quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
 
 __all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
 

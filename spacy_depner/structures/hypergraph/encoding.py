@@ -55,8 +55,8 @@ head) of the mentions containing it. Not, e.g., [0, 1] with head [1, 1] and
 import numpy as np
 from numba import njit
 
-from .batch_layout import check_doc_offsets, max_doc_length
-from .hypergraph_kinds import _HEAD_SLOT, _KINDS, _N_SLOTS, N_HEAD_KINDS, N_KINDS, n_kinds
+from ..shared import check_doc_offsets, max_doc_length
+from .kinds import _HEAD_SLOT, _KINDS, _N_SLOTS, N_HEAD_KINDS, N_KINDS, n_kinds
 
 
 def _kind_lookup(heads):

@@ -46,8 +46,8 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from .batch_layout import check_doc_offsets, max_doc_length
-from .score_range import check_scores
+from ..shared import check_doc_offsets, max_doc_length
+from ..score_range import check_scores
 from .tag_schemes import SCHEMES, _as_tags, _pairs, allowed_transitions, n_tags, spans_to_tags, tag_names, tags_to_spans
 
 __all__ = [

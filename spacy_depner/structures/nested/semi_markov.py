@@ -12,8 +12,8 @@ marginals; the Viterbi back-trace of (a)/(b) is the first-level loop of
 import numpy as np
 from numba import njit
 
-from .batch_layout import logaddexp
-from .nested_charts import NEG_INF, _first_level, _row
+from ..shared import logaddexp
+from .charts import NEG_INF, _first_level, _row
 
 
 @njit(cache=True)

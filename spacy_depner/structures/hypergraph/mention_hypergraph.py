@@ -33,9 +33,9 @@ from typing import Tuple
 
 import numpy as np
 
-from .batch_layout import check_doc_offsets
-from .hypergraph_encoding import edges_to_mentions, mentions_to_edges, representable
-from .hypergraph_kinds import (  # the kinds, re-exported: scores[..., kind] and edges use them
+from ..shared import check_doc_offsets
+from .encoding import edges_to_mentions, mentions_to_edges, representable
+from .kinds import (  # the kinds, re-exported: scores[..., kind] and edges use them
     HEAD_KIND_NAMES, KIND_NAMES, N_HEAD_KINDS, N_KINDS, _N_SLOTS, n_kinds,
     KIND_T_X, KIND_T_I, KIND_I_I, KIND_I_IX, KIND_I_X,
     HEAD_T_X, HEAD_T_B, HEAD_T_W, HEAD_T_BW,
@@ -43,9 +43,9 @@ from .hypergraph_kinds import (  # the kinds, re-exported: scores[..., kind] and
     HEAD_W_W, HEAD_W_A, HEAD_W_X, HEAD_W_WA, HEAD_W_WX, HEAD_W_AX, HEAD_W_WAX,
     HEAD_A_A, HEAD_A_X, HEAD_A_AX,
 )
-from .hypergraph_recursions import _TABLES, _log_partition, _marginals, _viterbi
-from .score_range import check_scores
-from ..util.numbers import is_finite_number
+from .recursions import _TABLES, _log_partition, _marginals, _viterbi
+from ..score_range import check_scores
+from ...util.numbers import is_finite_number
 
 __all__ = [
     "log_partition", "marginals", "viterbi", "edges_to_mentions", "mentions_to_edges", "representable",

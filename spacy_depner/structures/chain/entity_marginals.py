@@ -32,10 +32,10 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from . import interval_selection
+from .. import interval_selection
 from .linear_chain import _charts, _check, _forward_backward, _sparse
-from .posterior import check_penalty
-from .score_range import check_scores
+from ..shared import check_penalty
+from ..score_range import check_scores
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
 
 __all__ = ["span_marginals", "entity_marginals", "posterior_decode"]

@@ -17,7 +17,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-from .batch_layout import check_doc_offsets
+from ..shared import check_doc_offsets
 
 SCHEMES = {"BIO": ("B", "I"), "BILOU": ("B", "I", "L", "U")}
 

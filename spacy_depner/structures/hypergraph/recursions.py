@@ -18,8 +18,8 @@ import itertools
 import numpy as np
 from numba import njit
 
-from .batch_layout import max_doc_length
-from .hypergraph_kinds import _KINDS, _N_SLOTS
+from ..shared import max_doc_length
+from .kinds import _KINDS, _N_SLOTS
 
 NEG_INF = -np.inf
 

@@ -1,54 +1,16 @@
-"""Flat batch arrays (heads, sentences, documents, spans) read off spaCy Docs.
-
-The glue between spaCy Docs and the structures, which take flat arrays. One
-Python step per Doc; everything per token or per span is numpy. Spans are in
-two coordinates: spaCy's suggesters give ``[start, end)`` per Doc (a thinc
-``Ragged``), the structures take ``[first, last]`` (inclusive) in batch
-coordinates sorted by (last, first); ``spans_to_ragged`` and
-``suggested_spans`` convert between them.
-
-Trees enter here: ``tree_arrays`` (from ``spacy_depner.ml.dependency_features``,
-which reads the heads of the dependency features the same way, below the
-pipeline) checks once per batch that each Doc's heads form a forest within
-its sentences (``spacy_depner.structures.forest``), so the structures never
-see a cycle or a head outside its sentence.
-"""
-from typing import Callable, List, NamedTuple, Optional, Tuple
+"""Spans of a batch of Docs in the two coordinates of the package: spaCy's
+suggesters give ``[start, end)`` per Doc (a thinc ``Ragged``), the
+structures take ``[first, last]`` (inclusive) in batch coordinates sorted by
+(last, first); ``spans_to_ragged`` and ``suggested_spans`` convert between
+them. One Python step per Doc; everything per token or per span is numpy."""
+from typing import Callable, List, Optional
 
 import numpy as np
-from spacy.attrs import SENT_START
 from spacy.tokens import Doc
 from thinc.api import NumpyOps, Ops, get_current_ops
 from thinc.types import Ragged
 
-from ..ml.dependency_features import doc_offsets_of, sentence_offsets_of, token_table, tree_arrays
-from ..structures.candidate_spans import merge_spans
-
-__all__ = [
-    "Batch", "doc_offsets_of", "batch_offsets", "tree_arrays",
-    "spans_to_ragged", "suggested_spans", "lattice", "spans_per_doc", "covered_tokens",
-]
-
-
-class Batch(NamedTuple):
-    """A lattice of a batch of Docs: doc_offsets (B + 1,); spans (S, 2) first
-    and last token in batch coordinates sorted by (last, first); span_offsets
-    (B + 1,) the spans of Doc b are rows span_offsets[b]:span_offsets[b+1]."""
-
-    doc_offsets: np.ndarray
-    spans: np.ndarray
-    span_offsets: np.ndarray
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.doc_offsets[-1])
-
-
-def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
-    """doc_offsets (B + 1,) and sentence_offsets (U + 1,) of a batch of Docs,
-    in batch token coordinates (int64)."""
-    doc_offsets = doc_offsets_of(docs)
-    return doc_offsets, sentence_offsets_of(token_table(docs, [SENT_START])[:, 0], doc_offsets)
+from ..structures.trees.candidate_spans import merge_spans
 
 
 def chain_offsets(spans: np.ndarray, doc_offsets: np.ndarray, sentence_offsets: np.ndarray) -> np.ndarray:
@@ -103,19 +65,6 @@ def suggested_spans(docs: List[Doc], suggester: Callable, doc_offsets: np.ndarra
     return spans
 
 
-def lattice(docs: List[Doc], suggester: Callable, ops: Optional[Ops] = None) -> Batch:
-    """The segment lattice of ``dgm_ner``: the suggester's spans and every
-    single token (O segments are single tokens, so each token must be a span)."""
-    doc_offsets = doc_offsets_of(docs)
-    n_tokens = int(doc_offsets[-1])
-    spans = suggested_spans(docs, suggester, doc_offsets, ops)
-    singles = spans[:, 0] == spans[:, 1]
-    if np.count_nonzero(singles) < n_tokens:
-        tokens = np.arange(n_tokens, dtype=np.int64)
-        spans = merge_spans(spans, np.stack([tokens, tokens], axis=1), n_tokens)
-    return Batch(doc_offsets, spans, spans_per_doc(spans, doc_offsets))
-
-
 def spans_per_doc(spans: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
     """span_offsets (B + 1,) of spans sorted by last token."""
     return np.searchsorted(spans[:, 1], doc_offsets, side="left").astype(np.int64)
@@ -127,3 +76,19 @@ def covered_tokens(spans: np.ndarray, n_tokens: int) -> np.ndarray:
     np.add.at(marks, spans[:, 0], 1)
     np.add.at(marks, spans[:, 1] + 1, -1)
     return np.cumsum(marks[:-1])
+
+
+def with_single_tokens(spans: np.ndarray, n_tokens: int) -> np.ndarray:
+    """``spans`` (S, 2) sorted by (last, first) with every single token added
+    (the lattice of ``dgm_ner``: an O segment is one token, so each token
+    must be a span)."""
+    if np.count_nonzero(spans[:, 0] == spans[:, 1]) == n_tokens:
+        return spans
+    tokens = np.arange(n_tokens, dtype=np.int64)
+    return merge_spans(spans, np.stack([tokens, tokens], axis=1), n_tokens)
+
+
+def heads_key(spans_key: str) -> str:
+    """The span group that holds the heads of the mentions of ``spans_key``
+    (one head span per mention, in the same order)."""
+    return f"{spans_key}_heads"

@@ -38,12 +38,11 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from .batch_layout import check_doc_offsets, logaddexp, max_doc_length
-from .hypergraph_kinds import KIND_I_I, KIND_I_IX, KIND_I_X, KIND_T_I, KIND_T_X
-from .hypergraph_recursions import _charts, _inside, _outside
+from ..shared import check_doc_offsets, logaddexp, max_doc_length, check_marginals, check_penalty
+from .kinds import KIND_I_I, KIND_I_IX, KIND_I_X, KIND_T_I, KIND_T_X
+from .recursions import _charts, _inside, _outside
 from .mention_hypergraph import _check as _check_hypergraph
-from .posterior import check_marginals, check_penalty
-from .score_range import check_scores
+from ..score_range import check_scores
 
 __all__ = ["mention_marginals", "best_reading", "posterior_decode"]
 

@@ -34,10 +34,9 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from . import interval_selection
-from .batch_layout import logaddexp, max_doc_length
-from .posterior import check_marginals, check_penalty
-from .score_range import check_scores
+from .. import interval_selection
+from ..shared import logaddexp, max_doc_length, check_marginals, check_penalty
+from ..score_range import check_scores
 
 NEG_INF = -np.inf
 

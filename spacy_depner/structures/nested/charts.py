@@ -32,7 +32,7 @@ Charts (log weights), fenceposts, stored at [i, j - i]:
 import numpy as np
 from numba import njit
 
-from .batch_layout import logaddexp, check_doc_offsets, max_doc_length
+from ..shared import logaddexp, check_doc_offsets, max_doc_length
 
 NEG_INF = -np.inf
 

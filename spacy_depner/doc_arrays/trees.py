@@ -1,0 +1,97 @@
+"""The trees of a batch of Docs, read and checked once where they enter the
+package: ``require_parse`` (the error every component and model raises for
+a Doc without a parse), ``tree_arrays`` (heads and sentences as flat arrays)
+and ``batch_heads_and_labels`` (what the dependency features read), both
+after ``require_forest``: spaCy accepts any heads, cycles included, and a
+cycle would give a lattice duplicate spans (``structures.trees.forest``)."""
+from typing import Iterable, List, Optional, Tuple
+
+import numpy as np
+from spacy.attrs import DEP, HEAD, SENT_START
+from spacy.tokens import Doc
+
+from ..structures.trees import forest
+from .tokens import doc_offsets_of, sentence_offsets_of, token_table
+
+
+def require_parse(docs: Iterable[Doc], component: str) -> None:
+    """Raise a clear error for a non-empty Doc without a dependency parse."""
+    for i, doc in enumerate(docs):
+        if len(doc) and not doc.has_annotation("DEP"):
+            raise ValueError(
+                f"'{component}' needs dependency trees, but Doc {i} of the batch has no dependency parse "
+                f"(text: {doc.text[:60]!r}). Put a parser before '{component}' in the pipeline "
+                "(and list it in [training] annotating_components to train on its trees), "
+                "or pass Docs whose heads and deps are set (for example with the "
+                "spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"). "
+                "Dependency features and the DGM suggesters read the trees; "
+                "spacy_depner.all_spans_suggester.v1 does not."
+            )
+
+
+def _checked_trees(docs: List[Doc], table: np.ndarray, component: Optional[str]):
+    """heads (N,) absolute, -1 for a root; sentence_offsets (U + 1,);
+    doc_offsets (B + 1,) from the HEAD and SENT_START columns ``table`` (N, 2),
+    after ``require_forest``."""
+    doc_offsets = doc_offsets_of(docs)
+    relative = table[:, 0]
+    heads = np.where(relative == 0, -1, relative + np.arange(relative.shape[0], dtype=np.int64))
+    sentence_offsets = sentence_offsets_of(table[:, 1], doc_offsets)
+    require_forest(docs, heads, sentence_offsets, doc_offsets, component)
+    return heads, sentence_offsets, doc_offsets
+
+
+def tree_arrays(docs: List[Doc], component: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """heads (N,) absolute, -1 for a root (every token of a Doc without a
+    parse), sentence_offsets (U + 1,) and doc_offsets (B + 1,) of a batch; a
+    ValueError (``require_forest``, naming ``component`` if given) if the heads
+    of a Doc are not a forest within each of its sentences."""
+    docs = list(docs)
+    return _checked_trees(docs, token_table(docs, [HEAD, SENT_START]), component)
+
+
+def require_forest(docs: List[Doc], heads: np.ndarray, sentence_offsets: np.ndarray, doc_offsets: np.ndarray,
+                   component: Optional[str] = None) -> None:
+    """Raise a clear error if ``heads`` (N,) (absolute, -1 or itself for a
+    root) of the batch ``docs`` are not a forest within each sentence
+    (``forest.first_fault``, called once): it names the Doc, the sentence,
+    the first token at fault, its head, the fault and the fix."""
+    token, kind = forest.first_fault(heads, sentence_offsets)
+    if kind == forest.NO_FAULT:
+        return
+    b = int(np.searchsorted(doc_offsets, token, side="right")) - 1
+    doc, base = docs[b], int(doc_offsets[b])
+    sentence = int(np.searchsorted(sentence_offsets, token, side="right")) - 1
+    first_of_doc = int(np.searchsorted(sentence_offsets, base, side="right")) - 1
+    start, end = int(sentence_offsets[sentence]) - base, int(sentence_offsets[sentence + 1]) - base
+    i, h = token - base, int(heads[token]) - base
+    words = " ".join(t.text for t in doc[:8]) + (" ..." if len(doc) > 8 else "")
+    head = f"token {h} {doc[h].text!r}" if 0 <= h < len(doc) else f"{h}, outside the Doc"
+    if kind == forest.CYCLE:
+        path = forest.cycle_through(heads, token)
+        cycle = " -> ".join(str(t - base) for t in path) + ("" if path[-1] == token else " -> ...")
+        fault = (f"it lies on the cycle of heads {cycle}, so following heads from it never reaches a root. "
+                 "Make one token of the cycle a root (its own head) or hang it from a token outside the cycle")
+    else:
+        fault = ("that head is outside its sentence. spaCy starts a sentence at the leftmost token under each "
+                 "root, so the subtrees of two roots must not interleave: give the sentence one root or make each "
+                 "root's subtree a contiguous run of tokens")
+    prefix = f"'{component}': " if component else ""
+    raise ValueError(
+        f"{prefix}the parse is not a forest (each head must be a token of the same sentence, or the token itself "
+        f"for a root, and following heads must reach a root): in Doc {b} of the batch ({words!r}), sentence "
+        f"{sentence - first_of_doc} (tokens {start}-{end - 1}), token {i} {doc[i].text!r} has head {head}: {fault}, "
+        f"in the parser or input data of that Doc (or with doc[{i}].head), or leave the Doc out."
+    )
+
+
+def batch_heads_and_labels(docs: List[Doc], component: str = "dependency_features") -> Tuple[np.ndarray, np.ndarray]:
+    """Absolute head of each token in the batch (a root is its own head) (N,)
+    and its dependency label hash (N, 1) uint64. ``require_parse`` and
+    ``require_forest`` first, with ``component`` in their messages."""
+    docs = list(docs)
+    require_parse(docs, component)
+    table = token_table(docs, [HEAD, SENT_START, DEP])
+    heads, _, _ = _checked_trees(docs, table[:, :2], component)
+    heads = np.where(heads == -1, np.arange(heads.shape[0], dtype=np.int64), heads)
+    return heads, np.ascontiguousarray(table[:, 2:3]).view(np.uint64)

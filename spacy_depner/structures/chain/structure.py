@@ -1,0 +1,77 @@
+"""The linear-chain CRF over BIO / BILOU tags (``linear_chain``,
+``tag_schemes``, ``entity_marginals``) under the structure protocol
+(``protocol``).
+
+scores = (tag scores (N, T), transitions (T + 1, T + 1)); layout: offsets
+(U + 1,) of the chains; option ``scheme`` ("BIO" or "BILOU"), whose allowed
+transitions the chain uses (T = 1 + 2K or 1 + 4K). A mention is an entity
+the tags spell (``tags_to_spans``). Encoding: the tags (N,).
+"""
+import numpy as np
+
+from ..protocol import Analysis, Layout, Marginals, Structure, select_disjoint
+from . import entity_marginals, linear_chain
+from .tag_schemes import SCHEMES
+
+
+def _n_labels(scores, scheme: str) -> int:
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown tagging scheme {scheme!r}: expected one of {sorted(SCHEMES)}")
+    return (np.shape(scores[0])[1] - 1) // len(SCHEMES[scheme])
+
+
+def _analysis(score, tags, layout: Layout, n_labels: int, scheme: str) -> Analysis:
+    spans, labels = linear_chain.tags_to_spans(tags, layout.offsets, scheme, n_labels)
+    return Analysis(score, np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3), tags)
+
+
+class LinearChain(Structure):
+    name = "chain"
+
+    def _args(self, scores, layout: Layout, scheme: str):
+        tag_scores, transitions = scores
+        return tag_scores, layout.offsets, transitions, linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme)
+
+    def log_partition(self, scores, layout: Layout, *, scheme: str = "BILOU") -> np.ndarray:
+        return linear_chain.log_partition(*self._args(scores, layout, scheme))
+
+    def marginals(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Marginals:
+        log_z, tag_marginals, transition_marginals = linear_chain.marginals(*self._args(scores, layout, scheme))
+        tag_scores, transitions = scores
+
+        def above(floor: float):
+            spans, labels, values = entity_marginals.span_marginals(tag_scores, layout.offsets, transitions, scheme, floor)
+            return np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3), values
+
+        def of(mentions: np.ndarray) -> np.ndarray:
+            return entity_marginals.entity_marginals(tag_scores, layout.offsets, transitions, scheme,
+                                                     mentions[:, :2], mentions[:, 2])
+
+        return Marginals(log_z, (tag_marginals, transition_marginals), above, of)
+
+    def viterbi(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Analysis:
+        best, tags = linear_chain.viterbi(*self._args(scores, layout, scheme))
+        return _analysis(best, tags, layout, _n_labels(scores, scheme), scheme)
+
+    def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5,
+                         scheme: str = "BILOU") -> Analysis:
+        """Every set of disjoint entities is a valid tag sequence, so the
+        posterior analysis is the weighted interval scheduling of the entities
+        of marginal above the penalty (``select_disjoint``)."""
+        from ..shared import check_penalty
+
+        mentions, values = marginals.mentions(check_penalty(penalty))
+        chosen = select_disjoint(mentions, values, layout.offsets, penalty)
+        tags = linear_chain.spans_to_tags(chosen.mentions[:, :2], chosen.mentions[:, 2], layout.n_tokens, scheme)
+        return Analysis(chosen.score, chosen.mentions, tags)
+
+    def counts(self, encoding, scores, layout: Layout, *, scheme: str = "BILOU"):
+        """(tag indicator (N, T), transition counts (T + 1, T + 1))."""
+        tags = np.asarray(encoding, dtype=np.int64)
+        T = scores[0].shape[1]
+        indicator = np.zeros((tags.shape[0], T))
+        indicator[np.arange(tags.shape[0]), tags] = 1.0
+        return indicator, linear_chain.transition_counts(tags, layout.offsets, T)
+
+
+CHAIN = LinearChain()

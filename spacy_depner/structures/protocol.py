@@ -1,0 +1,155 @@
+"""One protocol for every structure (after pytorch-struct's ``_Struct`` and
+supar's ``StructuredDistribution``): the same operations, the same argument
+order (scores, then a ``Layout``, then keyword options) and the same results.
+
+A structure is a family of analyses of a batch: the segmentations of a
+lattice (``lattice``), the tag sequences of a linear chain (``chain``), the
+nested mention sets of Corro's deduction systems (``nested``), the
+sub-hypergraphs of Lu & Roth's mention hypergraph (``hypergraph``). Every
+analysis reads as mentions (M, 3) [first, last, label] in batch coordinates,
+labels from 0 (with heads (M, 5): and head_first, head_last).
+
+Operations of ``Structure`` (``options`` are the structure's own, e.g. the
+tag scheme, the nested space, the mention penalty):
+
+* ``log_partition(scores, layout, **options)``: log Z (U,) of each unit.
+* ``marginals(scores, layout, **options)``: ``Marginals``: log Z, the
+  gradient of sum(log Z) with respect to each part of ``scores`` (same
+  shapes), and the mention marginals on demand.
+* ``viterbi(scores, layout, **options)``: the MAP ``Analysis``.
+* ``posterior_decode(marginals, layout, *, penalty, **options)``: the
+  ``Analysis`` of the structure's space with the largest sum over its
+  mentions of (marginal - penalty) (``shared``), from ``marginals``.
+* ``counts(encoding, scores, layout, **options)``: the indicator of an
+  analysis (its ``encoding``) in the shape of ``scores``; its score is the
+  inner product (``score``, plus what ``options`` add), so
+  ``nll`` = log Z - score(gold) has gradient marginals - counts.
+"""
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Optional, Tuple, Union
+
+import numpy as np
+
+Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the scores of a batch sit, in batch token coordinates.
+
+    offsets (U + 1,) int64: the independent units the structure decodes
+        (documents, sentences or chains): tokens offsets[u]:offsets[u+1].
+    spans (S, 2) int64 or None: [first, last] of each scored span, sorted by
+        (last, first) (lattice and nested structures).
+    span_offsets (U + 1,) or None: the spans of unit u (lattice).
+    rows (S,) int64 or None: the dense row of each span, when the spans are
+        a subset of all the spans of the units (nested; None: all of them).
+    mask (n_dense,) bool or None: the dense rows that may be mentions (nested).
+    """
+
+    offsets: np.ndarray
+    spans: Optional[np.ndarray] = None
+    span_offsets: Optional[np.ndarray] = None
+    rows: Optional[np.ndarray] = None
+    mask: Optional[np.ndarray] = None
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.offsets[-1])
+
+
+class Analysis(NamedTuple):
+    """One analysis per unit: score (U,) (its weight for ``viterbi``, its gain
+    for ``posterior_decode``); mentions (M, 3) [first, last, label from 0]
+    (M, 5 with heads), sorted as the structure gives them; encoding, the
+    structure's own form of it (per-span labels, tags, hyperedges), what
+    ``counts`` reads."""
+
+    score: np.ndarray
+    mentions: np.ndarray
+    encoding: object
+
+
+class Marginals:
+    """The result of ``marginals``: ``log_z`` (U,), ``scores`` the gradient
+    of sum(log Z) with respect to the scores (same parts and shapes), and two
+    views of the mention marginals, computed on demand: ``mentions(floor)``
+    every mention whose marginal exceeds ``floor`` (mentions (M, 3),
+    marginals (M,)), and ``of(mentions)`` the marginal (M,) of given ones."""
+
+    def __init__(self, log_z: np.ndarray, scores: Scores, mentions: Callable[[float], Tuple[np.ndarray, np.ndarray]],
+                 of: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.log_z = log_z
+        self.scores = scores
+        self._mentions = mentions
+        self._of = of
+
+    def mentions(self, floor: float = -1.0) -> Tuple[np.ndarray, np.ndarray]:
+        return self._mentions(floor)
+
+    def of(self, mentions: np.ndarray) -> np.ndarray:
+        return self._of(np.asarray(mentions, dtype=np.int64))
+
+
+class Structure:
+    """The protocol (module docstring). Subclasses write ``log_partition``,
+    ``marginals``, ``viterbi``, ``posterior_decode`` and ``counts``; ``score``
+    and ``nll`` follow from them."""
+
+    name = ""
+
+    def log_partition(self, scores: Scores, layout: Layout, **options) -> np.ndarray:
+        raise NotImplementedError
+
+    def marginals(self, scores: Scores, layout: Layout, **options) -> Marginals:
+        raise NotImplementedError
+
+    def viterbi(self, scores: Scores, layout: Layout, **options) -> Analysis:
+        raise NotImplementedError
+
+    def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, **options) -> Analysis:
+        raise NotImplementedError
+
+    def counts(self, encoding, scores: Scores, layout: Layout, **options) -> Scores:
+        raise NotImplementedError
+
+    def score(self, scores: Scores, layout: Layout, encoding, **options) -> float:
+        """The total weight of the batch's analysis ``encoding``: the inner
+        product of the scores with its ``counts``."""
+        return float(sum((np.asarray(s, dtype=np.float64) * c).sum()
+                         for s, c in zip(_parts(scores), _parts(self.counts(encoding, scores, layout, **options)))))
+
+    def nll(self, scores: Scores, layout: Layout, gold, **options) -> Tuple[float, Scores]:
+        """Negative log-likelihood of the analysis ``gold`` (an encoding) and its
+        gradient with respect to ``scores``: (sum(log Z) - score(gold),
+        marginals - counts(gold)), float64, in the parts of ``scores``."""
+        marginals = self.marginals(scores, layout, **options)
+        counts = _parts(self.counts(gold, scores, layout, **options))
+        loss = float(marginals.log_z.sum()) - self.score(scores, layout, gold, **options)
+        gradient = tuple(m - c for m, c in zip(_parts(marginals.scores), counts))
+        return loss, gradient if isinstance(scores, tuple) else gradient[0]
+
+
+def _parts(scores: Scores) -> Tuple[np.ndarray, ...]:
+    return scores if isinstance(scores, tuple) else (scores,)
+
+
+def select_disjoint(mentions: np.ndarray, marginals: np.ndarray, offsets: np.ndarray, penalty: float) -> Analysis:
+    """The posterior analysis of a flat structure, whose space holds every set
+    of disjoint mentions: the disjoint subset of ``mentions`` (M, 3) with the
+    largest sum of (marginal - ``penalty``), ties to the lower label
+    (``interval_selection.most_probable``). Returns the Analysis (gain (U,),
+    chosen mentions sorted by first token, their rows in ``mentions`` as the
+    encoding)."""
+    from . import interval_selection
+    from .shared import check_penalty
+
+    penalty = check_penalty(penalty)
+    candidates = np.flatnonzero(marginals - penalty > 0)
+    kept = interval_selection.most_probable(mentions[candidates, :2], marginals[candidates] - penalty,
+                                            mentions[candidates, 2])
+    chosen = candidates[kept]
+    chosen = chosen[np.argsort(mentions[chosen, 0], kind="stable")]
+    gain = np.zeros(offsets.shape[0] - 1)
+    np.add.at(gain, np.searchsorted(offsets, mentions[chosen, 0], side="right") - 1, marginals[chosen] - penalty)
+    return Analysis(gain, mentions[chosen], chosen)
