@@ -9,6 +9,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
+from ..structures.chain.tag_schemes import tag_names, tags_to_spans
 from ..structures.trees.candidate_spans import candidate_spans, span_index
 from .corpus_scores import parse_corpus, sentence_heads
 
@@ -23,13 +24,20 @@ def corpus_arrays(corpus: UNERCorpus):
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     heads = np.concatenate([np.asarray(s.heads, dtype=np.int64) for s in corpus.sentences])
     heads = np.where(heads >= 0, heads + np.repeat(offsets[:-1], lengths), -1)
-    tags = np.array([t for tags in corpus.tags for t in tags])
-    starts = np.flatnonzero(np.char.startswith(tags, "B-"))
-    inside = np.char.startswith(tags, "I-")
-    # an entity ends where the next tag is not I-
-    continues = np.concatenate([inside[1:], [False]])
-    ends = np.flatnonzero(~continues & (inside | np.char.startswith(tags, "B-")))
-    return heads, offsets, np.stack([starts, ends], axis=1)
+    return heads, offsets, iob2_spans(corpus.tags, offsets)
+
+
+def iob2_spans(tags: Sequence[Sequence[str]], offsets: np.ndarray) -> np.ndarray:
+    """Entities (M, 2) [first, last] of valid IOB2 tags (one list per
+    sentence; ``offsets`` the sentences'), read by the BIO scheme of the
+    linear chain (``tag_schemes.tags_to_spans``)."""
+    labels = sorted({tag[2:] for sentence in tags for tag in sentence if tag != "O"})
+    if not labels:
+        return np.zeros((0, 2), dtype=np.int64)
+    index = {name: i for i, name in enumerate(tag_names(labels, "BIO"))}
+    codes = np.array([index[tag] for sentence in tags for tag in sentence], dtype=np.int64)
+    spans, _ = tags_to_spans(codes, offsets, "BIO", len(labels))
+    return spans
 
 
 def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:

@@ -4,23 +4,16 @@ The coverage of a search space is its *maximum recall* (Corro 2023, Table 5):
 the largest number of gold mentions of a sentence that form one structure of
 the space, summed over sentences, as a percent of all gold mentions. Spaces:
 
-* ``flat``: non-overlapping mentions (the semi-Markov space). Exact maximum
-  by interval scheduling over word positions (a DP, not the greedy rule).
+* ``flat``: non-overlapping mentions (the semi-Markov space).
 * ``nested``: mentions no two of which overlap partially (a laminar set: any
   two are disjoint or one contains the other); the CYK-like O(n^3) space.
-  Keeping the most mentions is the same as removing the fewest so that no two
-  partially overlap. Exact: a DP over the mention spans from the shortest up,
-  ``best(m) = 1 + max weight of disjoint mentions strictly inside m`` (an
-  interval scheduling weighted by ``best``), then the same scheduling over the
-  sentence.
 * ``quadratic``: laminar sets in which every mention has at most one child
   (largest mention strictly inside it among the kept ones) longer than one
-  word; Corro's O(n^2) space. Exact: ``tree(m)`` is 1 + the larger of (a) the
-  one-word mentions inside m and (b) ``tree(c)`` + the one-word mentions inside
-  m but outside c, over the multi-word mentions c strictly inside m; the
-  sentence total is the interval scheduling weighted by ``tree``. (One-word
-  mentions never overlap anything partially and have no children, so they can
-  always be added around the single long child.)
+  word; Corro's O(n^2) space.
+
+Each count is exact: the structure's own Viterbi with +1 per gold mention on
+the layout of the gold spans only (``structures.nested.structure.largest_subset``,
+the same function that reduces ``nested_ner``'s gold analysis).
 * ``dgm`` (with trees): mentions that are DGM valid spans of the trees (Jie,
   Muis & Lu 2017), via ``candidate_spans("dgm", ...)``; counted per mention,
   as the space is flat it is an upper bound, not a structure count.
@@ -38,6 +31,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..structures.nested.structure import largest_subset
 from ..structures.trees.candidate_spans import candidate_spans, span_index
 from ..util.progress import progress
 
@@ -54,77 +48,33 @@ def _distinct(spans: Iterable[Sequence]) -> List[Tuple[int, int]]:
     return sorted(out)
 
 
-def _schedule(items: Iterable[Tuple[int, int, int]], lo: int, hi: int) -> int:
-    """Largest total weight of pairwise disjoint (start, end, weight) items
-    inside [lo, hi): DP over positions, best[p] for the prefix [lo, p)."""
-    ending: Dict[int, List[Tuple[int, int]]] = {}
-    for start, end, weight in items:
-        ending.setdefault(end, []).append((start, weight))
-    best = [0] * (hi - lo + 1)
-    for p in range(lo + 1, hi + 1):
-        value = best[p - lo - 1]
-        for start, weight in ending.get(p, ()):
-            value = max(value, best[start - lo] + weight)
-        best[p - lo] = value
-    return best[hi - lo]
+def _most_mentions(spans: Iterable[Sequence], space: str) -> int:
+    """The most of ``spans`` (start, end_exclusive; duplicates count once)
+    that one analysis of the nested structure's ``space`` holds: its own
+    Viterbi (``structures.nested.structure.largest_subset``)."""
+    spans = _distinct(spans)
+    if not spans:
+        return 0
+    mentions = np.array([[start, end - 1, 0] for start, end in spans], dtype=np.int64)
+    offsets = np.array([0, max(end for _, end in spans)], dtype=np.int64)
+    return int(largest_subset(mentions, offsets, space=space).sum())
 
 
 def max_flat(spans: Iterable[Sequence]) -> int:
     """Largest number of pairwise non-overlapping spans (duplicates count once)."""
-    spans = _distinct(spans)
-    if not spans:
-        return 0
-    return _schedule(((s, e, 1) for s, e in spans), 0, max(e for _, e in spans))
-
-
-def _inside(outer: Tuple[int, int], spans: Sequence[Tuple[int, int]]):
-    s0, e0 = outer
-    return [(s, e) for s, e in spans if s0 <= s and e <= e0 and (s, e) != outer]
+    return _most_mentions(spans, "semi_markov")
 
 
 def max_laminar(spans: Iterable[Sequence]) -> int:
     """Largest number of spans no two of which overlap partially (nested
-    space; duplicates count once). Exact DP from the shortest spans up."""
-    spans = _distinct(spans)
-    if not spans:
-        return 0
-    best: Dict[Tuple[int, int], int] = {}
-    for span in sorted(spans, key=lambda se: se[1] - se[0]):
-        inner = _inside(span, spans)
-        best[span] = 1 + _schedule(((s, e, best[(s, e)]) for s, e in inner), span[0], span[1]) if inner else 1
-    return _schedule(((s, e, best[(s, e)]) for s, e in spans), 0, max(e for _, e in spans))
+    space; duplicates count once)."""
+    return _most_mentions(spans, "cyk")
 
 
 def max_quadratic(spans: Iterable[Sequence]) -> int:
     """Largest laminar subset in which every span has at most one child
-    longer than one word (Corro 2023's quadratic space; duplicates count
-    once). Exact DP from the shortest spans up (see the module docstring)."""
-    spans = _distinct(spans)
-    if not spans:
-        return 0
-    n = max(e for _, e in spans)
-    words = np.zeros(n + 1, dtype=np.int64)
-    for s, e in spans:
-        if e - s == 1:
-            words[e] = 1
-    single = np.cumsum(words)  # single[p]: one-word spans inside [0, p)
-
-    def one_word(s: int, e: int) -> int:
-        return int(single[e] - single[s])
-
-    tree: Dict[Tuple[int, int], int] = {}
-    for span in sorted(spans, key=lambda se: se[1] - se[0]):
-        s0, e0 = span
-        if e0 - s0 == 1:
-            tree[span] = 1
-            continue
-        inside = one_word(s0, e0)
-        value = inside
-        for s, e in _inside(span, spans):
-            if e - s > 1:
-                value = max(value, tree[(s, e)] + inside - one_word(s, e))
-        tree[span] = 1 + value
-    return _schedule(((s, e, tree[(s, e)]) for s, e in spans), 0, n)
+    longer than one word (Corro 2023's quadratic space; duplicates count once)."""
+    return _most_mentions(spans, "quadratic")
 
 
 def _percent(kept: int, total: int) -> Optional[float]:

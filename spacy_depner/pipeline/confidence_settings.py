@@ -18,6 +18,9 @@ A threshold above 0 or posterior decoding computes the marginals even with
 import inspect
 from typing import Callable, Dict, Optional, Sequence
 
+import numpy as np
+from thinc.api import get_array_module
+
 from ..util.numbers import is_finite_number
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
@@ -97,3 +100,61 @@ def check_confidence(name: str, settings: Dict[str, object]) -> None:
     if number("posterior_penalty") < 0:
         raise ValueError(f"'{name}' has posterior_penalty = {settings['posterior_penalty']!r}: it must be >= 0 "
                          "(0.5 predicts the spans more likely right than wrong)")
+
+
+class ConfidenceSettings:
+    """The confidence settings applied to a component's scores and
+    predictions (a mixin of ``EntityPipe``: it reads ``self.settings``,
+    ``self.name`` and ``self.score_labels()``)."""
+
+    def column_temperatures(self) -> np.ndarray:
+        """(C,) the temperature of each column of ``score_labels``:
+        ``label_temperatures.get(label, temperature)``; a ValueError for a
+        key that is no column's label."""
+        labels = self.score_labels()
+        by_label = self.settings["label_temperatures"]
+        check_label_temperatures(self.name, by_label, labels)
+        return np.array([by_label.get(label, self.settings["temperature"]) for label in labels], dtype=np.float64)
+
+    def tempered(self, output):
+        """The model's ``output`` (an array, a number, or a tuple of them)
+        divided by the temperatures: each column (axis 1) of the score array
+        (the output, or its first part) by its label's
+        (``column_temperatures``), every other part by
+        ``settings["temperature"]``; unchanged at temperature 1 without
+        ``label_temperatures``."""
+        check_confidence(self.name, self.settings)
+        temperature = self.settings["temperature"]
+        if temperature == 1.0 and not self.settings["label_temperatures"]:
+            return output
+        scores, *others = output if isinstance(output, tuple) else (output,)
+        divisors = self.column_temperatures()
+        if scores.ndim < 2 or scores.shape[1] != divisors.shape[0]:
+            raise ValueError(f"'{self.name}': scores of shape {tuple(scores.shape)} for the {divisors.shape[0]} score "
+                             f"columns {self.score_labels()}: initialize the component again")
+        shape = (1, -1) + (1,) * (scores.ndim - 2)
+        scores = scores / get_array_module(scores).asarray(divisors, dtype=scores.dtype).reshape(shape)
+        if not isinstance(output, tuple):
+            return scores
+        return (scores, *(part / temperature for part in others))
+
+    @property
+    def needs_marginals(self) -> bool:
+        """Whether prediction computes the marginals: for ``attrs["scores"]``,
+        a threshold above 0 or posterior decoding."""
+        return bool(self.settings["scores"] or self.settings["threshold"] > 0 or self.settings["decoding"] == "posterior")
+
+    def confident(self, probabilities: Optional[np.ndarray], *arrays: np.ndarray):
+        """The rows of ``arrays`` (each (M, ...)) and of ``probabilities`` (M,)
+        whose probability is at least ``settings["threshold"]``, compared as
+        ``attrs["scores"]`` holds them (float32): (probabilities, *arrays).
+        Everything is kept at threshold 0 (or without probabilities)."""
+        threshold = self.settings["threshold"]
+        if probabilities is None or threshold <= 0:
+            return (probabilities, *arrays)
+        kept = np.asarray(probabilities, dtype=np.float32) >= np.float32(threshold)
+        return (np.asarray(probabilities)[kept], *(np.asarray(array)[kept] for array in arrays))
+
+    def written_scores(self, probabilities: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        """What goes to ``attrs["scores"]``: the probabilities with ``scores``, else None."""
+        return probabilities if self.settings["scores"] else None

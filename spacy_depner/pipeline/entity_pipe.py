@@ -16,13 +16,14 @@ import srsly
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples, validate_get_examples
-from thinc.api import Model, Optimizer, get_array_module, set_dropout_rate
+from thinc.api import Model, Optimizer, set_dropout_rate
 
 from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.entities import gold_entities, scored_entity_spans
 from ..doc_arrays.trees import require_parse
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..structures.protocol import Analysis, Layout, Scores, Structure
-from .confidence_settings import CONFIDENCE_DEFAULTS, check_confidence, check_label_temperatures
+from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
 from .span_groups import write_flat_view, write_span_group
 from .suggesters import positive_or_null
 
@@ -61,7 +62,7 @@ class Prediction(NamedTuple):
     probabilities: Optional[np.ndarray]
 
 
-class EntityPipe(TrainablePipe):
+class EntityPipe(ConfidenceSettings, TrainablePipe):
     """The contract of every entity component.
 
     State: ``self.cfg`` holds what the trained weights depend on (``labels``
@@ -132,58 +133,6 @@ class EntityPipe(TrainablePipe):
         returns (the first array of its output), "O" for an outside score:
         what ``label_temperatures`` keys."""
         raise NotImplementedError
-
-    def column_temperatures(self) -> np.ndarray:
-        """(C,) the temperature of each column of ``score_labels``:
-        ``label_temperatures.get(label, temperature)``; a ValueError for a
-        key that is no column's label."""
-        labels = self.score_labels()
-        by_label = self.settings["label_temperatures"]
-        check_label_temperatures(self.name, by_label, labels)
-        return np.array([by_label.get(label, self.settings["temperature"]) for label in labels], dtype=np.float64)
-
-    def tempered(self, output):
-        """The model's ``output`` (an array, a number, or a tuple of them)
-        divided by the temperatures: each column (axis 1) of the score array
-        (the output, or its first part) by its label's
-        (``column_temperatures``), every other part by
-        ``settings["temperature"]``; unchanged at temperature 1 without
-        ``label_temperatures``."""
-        check_confidence(self.name, self.settings)
-        temperature = self.settings["temperature"]
-        if temperature == 1.0 and not self.settings["label_temperatures"]:
-            return output
-        scores, *others = output if isinstance(output, tuple) else (output,)
-        divisors = self.column_temperatures()
-        if scores.ndim < 2 or scores.shape[1] != divisors.shape[0]:
-            raise ValueError(f"'{self.name}': scores of shape {tuple(scores.shape)} for the {divisors.shape[0]} score "
-                             f"columns {self.score_labels()}: initialize the component again")
-        shape = (1, -1) + (1,) * (scores.ndim - 2)
-        scores = scores / get_array_module(scores).asarray(divisors, dtype=scores.dtype).reshape(shape)
-        if not isinstance(output, tuple):
-            return scores
-        return (scores, *(part / temperature for part in others))
-
-    @property
-    def needs_marginals(self) -> bool:
-        """Whether prediction computes the marginals: for ``attrs["scores"]``,
-        a threshold above 0 or posterior decoding."""
-        return bool(self.settings["scores"] or self.settings["threshold"] > 0 or self.settings["decoding"] == "posterior")
-
-    def confident(self, probabilities: Optional[np.ndarray], *arrays: np.ndarray):
-        """The rows of ``arrays`` (each (M, ...)) and of ``probabilities`` (M,)
-        whose probability is at least ``settings["threshold"]``, compared as
-        ``attrs["scores"]`` holds them (float32): (probabilities, *arrays).
-        Everything is kept at threshold 0 (or without probabilities)."""
-        threshold = self.settings["threshold"]
-        if probabilities is None or threshold <= 0:
-            return (probabilities, *arrays)
-        kept = np.asarray(probabilities, dtype=np.float32) >= np.float32(threshold)
-        return (np.asarray(probabilities)[kept], *(np.asarray(array)[kept] for array in arrays))
-
-    def written_scores(self, probabilities: Optional[np.ndarray]) -> Optional[np.ndarray]:
-        """What goes to ``attrs["scores"]``: the probabilities with ``scores``, else None."""
-        return probabilities if self.settings["scores"] else None
 
     def scorer_settings(self) -> Dict[str, object]:
         """Keyword arguments of the scorer: the labels and the settings."""
@@ -257,7 +206,7 @@ class EntityPipe(TrainablePipe):
         doc_offsets, mentions, probabilities = predictions
         probabilities, mentions = self.confident(probabilities, mentions)
         written = self.written_scores(probabilities)
-        scored = self.scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written)
+        scored = scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, self.labels, written)
         for doc, (spans, doc_probabilities) in zip(docs, scored):
             if self.writes_ents:
                 doc.set_ents(spans, default="outside")
@@ -349,50 +298,15 @@ class EntityPipe(TrainablePipe):
         return 1
 
     def gold_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray, spans_key: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
-        """The reference entities (``doc.ents``, or the span group ``spans_key``,
-        overlaps allowed) aligned to the predicted Docs: (M, 2) first and last
-        token in batch coordinates, and label ids (M,) counted from 1."""
-        label_ids = {label: i + 1 for i, label in enumerate(self.labels)}
-        where = "doc.ents" if spans_key is None else f"doc.spans[{spans_key!r}]"
-        starts, ends, ids = [], [], []
-        for offset, eg in zip(doc_offsets, examples):
-            if spans_key is None:
-                aligned = eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
-            else:
-                aligned = eg.get_aligned_spans_y2x(eg.reference.spans[spans_key], allow_overlap=True) if spans_key in eg.reference.spans else []
-            for span in aligned:
-                if span.label_ not in label_ids:
-                    raise ValueError(
-                        f"Unknown label {span.label_!r} in the gold {where} for '{self.name}' "
-                        f"(labels: {list(self.labels)}). Add it with initialize(labels=...)."
-                    )
-                starts.append(offset + span.start)
-                ends.append(offset + span.end - 1)
-                ids.append(label_ids[span.label_])
-        return np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2), np.array(ids, dtype=np.int64)
+        """The reference entities (``doc.ents``, or the span group ``spans_key``)
+        in batch coordinates: (M, 2) first and last, label ids (M,) from 1
+        (``doc_arrays.entities.gold_entities``)."""
+        return gold_entities(examples, doc_offsets, self.labels, spans_key, self.name)
 
     def entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray) -> List[List[Span]]:
         """Spans per Doc from (M, 2) first/last in batch coordinates and label
         ids (M,) from 1; each Doc's spans in their order in ``spans``."""
-        return [doc_spans for doc_spans, _ in self.scored_entity_spans(docs, doc_offsets, spans, label_ids)]
-
-    def scored_entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
-                            scores: Optional[np.ndarray] = None) -> List[Tuple[List[Span], Optional[np.ndarray]]]:
-        """Per Doc, its spans (as ``entity_spans``) and their rows of
-        ``scores`` (M,), one per span of ``spans`` (None without scores):
-        the batch is split by Doc once, with one stable sort."""
-        labels = self.labels
-        doc_of = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
-        order = np.argsort(doc_of, kind="stable")
-        bounds = np.searchsorted(doc_of[order], np.arange(len(docs) + 1)).tolist()
-        starts = (spans[order, 0] - doc_offsets[doc_of[order]]).tolist()
-        ends = (spans[order, 1] - doc_offsets[doc_of[order]] + 1).tolist()
-        names = [labels[i - 1] for i in np.asarray(label_ids)[order].tolist()]
-        doc_scores = [None] * len(docs) if scores is None else np.split(np.asarray(scores)[order], bounds[1:-1])
-        return [
-            ([Span(doc, starts[m], ends[m], label=names[m]) for m in range(bounds[d], bounds[d + 1])], doc_scores[d])
-            for d, doc in enumerate(docs)
-        ]
+        return [doc_spans for doc_spans, _ in scored_entity_spans(docs, doc_offsets, spans, label_ids, self.labels)]
 
     def reference_labels(self, example: Example) -> Iterable[str]:
         """The labels of an example's gold annotation (its entities)."""

@@ -34,10 +34,12 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
+from budgets import cases
+from spacy_depner.pipeline.entity_pipe import ENTITY_COMPONENTS
 from structures.brute_forest import brute_first_fault
 from tiny_corpus import TINY
 
-CASES = int(os.environ.get("FUZZ_CASES", 2000))
+CASES = int(os.environ.get("FUZZ_CASES", cases("component_fuzz")))
 LABELS = ("PER", "LOC")
 TINY_TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 8, "depth": 1,
                 "embed_size": 50, "window_size": 1, "maxout_pieces": 2, "subword_features": True}
@@ -70,6 +72,14 @@ TARGETS = {
     "hypergraph_ner": Target("hypergraph_ner", {"model": scorer("spacy_depner.TokenScorer.v1")}, False,
                              "hypergraph_ner", True),
 }
+
+
+
+def test_every_entity_component_has_a_target():
+    """A new entity component (an EntityPipe subclass with a factory) is
+    fuzzed once it has a row in TARGETS."""
+    assert {target.factory for target in TARGETS.values()} == set(ENTITY_COMPONENTS)
+
 
 # ---------------------------------------------------------------- random Docs
 #

@@ -13,14 +13,9 @@ Trees: ``random_recursive_tree`` (random, in general non-projective trees),
 from collections import deque
 
 import numpy as np
+from brute_shared import sentence_of_each_token
 
 
-def sentence_of_each_token(sentence_offsets):
-    """List: the sentence index of every token."""
-    sentence = []
-    for s in range(len(sentence_offsets) - 1):
-        sentence.extend([s] * (int(sentence_offsets[s + 1]) - int(sentence_offsets[s])))
-    return sentence
 
 
 def undirected_arcs(heads, sentence_offsets):

@@ -3,15 +3,9 @@ the definition only: a token is at fault when its head is neither a root
 marker (-1 or itself) nor a token of its sentence, or when following heads
 from it (within its sentence) comes back to it in at most n steps.
 
-Self-contained (no other test helper), so that the pipeline tests import it
-as ``structures.brute_forest``."""
-
-
-def sentence_of_each_token(sentence_offsets):
-    """List: the sentence index of every token."""
-    return [s for s in range(len(sentence_offsets) - 1)
-            for _ in range(int(sentence_offsets[s + 1]) - int(sentence_offsets[s]))]
-
+The pipeline tests import it as ``structures.brute_forest``, so it imports
+its one helper by that path too."""
+from structures.brute_shared import sentence_of_each_token
 
 NO_FAULT, HEAD_OUTSIDE_SENTENCE, CYCLE = 0, 1, 2
 

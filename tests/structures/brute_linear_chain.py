@@ -13,11 +13,11 @@ the entities of a sequence of names by a plain scan.
 """
 import functools
 import itertools
-import math
 
 import numpy as np
 
 from spacy_depner.structures.chain.linear_chain import allowed_transitions, tag_names
+from brute_shared import logsumexp
 
 LABELS = ["PER", "LOC", "ORG", "MISC"]
 
@@ -93,9 +93,6 @@ def valid_sequences(scheme, n_labels, n):
     return everything[by_rules]
 
 
-def _logsumexp(values):
-    top = np.max(values)
-    return float(top + math.log(np.sum(np.exp(values - top))))
 
 
 def brute_chain(scores, doc_offsets, transitions, sequences_of_length):
@@ -122,7 +119,7 @@ def brute_chain(scores, doc_offsets, transitions, sequences_of_length):
             continue
         full = np.concatenate([np.full((M, 1), B), sequences, np.full((M, 1), B)], axis=1)
         total = scores[first + np.arange(n), sequences].sum(axis=1) + transitions[full[:, :-1], full[:, 1:]].sum(axis=1)
-        log_z = _logsumexp(total)
+        log_z = logsumexp(total)
         out["log_z"][d] = log_z
         weight = np.exp(total - log_z)
         for t in range(n):

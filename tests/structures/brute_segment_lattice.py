@@ -8,9 +8,9 @@ one-token segments), score each one by the formula of the
 (``brute_lattice``); ``pure_python_labelled_segmentations`` and
 ``pure_python_score`` do the same with plain recursion, no numpy.
 """
-import math
 
 import numpy as np
+from brute_shared import logsumexp
 
 
 def segmentations(first, end, spans_by_start):
@@ -69,11 +69,6 @@ def _group_scores(rows, labels, scores, transitions):
     return unary + binary
 
 
-def _logsumexp(values):
-    top = np.max(values)
-    if top == -np.inf:
-        return -np.inf
-    return float(top + math.log(np.sum(np.exp(values - top))))
 
 
 def brute_lattice(spans, span_offsets, doc_offsets, scores, transitions):
@@ -99,7 +94,7 @@ def brute_lattice(spans, span_offsets, doc_offsets, scores, transitions):
         group_scores = [_group_scores(rows, labels, scores, transitions) for rows, labels in groups]
         everything = np.concatenate(group_scores)
         n_labelled[d] = everything.shape[0]
-        log_z[d] = _logsumexp(everything)
+        log_z[d] = logsumexp(everything)
         # MAP
         best_group = int(np.argmax([g.max() for g in group_scores]))
         rows, labels = groups[best_group]

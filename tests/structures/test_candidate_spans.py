@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budgets import cases
 from brute_candidate_spans import (
     brute_all_spans,
     brute_single_arc_spans,
@@ -115,7 +116,7 @@ def test_brute_force_covering_definition_equals_increasing_path():
     another' (Definition 1) holds exactly when the path visits increasing
     positions (the module docstring's reformulation)."""
     rng = np.random.default_rng(7)
-    for _ in range(300):
+    for _ in range(cases("candidate_spans.small")):
         heads, offsets, _ = random_batch(rng)
         adjacency = neighbours_of(undirected_arcs(heads, offsets), len(heads))
         for u, v in itertools.combinations_with_replacement(range(len(heads)), 2):
@@ -131,7 +132,7 @@ def test_random_batches_equal_brute_force():
     non_projective = 0
     cross_sentence = 0
     self_roots = 0
-    for _ in range(3000):
+    for _ in range(cases("candidate_spans.random")):
         heads, offsets, kind = random_batch(rng)
         non_projective += not is_projective(heads)
         self_roots += int(np.any(heads == np.arange(len(heads))))
@@ -140,9 +141,10 @@ def test_random_batches_equal_brute_force():
             cross_sentence += int(np.any((heads >= 0) & (sentence[np.maximum(heads, 0)] != sentence)))
         for max_length in MAX_LENGTHS:
             check_all_three(heads, offsets, max_length)
-    assert non_projective > 600
-    assert cross_sentence > 100
-    assert self_roots > 600
+    # the generator's variety, as shares of the cases("candidate_spans.random") batches
+    assert non_projective > cases("candidate_spans.random") // 5
+    assert cross_sentence > cases("candidate_spans.random") // 30
+    assert self_roots > cases("candidate_spans.random") // 5
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
@@ -271,7 +273,7 @@ def test_merge_spans_is_the_sorted_union():
     """merge_spans(spans, extra, n) is the union of both sets, sorted by (last,
     first), without duplicates, whatever the order and repetitions of extra."""
     rng = np.random.default_rng(11)
-    for _ in range(300):
+    for _ in range(cases("candidate_spans.small")):
         heads, offsets, _ = random_batch(rng)
         n = len(heads)
         spans = valid_spans(heads, offsets, int(rng.integers(1, 5)))
@@ -289,7 +291,7 @@ def test_merge_spans_is_the_sorted_union():
 def test_span_index_finds_rows_and_minus_one_for_absent():
     """span_index gives the row of each query in the sorted spans, -1 if absent."""
     rng = np.random.default_rng(12)
-    for _ in range(300):
+    for _ in range(cases("candidate_spans.small")):
         heads, offsets, _ = random_batch(rng)
         n = len(heads)
         spans = valid_spans(heads, offsets, None)
@@ -361,7 +363,7 @@ def batches(draw):
     return heads, offsets
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=cases("candidate_spans.hypothesis"), deadline=None)
 @given(batches(), st.sampled_from(MAX_LENGTHS))
 def test_hypothesis_batches_equal_brute_force(batch, max_length):
     """Hypothesis-drawn batches (possibly with a cycle when an arc was

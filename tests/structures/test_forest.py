@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from budgets import cases
 from brute_candidate_spans import random_recursive_tree
 from brute_forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, brute_faults, brute_first_fault
 from hypothesis import given, settings
@@ -118,7 +119,7 @@ def test_random_forests_are_valid():
     """2,000 batches of random_trees.random_forest and of random recursive trees
     with cut arcs, roots written either way: no fault, and brute force agrees."""
     rng = np.random.default_rng(14)
-    for i in range(2000):
+    for i in range(cases("forest.random")):
         if i % 2:
             heads, offsets = random_forest(rng.integers(1, 12, int(rng.integers(1, 5))), rng)
         else:
@@ -135,7 +136,7 @@ def test_random_corruptions_equal_brute_force():
     self-loop is a root)."""
     rng = np.random.default_rng(2017)
     kinds = {NO_FAULT: 0, HEAD_OUTSIDE_SENTENCE: 0, CYCLE: 0}
-    for _ in range(4000):
+    for _ in range(cases("forest.cycles")):
         heads, offsets = random_sentences(rng) if rng.random() < 0.5 else random_forest(
             rng.integers(1, 12, int(rng.integers(1, 5))), rng)
         if heads.shape[0] == 0:
@@ -146,10 +147,10 @@ def test_random_corruptions_equal_brute_force():
         expected = brute_first_fault(heads, offsets)
         assert forest.first_fault(heads, offsets) == expected, (heads.tolist(), offsets.tolist())
         kinds[expected[1]] += 1
-    assert min(kinds.values()) > 300, kinds
+    assert min(kinds.values()) > cases("forest.cycles") // 13, kinds
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@settings(max_examples=cases("forest.hypothesis"), derandomize=True, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=4).flatmap(
     lambda lengths: st.tuples(st.just(lengths), st.lists(st.integers(-3, sum(lengths) + 1),
                                                          min_size=sum(lengths), max_size=sum(lengths)))))

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from budgets import cases
 from brute_nested_mentions import (
     COUNTS,
     IN_SPACE,
@@ -186,7 +187,7 @@ def test_random_batches_equal_brute_force(structure):
     """Seeded random batches: log Z, every marginal, the MAP score and the MAP
     labelling equal enumeration (relative error 1e-9)."""
     rng = np.random.default_rng(STRUCTURES.index(structure) + 2023)
-    for _ in range(1000):
+    for _ in range(cases("nested.random")):
         check_against_brute_force(structure, *random_batch(rng))
 
 
@@ -218,7 +219,7 @@ def nested_batches(draw):
     return draw(st.sampled_from(STRUCTURES)), scores, doc_offsets, max_length, mask
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=cases("nested.hypothesis"), deadline=None)
 @given(nested_batches())
 def test_hypothesis_batches_equal_brute_force(case):
     """Hypothesis-drawn batches (drawn floats may tie, so the Viterbi labels
@@ -249,43 +250,6 @@ def test_all_zero_scores_count_the_analyses():
             expected = [math.log(COUNTS[structure](int(n), T)) for n in lengths]
             np.testing.assert_allclose(log_z, expected, rtol=1e-12)
 
-
-@pytest.mark.parametrize("structure", STRUCTURES)
-def test_marginals_are_the_finite_difference_gradient_of_log_z(structure):
-    """Central finite differences of sum(log Z), every score, masks included."""
-    rng = np.random.default_rng(17)
-    h = 1e-5
-    for _ in range(3):
-        scores, doc_offsets, max_length, mask = random_batch(rng, n_labels=2, max_words=7)
-        _, gradient = marginals(scores, doc_offsets, structure, max_length, mask)
-        numeric = np.zeros_like(scores)
-        for index in np.ndindex(scores.shape):
-            plus, minus = scores.copy(), scores.copy()
-            plus[index] += h
-            minus[index] -= h
-            numeric[index] = (
-                log_partition(plus, doc_offsets, structure, max_length, mask).sum()
-                - log_partition(minus, doc_offsets, structure, max_length, mask).sum()
-            ) / (2 * h)
-        np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-7)
-
-
-@pytest.mark.parametrize("structure", STRUCTURES)
-def test_batch_equals_documents_one_by_one(structure):
-    rng = np.random.default_rng(31)
-    for _ in range(40):
-        scores, doc_offsets, max_length, mask = random_batch(rng, max_words=12)
-        log_z, marg = marginals(scores, doc_offsets, structure, max_length, mask)
-        best, labels = viterbi(scores, doc_offsets, structure, max_length, mask)
-        span_offsets = dense_span_offsets(doc_offsets)
-        for d in range(len(doc_offsets) - 1):
-            lo, hi = span_offsets[d], span_offsets[d + 1]
-            one = (scores[lo:hi], [0, doc_offsets[d + 1] - doc_offsets[d]], structure, max_length, None if mask is None else mask[lo:hi])
-            z1, m1 = marginals(*one)
-            b1, l1 = viterbi(*one)
-            assert z1[0] == log_z[d] and b1[0] == best[d]
-            np.testing.assert_array_equal(m1, marg[lo:hi])
-            np.testing.assert_array_equal(l1, labels[lo:hi])
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
@@ -475,18 +439,6 @@ def small_case():
     S = int(dense_span_offsets(doc_offsets)[-1])  # 3 + 0 + 6
     return np.random.default_rng(0).normal(size=(S, 3)), doc_offsets
 
-
-@pytest.mark.parametrize("operation", OPERATIONS)
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_scores_raise_value_error(operation, bad):
-    scores, doc_offsets = small_case()
-    scores[4, 1] = bad
-    with pytest.raises(ValueError, match="finite"):
-        operation(scores, doc_offsets, "quadratic")
-    mask = np.ones(scores.shape[0], dtype=bool)
-    mask[4] = False  # even on an excluded span
-    with pytest.raises(ValueError, match="finite"):
-        operation(scores, doc_offsets, "cyk", mask=mask)
 
 
 BAD_ARGUMENTS = {

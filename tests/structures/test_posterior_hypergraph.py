@@ -18,7 +18,21 @@ import pytest
 
 from brute_mention_hypergraph import all_mention_sets, sub_hypergraphs
 from spacy_depner.structures.hypergraph import mention_hypergraph as mh
-from spacy_depner.structures.hypergraph.posterior import best_reading, mention_marginals, posterior_decode
+from spacy_depner.structures.hypergraph.posterior import best_reading, mention_marginals
+from spacy_depner.structures.hypergraph.structure import HYPERGRAPH
+from spacy_depner.structures.protocol import Layout
+
+
+def posterior_decode(scores, doc_offsets, penalty=0.0, heads=False, posterior_penalty=0.5):
+    """The hypergraph's posterior decoding through the protocol: (gain (D,),
+    mentions (M, 3), their mention marginals (M,))."""
+    layout = Layout(np.asarray(doc_offsets, dtype=np.int64))
+    options = {"mention_penalty": penalty, "heads": heads}
+    marginals = None if heads else HYPERGRAPH.marginals(scores, layout, **options)
+    analysis = HYPERGRAPH.posterior_decode(marginals, layout, penalty=posterior_penalty, **options)
+    rows, values = marginals.mentions(posterior_penalty)  # every decoded mention is above it
+    value_of = dict(zip(map(tuple, rows.tolist()), values.tolist()))
+    return analysis.score, analysis.mentions, np.array([value_of[tuple(m)] for m in analysis.mentions.tolist()])
 
 
 def readings(scores, penalty):
@@ -158,17 +172,14 @@ def test_posterior_decode_equals_the_best_reading_of_any_sub_hypergraph(seed):
     assert abs((values - posterior_penalty).sum() - gain[0]) <= 1e-12
 
 
-def test_a_long_sentence_is_fast_with_a_penalty():
+def test_a_long_sentence_with_a_penalty():
     """The enumeration from each start stops once the mention is unlikely
-    to be open: 3,000 tokens, 3 types, in well under a second once compiled."""
-    import time
-
+    to be open, so a 3,000-token sentence of 3 types decodes (its speed is
+    the benchmark's, not a test's)."""
     scores = np.random.default_rng(1).normal(0.0, 4.0, (3000, 3, 5))
-    posterior_decode(scores[:10], [0, 10], 0.0, False, 0.5)
-    start = time.perf_counter()
     gain, decoded, values = posterior_decode(scores, [0, 3000], 0.0, False, 0.5)
-    assert time.perf_counter() - start < 2.0
     assert decoded.shape[0] > 100 and np.all(values > 0.5)
+    assert abs(gain.sum() - (values - 0.5).sum()) < 1e-9
 
 
 @pytest.mark.parametrize("call, message", [

@@ -20,11 +20,9 @@ enumeration of a start stops when it is at most ``floor``.
 Inputs as ``linear_chain`` (scores (N, T), doc_offsets (D + 1,), transitions
 (T + 1, T + 1)) and the ``scheme``, whose ``allowed_transitions`` the chain
 uses (T = 1 + 2K or 1 + 4K tags). Operations: ``span_marginals`` (every
-entity whose marginal exceeds ``floor``), ``entity_marginals`` (of given
-entities) and ``posterior_decode`` (the set of disjoint entities with the
-largest sum of marginal - penalty: every such set is a valid tag sequence,
-so it is the weighted interval scheduling of the entities of marginal above
-the penalty, ``interval_selection.most_probable``). Each document costs
+entity whose marginal exceeds ``floor``) and ``entity_marginals`` (of given
+entities); the chain's ``posterior_decode`` (``structure``) selects from the
+first. Each document costs
 O(n T^2) for forward-backward plus O(1) per entity enumerated.
 """
 from typing import Tuple
@@ -32,13 +30,11 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from .. import interval_selection
 from .linear_chain import _charts, _check, _forward_backward, _sparse
-from ..shared import check_penalty
 from ..score_range import check_scores
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
 
-__all__ = ["span_marginals", "entity_marginals", "posterior_decode"]
+__all__ = ["span_marginals", "entity_marginals"]
 
 NEG_INF = -np.inf
 
@@ -211,18 +207,3 @@ def entity_marginals(scores, doc_offsets, transitions, scheme: str, spans, label
     values = np.empty(spans.shape[0])
     values[order] = _entity_marginals(*args, roles, np.ascontiguousarray(spans[order]), np.ascontiguousarray(labels[order]), entity_offsets)
     return values
-
-
-def posterior_decode(scores, doc_offsets, transitions, scheme: str, penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Posterior (minimum Bayes risk) entities (``posterior``): the disjoint
-    entities with the largest sum of (marginal - ``penalty``), penalty >= 0.
-    Returns (gain (D,), spans (M, 2), labels (M,) from 0, marginals (M,)),
-    sorted by first token; ``spans_to_tags`` gives their tags."""
-    penalty = check_penalty(penalty)
-    spans, labels, values = span_marginals(scores, doc_offsets, transitions, scheme, floor=penalty)
-    kept = interval_selection.most_probable(spans, values - penalty, labels)
-    spans, labels, values = spans[kept], labels[kept], values[kept]
-    doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
-    gain = np.zeros(doc_offsets.shape[0] - 1)
-    np.add.at(gain, np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1, values - penalty)
-    return gain, spans, labels, values

@@ -44,7 +44,7 @@ from .recursions import _charts, _inside, _outside
 from .mention_hypergraph import _check as _check_hypergraph
 from ..score_range import check_scores
 
-__all__ = ["mention_marginals", "best_reading", "posterior_decode"]
+__all__ = ["mention_marginals", "best_reading"]
 
 NEG_INF = -np.inf
 
@@ -339,18 +339,3 @@ def best_reading(mentions, marginals, doc_offsets, penalty: float = 0.5) -> Tupl
     kept = np.zeros(mentions.shape[0], dtype=bool)
     kept[candidates[chosen]] = True
     return gain, kept
-
-
-def posterior_decode(scores, doc_offsets, penalty: float = 0.0, heads: bool = False,
-                     posterior_penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Posterior (minimum Bayes risk) mentions (``posterior``): the mention set
-    that some sub-hypergraph reads (``representable``) with the largest sum
-    of (marginal - ``posterior_penalty``), posterior_penalty >= 0. Returns
-    (gain (D,), mentions (M, 3) [first, last, type] sorted by row, marginals
-    (M,))."""
-    posterior_penalty = check_penalty(posterior_penalty)
-    rows, values = mention_marginals(scores, doc_offsets, penalty, heads, floor=posterior_penalty)
-    gain, chosen = best_reading(rows, values, doc_offsets, posterior_penalty)
-    rows, values = rows[chosen], values[chosen]
-    order = np.lexsort(rows.T[::-1])
-    return gain, rows[order], values[order]

@@ -46,8 +46,8 @@ class MentionHypergraph(Structure):
         (mention marginal - ``penalty``) (``posterior.best_reading``); the
         encoding is None (several sub-hypergraphs may read it)."""
         if heads:
-            raise ValueError("posterior decoding of the mention hypergraph is available without heads only "
-                             "(the reading of a sub-hypergraph also assigns heads); use heads=False")
+            raise ValueError("posterior decoding of the mention hypergraph is not available with heads (the reading "
+                             "of a sub-hypergraph also assigns heads); use heads=False")
         rows, values = marginals.mentions(check_penalty(penalty))
         gain, chosen = posterior.best_reading(rows, values, layout.offsets, penalty)
         rows = rows[chosen]
