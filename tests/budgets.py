@@ -28,6 +28,8 @@ FULL = {
     "hypergraph.hypothesis": 300,
     "protocol.random": 300,
     "component_fuzz": 2000,
+    "reader_fuzz": 2000,
+    "reader_fuzz.valid": 150,
 }
 FAST_SHARE = 10
 

@@ -25,14 +25,18 @@ def module_names():
 
 #: Run in one fresh interpreter: it imports the third-party libraries once,
 #: then imports each module of ours in a forked child that has none of our
-#: modules loaded, so every module is imported on its own, as by ``python -c``.
+#: modules loaded (one child per core at a time), so every module is imported
+#: on its own, as by ``python -c``.
 FORKING_IMPORTER = """
 import importlib, os, sys, traceback
 import numba, numpy, spacy, srsly, thinc.api, typer  # noqa: the heavy third-party imports, once
 packages = {PACKAGES!r}
 assert not [m for m in sys.modules if m.split(".")[0] in packages], "a third-party import loaded our modules"
-failed = 0
+failed, running = 0, 0
 for name in sys.argv[1:]:
+    if running == os.cpu_count():  # one child per core at a time
+        _, status = os.wait()
+        failed, running = failed + (status != 0), running - 1
     pid = os.fork()
     if pid == 0:
         try:
@@ -41,8 +45,10 @@ for name in sys.argv[1:]:
             print(f"FAILED {{name}}: {{traceback.format_exc().strip().splitlines()[-1]}}", flush=True)
             os._exit(1)
         os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    failed += status != 0
+    running += 1
+while running:
+    _, status = os.wait()
+    failed, running = failed + (status != 0), running - 1
 sys.exit(1 if failed else 0)
 """
 

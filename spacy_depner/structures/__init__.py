@@ -1,0 +1,7 @@
+"""The structures: dynamic programs over flat batch arrays, numpy + numba, no
+spaCy. One folder per family (``lattice``, ``chain``, ``nested``,
+``hypergraph``; ``trees`` holds the tree check and the candidate spans),
+each with a ``structure.py`` that puts the family under the one protocol of
+``protocol`` (log_partition, marginals, viterbi, posterior_decode, counts;
+called as op(scores, layout, **options)). ``shared``, ``score_range`` and
+``interval_selection`` hold what the families share."""

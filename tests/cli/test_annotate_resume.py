@@ -50,6 +50,7 @@ def big_corpus(tmp_path, random_corpus):
     return random_corpus(tmp_path / "corpus.jsonl", DOCS, seed=1)
 
 
+@pytest.mark.slow
 def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
     output = tmp_path / "out.jsonl"
     args = command(pipeline, big_corpus, output)
@@ -77,6 +78,7 @@ def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
     assert ids == list(range(DOCS))  # no record duplicated or missing
 
 
+@pytest.mark.slow
 def test_killed_shard_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
     output = tmp_path / "shards"
     args = command(pipeline, big_corpus, output, "--shard-size", 200)

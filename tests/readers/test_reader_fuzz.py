@@ -24,6 +24,7 @@ from corpus_copies import write_genia_tarball
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budgets import cases
 from spacy_depner.pipeline.gazetteer import Gazetteer, read_phrases
 from spacy_depner.readers.conllu import read_conllu, sentences_to_doc
 from spacy_depner.readers.docbins import conllu_iob2_docs, genia_docs, gum_docs
@@ -35,7 +36,7 @@ from spacy_depner.readers.uner import read_uner_corpus
 
 DATA = Path(__file__).parents[1] / "data"
 CONLLU, IOB2 = DATA / "tiny.conllu", DATA / "tiny.iob2"
-EXAMPLES, VALID_EXAMPLES = 2000, 150
+EXAMPLES, VALID_EXAMPLES = cases("reader_fuzz"), cases("reader_fuzz.valid")
 VOCAB = spacy.blank("en").vocab
 FUZZ = dict(derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 

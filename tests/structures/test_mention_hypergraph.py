@@ -162,6 +162,7 @@ def test_random_batches_equal_brute_force(heads):
         check_against_brute_force(*random_batch(rng, heads))
 
 
+@pytest.mark.slow
 def test_largest_enumerated_documents():
     rng = np.random.default_rng(5)
     for (heads, T), n in LARGEST.items():

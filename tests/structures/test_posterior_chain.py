@@ -1,5 +1,5 @@
 """Entity marginals and posterior decoding of the linear chain
-(``chain_spans``) against brute force: every valid BIO / BILOU tag sequence
+(``entity_marginals``) against brute force: every valid BIO / BILOU tag sequence
 of each document is enumerated (``brute_linear_chain``, which finds them by
 the allowed matrix and by a rule list over tag names), weighted by its
 probability, and read into entities by a plain scan of the tag names; an

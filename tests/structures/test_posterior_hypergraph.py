@@ -1,5 +1,5 @@
 """Mention marginals and posterior decoding of the mention hypergraph
-(``hypergraph_posterior``) against brute force.
+(``hypergraph.posterior``) against brute force.
 
 * Marginals: every sub-hypergraph of a small document is enumerated
   (``brute_mention_hypergraph``, from the paper's definitions), read into

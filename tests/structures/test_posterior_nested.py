@@ -1,4 +1,4 @@
-"""Posterior decoding of ``nested_mentions`` against brute force, for each
+"""Posterior decoding of ``nested.mentions`` against brute force, for each
 structure: every labelled analysis of each document (``brute_nested_mentions``,
 from the definitions of Corro 2023, not from the deduction rules) is scored
 by the objective, the sum over its mentions of (marginal - penalty), and the

@@ -173,7 +173,7 @@ def _chain(name, scores, doc_offsets, transitions, scheme):
         raise ValueError(f"scores must have 1 + {width} K tag columns for the {scheme} scheme, not shape {scores.shape}")
     n_labels = (T - 1) // width
     scores, doc_offsets, transitions, allowed = _check(scores, doc_offsets, transitions, allowed_transitions(n_labels, scheme))
-    check_scores(f"chain_spans.{name}", doc_offsets, scores, transitions)
+    check_scores(f"entity_marginals.{name}", doc_offsets, scores, transitions)
     return scores, doc_offsets, transitions, allowed, span_tags(n_labels, scheme)
 
 

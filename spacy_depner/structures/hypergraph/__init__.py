@@ -1,0 +1,1 @@
+"""The mention hypergraph of Lu & Roth (2015): ``structure.HYPERGRAPH``."""

@@ -38,7 +38,7 @@ mentions have the same type, and one mention is strictly contained by the
 other and their boundaries are all different"); a type-II pair is not
 (it decodes to the type-I pair with the same boundaries).
 
-With heads (sec. 3.6; the nodes are described in ``hypergraph_kinds``), the
+With heads (sec. 3.6; the nodes are described in ``kinds``), the
 decoding rule is the same brackets, per node: the open mentions in a node are assigned to its
 hyperedge's successors sorted by how soon they close (X, then A, then W,
 then B): the i-th innermost mention takes the i-th successor, the mentions

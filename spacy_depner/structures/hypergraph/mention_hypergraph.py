@@ -10,9 +10,9 @@ Pure numpy/numba, no spaCy; one compiled call per batch.
 
 Modules: this one holds the public operations on scores (``log_partition``,
 ``marginals``, ``viterbi``) and their input checks, and re-exports the rest:
-``hypergraph_kinds`` the hypergraph (sec. 3.2, Figure 1; heads, sec. 3.6) and
-its hyperedge kinds KIND_* / HEAD_*; ``hypergraph_recursions`` the inside,
-outside and max-product passes (sec. 3.4); ``hypergraph_encoding`` mentions
+``kinds`` the hypergraph (sec. 3.2, Figure 1; heads, sec. 3.6) and
+its hyperedge kinds KIND_* / HEAD_*; ``recursions`` the inside,
+outside and max-product passes (sec. 3.4); ``encoding`` mentions
 <-> sub-hypergraphs (Theorem 3.1, the ambiguity of Figure 3 and its decoding
 rule): ``mentions_to_edges``, ``edges_to_mentions``, ``representable``.
 

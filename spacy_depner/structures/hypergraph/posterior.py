@@ -2,7 +2,7 @@
 mention hypergraph of ``mention_hypergraph`` (Lu & Roth 2015), without heads.
 
 Mentions of a sub-hypergraph are what ``edges_to_mentions`` reads from it
-(the type-I bracket reading of ``hypergraph_encoding``), so the marginal of
+(the type-I bracket reading of ``encoding``), so the marginal of
 a mention <first, last, type t> is the probability that this reading holds
 it. Per type the reading is a stack: T -> I at k pushes a mention; I -> I,X
 pops the innermost open one (when it is alone it ends and stays open);
@@ -293,10 +293,10 @@ def _select(rows, gains, doc_offsets, chosen, gain):
 
 def _check(scores, doc_offsets, penalty, heads, what):
     if heads:
-        raise ValueError(f"hypergraph_posterior.{what}: not available with heads (the reading of a sub-hypergraph "
+        raise ValueError(f"hypergraph.posterior.{what}: not available with heads (the reading of a sub-hypergraph "
                          "also assigns heads); use heads=False")
     args = _check_hypergraph(scores, doc_offsets, penalty, False)
-    check_scores(f"hypergraph_posterior.{what}", args[1], args[0], args[2])
+    check_scores(f"hypergraph.posterior.{what}", args[1], args[0], args[2])
     return args
 
 

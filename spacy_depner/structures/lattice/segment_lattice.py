@@ -25,7 +25,7 @@ An empty document has the empty segmentation only, of score 0.
 Operations: ``log_partition`` (log Z per document), ``marginals`` (the
 gradient of sum(log Z) with respect to scores and transitions), ``viterbi``
 (the MAP segmentation), ``transition_counts`` (of a given segmentation),
-``posterior_decode`` (the minimum-Bayes-risk segmentation, ``posterior``).
+``posterior_decode`` (the minimum-Bayes-risk segmentation, ``shared``).
 The forward recursion shares the transition sum over all spans that start at
 the same position, so a document costs O(n K^2 + S K).
 """
@@ -334,7 +334,7 @@ def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:
 
 
 def posterior_decode(spans, span_offsets, doc_offsets, span_marginals, penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
-    """Posterior (minimum Bayes risk) segmentation, exact (``posterior``): the
+    """Posterior (minimum Bayes risk) segmentation, exact (``shared``): the
     segmentation of the lattice that maximises the sum over its entity
     segments of (marginal - ``penalty``); O segments gain 0. Every token is a
     span of its own, so any set of disjoint lattice spans with entity labels

@@ -1,0 +1,1 @@
+"""The span-based nested mention CRFs of Corro (2023): ``structure.NESTED``."""

@@ -1,9 +1,9 @@
-"""Shared part of the nested mention CRFs of ``nested_mentions`` (Corro 2023):
+"""Shared part of the nested mention CRFs of ``nested.mentions`` (Corro 2023):
 the dense span layout, the mention axioms, the charts, and the rules that
 several structures share.
 
 * Layout: ``dense_span_offsets``, ``dense_spans``, ``dense_rows`` (public,
-  re-exported by ``nested_mentions``, whose docstring describes the layout)
+  re-exported by ``nested.mentions``, whose docstring describes the layout)
   and ``_row``, the row of a span.
 * Axioms: ``_widths`` (the widest allowed span of each document),
   ``_mention_axioms`` (the label axioms [t, i, j] combined as in rule (g):

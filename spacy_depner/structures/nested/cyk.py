@@ -1,4 +1,4 @@
-"""CYK-like structure of ``nested_mentions`` (Corro 2023, sec. 4.2): the
+"""CYK-like structure of ``nested.mentions`` (Corro 2023, sec. 4.2): the
 analyses are laminar families of mentions, at most one per span (space 2),
 built by the rules
 
@@ -9,7 +9,7 @@ built by the rules
     (g) [|->, i, j] [t, i, j] => [<->, i, j]     (i < j)
     (h) [->, i] [<->, i, j] => [->, j]           (i) [->, j - 1] => [->, j]
 
-((g)-(i) are in ``nested_charts``): the inside pass (log or max semiring),
+((g)-(i) are in ``charts``): the inside pass (log or max semiring),
 its outside pass (mention marginals) and the back-trace of [|->, i, j]
 through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
 """

@@ -64,14 +64,14 @@ Operations: ``log_partition`` (log Z (D,)), ``marginals`` (log Z and the
 mention marginals (S, T), the exact gradient of sum(log Z) with respect to
 ``scores``, by an outside pass over the same rules), ``viterbi`` (the MAP
 score (D,) and the label of each span (S,) int64, -1 for no mention),
-``posterior_decode`` (the minimum-Bayes-risk analysis, ``posterior``: the
+``posterior_decode`` (the minimum-Bayes-risk analysis, ``shared``: the
 Viterbi of the same space with marginal - penalty as the mention scores).
 
 Modules: this one holds the public operations, the input checks and the
-batch drivers that dispatch on ``structure``; ``nested_charts`` the shared
-layout, axioms, charts and rules (g)-(i); ``nested_flat``, ``nested_cyk`` and
-``nested_quadratic`` the inside and outside passes (and back-traces) of
-each structure. The charts are described in ``nested_charts``.
+batch drivers that dispatch on ``structure``; ``charts`` the shared
+layout, axioms, charts and rules (g)-(i); ``semi_markov``, ``cyk`` and
+``quadratic`` the inside and outside passes (and back-traces) of
+each structure. The charts are described in ``charts``.
 
 Complexity per document, W <= n the longest allowed span length: semi_markov
 O(n W T); cyk O(n W^2 + n W T), i.e. O(n^3 T) unbounded; quadratic
@@ -269,7 +269,7 @@ def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int]
     """log Z of each document over the analyses of ``structure``. Returns (D,).
     Scores out of range (excluded spans included) are refused (``score_range``)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
-    check_scores(f"nested_mentions.log_partition ({structure})", args[2], args[1])
+    check_scores(f"nested.mentions.log_partition ({structure})", args[2], args[1])
     return _log_partition(*args)
 
 
@@ -280,7 +280,7 @@ def marginals(scores, doc_offsets, structure: str, max_length: Optional[int] = N
     spans). Computed by the outside pass of the same deduction rules. Scores
     out of range (excluded spans included) are refused (``score_range``)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
-    check_scores(f"nested_mentions.marginals ({structure})", args[2], args[1])
+    check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
     return _marginals(*args)
 
 
@@ -294,7 +294,7 @@ def viterbi(scores, doc_offsets, structure: str, max_length: Optional[int] = Non
 
 def posterior_decode(marginals, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None,
                      penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
-    """Posterior (minimum Bayes risk) analysis (``posterior``): the analysis of
+    """Posterior (minimum Bayes risk) analysis (``shared``): the analysis of
     ``structure`` with the largest sum over its mentions of (marginal -
     ``penalty``), penalty >= 0; no mention gains 0. marginals (S, T) from
     ``marginals`` (same layout, max_length and mask). In every space the

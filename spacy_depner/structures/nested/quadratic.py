@@ -1,4 +1,4 @@
-"""Corro's O(n^2) structure of ``nested_mentions`` (Corro 2023, sec. 5): the
+"""Corro's O(n^2) structure of ``nested.mentions`` (Corro 2023, sec. 5): the
 CYK-like analyses in which every mention has at most one child longer than
 one word (space 3), built by the rules
 
@@ -12,7 +12,7 @@ one word (space 3), built by the rules
     (o) [<->, i, i + 1] [<-|, i + 1, j] => [<-|, i, j]
     (p) [<-|, i, j] => [|->, i, j]
 
-and (g)-(i) as in ``nested_charts``: the inside pass (log or max semiring),
+and (g)-(i) as in ``charts``: the inside pass (log or max semiring),
 its outside pass (mention marginals) and the back-trace of [|->, i, j].
 Every rule has at most two free positions: O(n W T) per document, O(n^2 T)
 unbounded.

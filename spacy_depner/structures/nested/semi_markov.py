@@ -1,4 +1,4 @@
-"""Semi-Markov structure of ``nested_mentions`` (Corro 2023, sec. 4.1;
+"""Semi-Markov structure of ``nested.mentions`` (Corro 2023, sec. 4.1;
 Sarawagi & Cohen 2004): the analyses are sets of pairwise disjoint mentions
 (space 1), built left to right by the rules
 
