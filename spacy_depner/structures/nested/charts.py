@@ -148,6 +148,43 @@ def _mention_axioms(scores, mask, row0, n, W, use_max, mention):
                 mention[i, w] = top + np.log(acc)
 
 
+@njit(cache=True)
+def _mention_axioms_weights(scores, mask, row0, n, W, mention, weights):
+    """``_mention_axioms`` in the log semiring that also keeps, in the rows
+    of ``weights`` (S, T), the softmax of each allowed span's labels,
+    exp(scores[r, t] - mention[i, w]): the share of each label in the
+    span's marginal (0 on excluded spans, left as they are)."""
+    T = scores.shape[1]
+    for j in range(1, n + 1):
+        for i in range(max(0, j - W), j):
+            w = j - i
+            r = _row(row0, i, j)
+            if not mask[r]:
+                mention[i, w] = NEG_INF
+                continue
+            top = np.float64(scores[r, 0])
+            for t in range(1, T):
+                top = max(top, np.float64(scores[r, t]))
+            acc = 0.0
+            for t in range(T):
+                e = np.exp(scores[r, t] - top)
+                weights[r, t] = e
+                acc += e
+            mention[i, w] = top + np.log(acc)
+            inverse = 1.0 / acc
+            for t in range(T):
+                weights[r, t] *= inverse
+
+
+@njit(cache=True, inline="always")
+def _scale_labels(row0, i, j, probability, marginals):
+    """The label marginals of span (i, j): its label softmax (kept by
+    ``_mention_axioms_weights``) times the probability that it is a mention."""
+    r = _row(row0, i, j)
+    for t in range(marginals.shape[1]):
+        marginals[r, t] *= probability
+
+
 @njit(cache=True, inline="always")
 def _best_label(scores, r):
     """The label of the axiom [t, i, j] that won rule (g) in the max semiring

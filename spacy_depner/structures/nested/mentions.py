@@ -88,6 +88,7 @@ from .charts import (
     _best_label,
     _charts,
     _mention_axioms,
+    _mention_axioms_weights,
     _record,
     _row,
     _widths,
@@ -96,7 +97,7 @@ from .charts import (
     dense_spans,
 )
 from .cyk import _expand_cyk, _inside_cyk, _outside_cyk
-from .semi_markov import _inside_semi_markov, _outside_semi_markov
+from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 from .quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
 
 __all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
@@ -189,12 +190,14 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
         if W == 0:
             continue
         row0 = span_offsets[d]
+        if code == SEMI_MARKOV:
+            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+            log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
+            continue
         _mention_axioms(scores, mask, row0, n, W, False, mention)
         z = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
         log_z[d] = z
-        if code == SEMI_MARKOV:
-            _outside_semi_markov(scores, row0, n, W, mention, prefix, out_prefix, z, marginals)
-        elif code == CYK:
+        if code == CYK:
             _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
                          out_full, out_ready, out_prefix, z, marginals)
         else:
