@@ -186,6 +186,47 @@ def _scale_labels(row0, i, j, probability, marginals):
 
 
 @njit(cache=True, inline="always")
+def _softplus(x):
+    """log(1 + exp(x)), -inf -> 0: what a mention adds to ready = part (+) full."""
+    if x == NEG_INF:
+        return 0.0
+    if x > 0.0:
+        return x + np.log1p(np.exp(-x))
+    return np.log1p(np.exp(x))
+
+
+@njit(cache=True, inline="always")
+def _first_level_log(j, W, mention, full, prefix):
+    """Rules (h), (i) in the log semiring: one max, then a sum of exps."""
+    top = prefix[j - 1]
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            top = max(top, prefix[i] + full[i, j - i])
+    total = np.exp(prefix[j - 1] - top)
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            total += np.exp(prefix[i] + full[i, j - i] - top)
+    prefix[j] = top + np.log(total)
+
+
+@njit(cache=True, inline="always")
+def _reach_first_level(j, W, mention, full, prefix, reach, reach_full):
+    """Reverse mode of rules (h), (i) in probabilities: reach[j] (the
+    probability that the first level passes fencepost j) flows to reach[j -
+    1] and to the first-level mentions ending at j (reach_full)."""
+    c = reach[j]
+    if c == 0.0:
+        return
+    z = prefix[j]
+    reach[j - 1] += c * np.exp(prefix[j - 1] - z)
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            m = c * np.exp(prefix[i] + full[i, j - i] - z)
+            reach[i] += m
+            reach_full[i, j - i] += m
+
+
+@njit(cache=True, inline="always")
 def _best_label(scores, r):
     """The label of the axiom [t, i, j] that won rule (g) in the max semiring
     (first maximum, as ``_mention_axioms``)."""

@@ -96,7 +96,7 @@ from .charts import (
     dense_span_offsets,
     dense_spans,
 )
-from .cyk import _expand_cyk, _inside_cyk, _outside_cyk
+from .cyk import _expand_cyk, _inside_cyk, _marginals_cyk
 from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 from .quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
 
@@ -194,15 +194,16 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
             continue
+        if code == CYK:
+            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+            log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, out_full, out_ready,
+                                      out_prefix, marginals)
+            continue
         _mention_axioms(scores, mask, row0, n, W, False, mention)
         z = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
         log_z[d] = z
-        if code == CYK:
-            _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
-                         out_full, out_ready, out_prefix, z, marginals)
-        else:
-            _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
-                               out_full, out_ready, out_left, out_unit, out_prefix, z, marginals)
+        _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
+                           out_full, out_ready, out_left, out_unit, out_prefix, z, marginals)
     return log_z, marginals
 
 
