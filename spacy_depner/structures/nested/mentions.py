@@ -98,7 +98,7 @@ from .charts import (
 )
 from .cyk import _expand_cyk, _inside_cyk, _marginals_cyk
 from .semi_markov import _inside_semi_markov, _marginals_semi_markov
-from .quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
+from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
 
 __all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
 
@@ -182,6 +182,9 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     out_left = np.empty(part.shape)
     out_unit = np.empty(unit.shape)
     out_prefix = np.empty(prefix.shape)
+    rows = part.shape[0] if code == QUADRATIC else 0
+    shares = (np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])),
+              np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])))
     log_z = np.zeros(D)
     marginals = np.zeros(scores.shape)
     for d in range(D):
@@ -199,11 +202,9 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
             log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, out_full, out_ready,
                                       out_prefix, marginals)
             continue
-        _mention_axioms(scores, mask, row0, n, W, False, mention)
-        z = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
-        log_z[d] = z
-        _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
-                           out_full, out_ready, out_left, out_unit, out_prefix, z, marginals)
+        _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+        log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, shares,
+                                        out_full, out_ready, out_left, out_unit, out_prefix, marginals)
     return log_z, marginals
 
 
