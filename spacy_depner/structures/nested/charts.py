@@ -224,32 +224,38 @@ def _log_add_weights(a, b):
 
 
 @njit(cache=True, inline="always")
-def _first_level_log(j, W, mention, full, prefix):
-    """Rules (h), (i) in the log semiring: one max, then a sum of exps."""
+def _first_level_log(j, W, mention, full, prefix, terms, skips, inverse):
+    """Rules (h), (i) in the log semiring: one max, then a sum of exps, kept
+    for the reverse mode: terms[i, j - i] (rule (h)) and skips[j] (rule
+    (i)), and inverse[j], one over their sum."""
     top = prefix[j - 1]
     for i in range(max(0, j - W), j):
         if mention[i, j - i] > NEG_INF:
             top = max(top, prefix[i] + full[i, j - i])
     total = np.exp(prefix[j - 1] - top)
+    skips[j] = total
     for i in range(max(0, j - W), j):
         if mention[i, j - i] > NEG_INF:
-            total += np.exp(prefix[i] + full[i, j - i] - top)
+            e = np.exp(prefix[i] + full[i, j - i] - top)
+            terms[i, j - i] = e
+            total += e
     prefix[j] = top + np.log(total)
+    inverse[j] = 1.0 / total
 
 
 @njit(cache=True, inline="always")
-def _reach_first_level(j, W, mention, full, prefix, reach, reach_full):
+def _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full):
     """Reverse mode of rules (h), (i) in probabilities: reach[j] (the
     probability that the first level passes fencepost j) flows to reach[j -
-    1] and to the first-level mentions ending at j (reach_full)."""
-    c = reach[j]
+    1] and to the first-level mentions ending at j (reach_full), through the
+    shares ``_first_level_log`` kept."""
+    c = reach[j] * inverse[j]
     if c == 0.0:
         return
-    z = prefix[j]
-    reach[j - 1] += c * np.exp(prefix[j - 1] - z)
+    reach[j - 1] += c * skips[j]
     for i in range(max(0, j - W), j):
         if mention[i, j - i] > NEG_INF:
-            m = c * np.exp(prefix[i] + full[i, j - i] - z)
+            m = c * terms[i, j - i]
             reach[i] += m
             reach_full[i, j - i] += m
 

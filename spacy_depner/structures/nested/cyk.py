@@ -63,7 +63,8 @@ def _expand_cyk(scores, row0, i, j, mention, part, full, ready, labels, stack, t
 
 
 @njit(cache=True)
-def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, reach_full, reach_ready, reach, marginals):
+def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_level, reach_full, reach_ready, reach,
+                   marginals):
     """Mention marginals of the CYK-like system without log-space sums in
     the outside pass: the inside pass of ``_inside_cyk`` in the log semiring
     with one exp per term (max, then a sum of exps; ready = part +
@@ -72,7 +73,9 @@ def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, reach_f
     the item, which flows back through each rule with one exp per term and
     no log. ``marginals`` holds the label softmax of each span
     (``_mention_axioms_weights``) and leaves with the mention marginals.
+    ``first_level``: the shares of rules (h), (i) (``_first_level_log``).
     Returns log Z = prefix[n]."""
+    terms, skips, inverse = first_level
     prefix[0] = 0.0
     for j in range(1, n + 1):
         for i in range(j - 1, max(0, j - W) - 1, -1):
@@ -97,7 +100,7 @@ def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, reach_f
             else:
                 full[i, w] = NEG_INF
                 ready[i, w] = p
-        _first_level_log(j, W, mention, full, prefix)
+        _first_level_log(j, W, mention, full, prefix, terms, skips, inverse)
     reach[: n + 1] = 0.0
     reach[n] = 1.0
     for i in range(n + 1):
@@ -105,7 +108,7 @@ def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, reach_f
             reach_full[i, w] = 0.0
             reach_ready[i, w] = 0.0
     for j in range(n, 0, -1):
-        _reach_first_level(j, W, mention, full, prefix, reach, reach_full)  # (h), (i)
+        _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full)  # (h), (i)
         for i in range(max(0, j - W), j):
             w = j - i
             c = reach_ready[i, w]  # ready = part (+) full

@@ -185,6 +185,7 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     rows = part.shape[0] if code == QUADRATIC else 0
     shares = (np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])),
               np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])))
+    first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
     log_z = np.zeros(D)
     marginals = np.zeros(scores.shape)
     for d in range(D):
@@ -199,11 +200,11 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
             continue
         if code == CYK:
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
-            log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, out_full, out_ready,
+            log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, first_level, out_full, out_ready,
                                       out_prefix, marginals)
             continue
         _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
-        log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, shares,
+        log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
                                         out_full, out_ready, out_left, out_unit, out_prefix, marginals)
     return log_z, marginals
 

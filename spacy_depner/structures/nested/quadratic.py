@@ -80,7 +80,7 @@ def _expand_quadratic(scores, row0, i, j, mention, part, full, ready, left, unit
 
 
 @njit(cache=True)
-def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, shares,
+def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
                          reach_full, reach_ready, reach_left, reach_unit, reach, marginals):
     """Mention marginals of the quadratic system without log-space sums in
     the outside pass: the inside pass of ``_inside_quadratic`` in the log
@@ -91,7 +91,9 @@ def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, pre
     analysis uses the item, which flows back through the shares with no
     exp or log. ``marginals`` holds the label softmax of each span
     (``_mention_axioms_weights``) and leaves with the mention marginals.
+    ``first_level``: the shares of rules (h), (i) (``_first_level_log``).
     Returns log Z = prefix[n]."""
+    terms, skips, inverse = first_level
     ready_part, ready_full, part_ready, part_left, left_full, left_left = shares
     for i in range(n):  # width 1: rule (d) from the axiom; (g); unit[i + 1] = 1 (+) full[i, i + 1] = ready[i, 1]
         left[i, 1] = NEG_INF
@@ -119,7 +121,7 @@ def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, pre
                 ready_full[i, w] = 0.0
     prefix[0] = 0.0
     for j in range(1, n + 1):
-        _first_level_log(j, W, mention, full, prefix)
+        _first_level_log(j, W, mention, full, prefix, terms, skips, inverse)
     reach[: n + 1] = 0.0
     reach[n] = 1.0
     reach_unit[: n + 1] = 0.0
@@ -129,7 +131,7 @@ def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, pre
             reach_ready[i, w] = 0.0
             reach_left[i, w] = 0.0
     for j in range(n, 0, -1):
-        _reach_first_level(j, W, mention, full, prefix, reach, reach_full)  # (h), (i)
+        _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full)  # (h), (i)
         for i in range(max(0, j - W), j):
             w = j - i
             a = reach_ready[i, w]
