@@ -62,9 +62,19 @@ def _expand_cyk(scores, row0, i, j, mention, part, full, ready, labels, stack, t
     return _expand_ready(scores, row0, i, split, mention, part, full, labels, stack, top)
 
 
+STASH_LIMIT = 1 << 22  # entries (32 MB) of the exps ``_marginals_cyk`` keeps at most; longer documents take them again
+
+
+@njit(cache=True)
+def _stash_size(n, W):
+    """Entries of the stash of a document of n words, spans of at most W:
+    for each item (i, w), w >= 2, one over the sum, then up to w terms."""
+    return n * (W + 2) * (W + 1) // 2 + 1
+
+
 @njit(cache=True)
 def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_level, reach_full, reach_ready, reach,
-                   marginals):
+                   marginals, stash, where):
     """Mention marginals of the CYK-like system without log-space sums in
     the outside pass: the inside pass of ``_inside_cyk`` in the log semiring
     with one exp per term (max, then a sum of exps; ready = part +
@@ -74,14 +84,38 @@ def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_l
     no log. ``marginals`` holds the label softmax of each span
     (``_mention_axioms_weights``) and leaves with the mention marginals.
     ``first_level``: the shares of rules (h), (i) (``_first_level_log``).
+    When ``stash`` holds n W^2 / 2 entries (``_stash_size``), the exps of
+    rules (c)-(f) are kept there (one over their sum first, at where[i, w])
+    and the reverse mode reads them instead of taking them again.
     Returns log Z = prefix[n]."""
     terms, skips, inverse = first_level
+    keep = stash.shape[0] >= _stash_size(n, W)
+    at = 0
     prefix[0] = 0.0
     for j in range(1, n + 1):
         for i in range(j - 1, max(0, j - W) - 1, -1):
             w = j - i
             if w == 1:
                 p = 0.0  # (d) from the axiom
+            elif keep:
+                top = ready[i, w - 1]  # (d), (f)
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        top = max(top, ready[i, k - i] + full[k, j - k])  # (c), (e)
+                where[i, w] = at
+                e = np.exp(ready[i, w - 1] - top)
+                stash[at + 1] = e
+                total = e
+                q = at + 2
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        e = np.exp(ready[i, k - i] + full[k, j - k] - top)
+                        stash[q] = e
+                        q += 1
+                        total += e
+                stash[at] = 1.0 / total
+                at = q
+                p = top + np.log(total)
             else:
                 top = ready[i, w - 1]  # (d), (f)
                 for k in range(i + 1, j):
@@ -116,7 +150,18 @@ def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_l
                 f = reach_full[i, w] + c * np.exp(mention[i, w] - lift[i, w])
                 _scale_labels(row0, i, j, f, marginals)
                 c = c * np.exp(-lift[i, w]) + f  # (g)
-            if w >= 2 and c != 0.0:
+            if w >= 2 and c != 0.0 and keep:
+                q = where[i, w]
+                c *= stash[q]
+                reach_ready[i, w - 1] += c * stash[q + 1]  # (d), (f)
+                q += 2
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:  # (c), (e)
+                        m = c * stash[q]
+                        q += 1
+                        reach_ready[i, k - i] += m
+                        reach_full[k, j - k] += m
+            elif w >= 2 and c != 0.0:
                 p = part[i, w]
                 reach_ready[i, w - 1] += c * np.exp(ready[i, w - 1] - p)  # (d), (f)
                 for k in range(i + 1, j):

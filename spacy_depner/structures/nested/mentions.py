@@ -96,7 +96,7 @@ from .charts import (
     dense_span_offsets,
     dense_spans,
 )
-from .cyk import _expand_cyk, _inside_cyk, _marginals_cyk
+from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
 from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
 
@@ -186,6 +186,12 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     shares = (np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])),
               np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])))
     first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
+    need = 0
+    if code == CYK:
+        for d in range(D):
+            need = max(need, _stash_size(doc_offsets[d + 1] - doc_offsets[d], widths[d]))
+    stash = np.empty(need if need <= STASH_LIMIT else 0)
+    where = np.empty(part.shape if need > 0 else (0, 0), dtype=np.int64)
     log_z = np.zeros(D)
     marginals = np.zeros(scores.shape)
     for d in range(D):
@@ -201,7 +207,7 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
         if code == CYK:
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, first_level, out_full, out_ready,
-                                      out_prefix, marginals)
+                                      out_prefix, marginals, stash, where)
             continue
         _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
         log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
