@@ -216,11 +216,11 @@ def _log_add_weights(a, b):
         return b, 0.0, 1.0
     if a >= b:
         e = np.exp(b - a)
-        s = 1.0 + e
-        return a + np.log(s), 1.0 / s, e / s
+        inverse = 1.0 / (1.0 + e)
+        return a + np.log(1.0 + e), inverse, e * inverse
     e = np.exp(a - b)
-    s = 1.0 + e
-    return b + np.log(s), e / s, 1.0 / s
+    inverse = 1.0 / (1.0 + e)
+    return b + np.log(1.0 + e), e * inverse, inverse
 
 
 @njit(cache=True, inline="always")

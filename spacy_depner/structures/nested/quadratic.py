@@ -132,8 +132,9 @@ def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, pre
             reach_left[i, w] = 0.0
     for j in range(n, 0, -1):
         _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full)  # (h), (i)
-        for i in range(max(0, j - W), j):
-            w = j - i
+    for w in range(W, 0, -1):  # every item an item feeds is wider (or first-level, done): widths descending
+        for i in range(n - w + 1):
+            j = i + w
             a = reach_ready[i, w]
             c = a * ready_part[i, w]
             if mention[i, w] > NEG_INF:
