@@ -74,33 +74,6 @@ def _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma):
 
 
 @njit(cache=True)
-def _backward(spans, lo, hi, first, n, scores, transitions, beta, delta):
-    """beta[p, y]: log-sum of the completions of tokens [p, n) after a segment y ending at p.
-    delta[p, y]: log-sum of the completions that start with a segment y at p.
-    """
-    K = scores.shape[1]
-    B = K
-    beta[: n + 1, :] = NEG_INF
-    delta[: n + 1, :] = NEG_INF
-    s = hi - 1
-    for p in range(n, 0, -1):
-        for z in range(K):
-            if p == n:
-                beta[p, z] = transitions[z, B]
-            else:
-                acc = NEG_INF
-                for y in range(K):
-                    acc = logaddexp(acc, transitions[z, y] + delta[p, y])
-                beta[p, z] = acc
-        while s >= lo and spans[s, 1] - first == p - 1:
-            i = spans[s, 0] - first
-            y0 = 0 if i == p - 1 else 1
-            for y in range(y0, K):
-                delta[i, y] = logaddexp(delta[i, y], scores[s, y] + beta[p, y])
-            s -= 1
-
-
-@njit(cache=True)
 def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
