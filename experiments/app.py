@@ -2,7 +2,7 @@
 benchmark modules and registers their commands (they never import this one)."""
 import typer
 
-from . import (bench_dgm, bench_nested, bench_stages, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, pretrain,
+from . import (bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, pretrain,
                transformer_report, two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -14,6 +14,7 @@ app.command("bench")(bench_dgm.bench)
 app.command("bench-nested")(bench_nested.bench_nested)
 app.command("bench-types")(bench_types.bench_types)
 app.command("bench-stages")(bench_stages.bench_stages)
+app.command("bench-structures")(bench_structures.bench_structures)
 app.command("configs")(configs.configs_command)
 app.command("jackknife-trees")(jackknife_trees.jackknife)
 app.command("pretrain")(pretrain.pretrain)

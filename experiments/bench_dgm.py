@@ -8,9 +8,12 @@ lattices, every figure a ratio against a baseline measured in the same run.
    (same tok2vec settings, same Docs with their given trees, same batch size).
 2. Decoder-only tokens/s (candidate spans + Viterbi, and forward-backward) for
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
-3. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
+3. Every structure (lattices, chain, nested spaces, hypergraph): Viterbi and
+   marginals through the structure protocol, and their time ratio
+   (``bench_structures``).
+4. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
    (unbounded span length), relative to n = 50.
-4. With ``--long-conllu``: seconds and peak memory of each component on one
+5. With ``--long-conllu``: seconds and peak memory of each component on one
    Doc of 100,000 tokens, real text and a single right-branching sentence
    (``bench_long``).
 """
@@ -22,9 +25,10 @@ import typer
 
 from .bench_long import long_section
 from .bench_pipelines import LABELS, MODELS, build_pipeline
+from .bench_structures import structure_section
 from .outputs import write_file
 from .tables import machine, records_table
-from .timing import best_time, pipeline_seconds
+from .timing import best_time, interleaved_best_times, pipeline_seconds
 
 DECODERS = [("semi_markov", 8), ("dgm_s", None), ("dgm", None)]
 
@@ -65,15 +69,18 @@ def decoder_setup(batches, structure, max_length, n_labels, rng):
 def decoder_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
     n_tokens = sum(int(o[-1]) for _, o in batches)
     transitions = rng.normal(size=(n_labels + 2, n_labels + 2))
-    rows = []
+    rows, runs = [], {}
     for structure, max_length in DECODERS:
         scores, n_spans = decoder_setup(batches, structure, max_length, n_labels, rng)
-        row = {"structure": structure + (f" (L={max_length})" if max_length else " (unbounded)"),
-               "spans/token": n_spans / n_tokens}
+        rows.append({"structure": structure + (f" (L={max_length})" if max_length else " (unbounded)"),
+                     "spans/token": n_spans / n_tokens})
         for operation in ("viterbi", "marginals"):
             decode(structure, max_length, batches[:2], scores[:2], transitions, operation)  # compile
-            row[operation] = n_tokens / best_time(lambda: decode(structure, max_length, batches, scores, transitions, operation), repeats)
-        rows.append(row)
+            runs[len(rows) - 1, operation] = (lambda s=structure, m=max_length, x=scores, o=operation:
+                                              decode(s, m, batches, x, transitions, o))
+    seconds = interleaved_best_times(runs, repeats)  # every decoder in the same rounds: one machine load for the ratios
+    for (index, operation), value in seconds.items():
+        rows[index][operation] = n_tokens / value
     for row in rows:
         row["Viterbi ratio vs semi_markov"] = row["viterbi"] / rows[0]["viterbi"]
     return rows
@@ -144,6 +151,7 @@ def bench(
         records_table(pipeline_rows(examples, repeats, batch_size)),
         f"## Decoder only, {n_labels} labels + O, batches of ~1,000 tokens: tokens/s (candidate spans + Viterbi; candidate spans + forward-backward)",
         records_table(decoder_rows(batches_of(docs, 1000), n_labels, repeats, rng)),
+        *structure_section(batches_of(docs, 1000), n_labels, repeats, rng),
         "## DGM (unbounded length) on uniformly random trees: time per token (candidate spans + Viterbi)",
         records_table(scaling_rows([50, 200, 1000], synthetic_tokens, n_labels, repeats, rng)),
     ]

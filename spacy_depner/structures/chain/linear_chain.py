@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 NEG_INF = -np.inf
+EXP_SPREAD = 300.0  # see ``_exp_transitions``
 
 
 # ---------------------------------------------------------------------------
@@ -230,13 +231,118 @@ def _log_partition(scores, doc_offsets, transitions, allowed):
 
 
 @njit(cache=True)
+def _exp_transitions(transitions, allowed):
+    """exp(T[z, y] - max) over the allowed pairs of tags (0 elsewhere), the
+    max, and whether they spread over at most ``EXP_SPREAD``. When they do,
+    and the finite alpha of a position spread over at most ``EXP_SPREAD`` too,
+    every term exp(alpha[z] - max alpha) exp(T[z, y] - max T) of a log-sum is
+    at least exp(-2 EXP_SPREAD), a normal float64: the sum is exact up to
+    rounding with T exps per position instead of one per allowed pair
+    (``_forward_weights``); otherwise that position takes the plain log-sum."""
+    T = allowed.shape[0] - 1
+    top = NEG_INF
+    low = np.inf
+    for a in range(T):
+        for b in range(T):
+            if allowed[a, b]:
+                top = max(top, transitions[a, b])
+                low = min(low, transitions[a, b])
+    out = np.zeros((T, T))
+    for a in range(T):
+        for b in range(T):
+            if allowed[a, b]:
+                out[a, b] = np.exp(transitions[a, b] - top)
+    return out, top, top - low <= EXP_SPREAD
+
+
+@njit(cache=True)
+def _forward_weights(scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast, alpha,
+                     weights, shifted):
+    """``_forward`` keeping the softmax weight of each term of each log-sum:
+    weights[t, k] = exp(alpha[t - 1, z] + T[z, y] + scores[t, y] - alpha[t, y])
+    for the allowed pair k = (z = pred[k], y) (0 where alpha[t, y] is -inf).
+    Returns log Z."""
+    T = scores.shape[1]
+    B = T
+    for y in range(T):
+        alpha[0, y] = transitions[B, y] + scores[first, y] if allowed[B, y] else NEG_INF
+    for t in range(1, n):
+        top = NEG_INF
+        low = np.inf
+        for z in range(T):
+            v = alpha[t - 1, z]
+            if v > top:
+                top = v
+            if v != NEG_INF and v < low:
+                low = v
+        if fast and top - low <= EXP_SPREAD:
+            for z in range(T):
+                shifted[z] = np.exp(alpha[t - 1, z] - top)
+            for y in range(T):
+                total = 0.0
+                for k in range(pred_ptr[y], pred_ptr[y + 1]):
+                    e = shifted[pred[k]] * exp_transitions[pred[k], y]
+                    weights[t, k] = e
+                    total += e
+                if total > 0.0:
+                    alpha[t, y] = top + shift + np.log(total) + scores[first + t, y]
+                    inverse = 1.0 / total
+                    for k in range(pred_ptr[y], pred_ptr[y + 1]):
+                        weights[t, k] *= inverse
+                else:
+                    alpha[t, y] = NEG_INF
+            continue
+        for y in range(T):
+            lo = pred_ptr[y]
+            hi = pred_ptr[y + 1]
+            best = NEG_INF
+            for k in range(lo, hi):
+                v = alpha[t - 1, pred[k]] + transitions[pred[k], y]
+                weights[t, k] = v
+                if v > best:
+                    best = v
+            if best == NEG_INF:
+                alpha[t, y] = NEG_INF
+                for k in range(lo, hi):
+                    weights[t, k] = 0.0
+                continue
+            total = 0.0
+            for k in range(lo, hi):
+                e = np.exp(weights[t, k] - best)
+                weights[t, k] = e
+                total += e
+            alpha[t, y] = best + np.log(total) + scores[first + t, y]
+            inverse = 1.0 / total
+            for k in range(lo, hi):
+                weights[t, k] *= inverse
+    best = NEG_INF
+    for y in range(T):
+        if allowed[y, B]:
+            best = max(best, alpha[n - 1, y] + transitions[y, B])
+    if best == NEG_INF:
+        return NEG_INF
+    total = 0.0
+    for y in range(T):
+        if allowed[y, B]:
+            total += np.exp(alpha[n - 1, y] + transitions[y, B] - best)
+    return best + np.log(total)
+
+
+@njit(cache=True)
 def _marginals(scores, doc_offsets, transitions, allowed):
+    """Forward pass keeping its softmax weights (``_forward_weights``), then
+    their reverse mode in probabilities: the marginal of tag y at t is the
+    adjoint of alpha[t, y], which flows back through the weights with no exp
+    or log (the end's aside)."""
     D = doc_offsets.shape[0] - 1
     T = scores.shape[1]
     B = T
-    sparse = _sparse(allowed)
-    succ_ptr, succ = sparse[2], sparse[3]
-    alpha, beta, buffer = _charts(doc_offsets, T)
+    pred_ptr, pred, _, _ = _sparse(allowed)
+    m = max(max_doc_length(doc_offsets), 1)
+    alpha = np.empty((m, T))
+    weights = np.empty((m, max(pred.shape[0], 1)))
+    shifted = np.empty(T)
+    exp_transitions, shift, fast = _exp_transitions(transitions, allowed)
     log_z = np.zeros(D)
     tag_marginals = np.zeros(scores.shape)
     transition_marginals = np.zeros(transitions.shape)
@@ -245,28 +351,27 @@ def _marginals(scores, doc_offsets, transitions, allowed):
         n = doc_offsets[d + 1] - first
         if n == 0:
             continue
-        z = _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer)
+        z = _forward_weights(scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast,
+                             alpha, weights, shifted)
         log_z[d] = z
-        for t in range(n):
-            for y in range(T):
-                if alpha[t, y] != NEG_INF and beta[t, y] != NEG_INF:
-                    tag_marginals[first + t, y] = np.exp(alpha[t, y] + beta[t, y] - z)
+        last = first + n - 1
         for y in range(T):
-            if allowed[B, y] and beta[0, y] != NEG_INF:
-                transition_marginals[B, y] += np.exp(transitions[B, y] + scores[first, y] + beta[0, y] - z)
             if allowed[y, B] and alpha[n - 1, y] != NEG_INF:
-                transition_marginals[y, B] += np.exp(alpha[n - 1, y] + transitions[y, B] - z)
-        for t in range(n - 1):
-            for a in range(T):
-                if alpha[t, a] == NEG_INF:
+                p = np.exp(alpha[n - 1, y] + transitions[y, B] - z)
+                tag_marginals[last, y] = p
+                transition_marginals[y, B] += p
+        for t in range(n - 1, 0, -1):
+            for y in range(T):
+                g = tag_marginals[first + t, y]
+                if g == 0.0:
                     continue
-                for k in range(succ_ptr[a], succ_ptr[a + 1]):
-                    b = succ[k]
-                    if beta[t + 1, b] == NEG_INF:
-                        continue
-                    transition_marginals[a, b] += np.exp(
-                        alpha[t, a] + transitions[a, b] + scores[first + t + 1, b] + beta[t + 1, b] - z
-                    )
+                for k in range(pred_ptr[y], pred_ptr[y + 1]):
+                    p = g * weights[t, k]
+                    tag_marginals[first + t - 1, pred[k]] += p
+                    transition_marginals[pred[k], y] += p
+        for y in range(T):
+            if allowed[B, y]:
+                transition_marginals[B, y] += tag_marginals[first, y]
     return log_z, tag_marginals, transition_marginals
 
 

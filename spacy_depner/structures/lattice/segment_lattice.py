@@ -39,6 +39,7 @@ from ..shared import logaddexp, max_doc_length, check_marginals, check_penalty
 from ..score_range import check_scores
 
 NEG_INF = -np.inf
+EXP_SPREAD = 600.0  # the widest spread of the transitions whose exps ``_exp_transitions`` precomputes
 
 
 @njit(cache=True)
@@ -73,33 +74,6 @@ def _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma):
 
 
 @njit(cache=True)
-def _backward(spans, lo, hi, first, n, scores, transitions, beta, delta):
-    """beta[p, y]: log-sum of the completions of tokens [p, n) after a segment y ending at p.
-    delta[p, y]: log-sum of the completions that start with a segment y at p.
-    """
-    K = scores.shape[1]
-    B = K
-    beta[: n + 1, :] = NEG_INF
-    delta[: n + 1, :] = NEG_INF
-    s = hi - 1
-    for p in range(n, 0, -1):
-        for z in range(K):
-            if p == n:
-                beta[p, z] = transitions[z, B]
-            else:
-                acc = NEG_INF
-                for y in range(K):
-                    acc = logaddexp(acc, transitions[z, y] + delta[p, y])
-                beta[p, z] = acc
-        while s >= lo and spans[s, 1] - first == p - 1:
-            i = spans[s, 0] - first
-            y0 = 0 if i == p - 1 else 1
-            for y in range(y0, K):
-                delta[i, y] = logaddexp(delta[i, y], scores[s, y] + beta[p, y])
-            s -= 1
-
-
-@njit(cache=True)
 def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
@@ -115,18 +89,172 @@ def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
 
 
 @njit(cache=True)
-def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
-    D = doc_offsets.shape[0] - 1
+def _forward_weights(spans, lo, hi, first, n, scores, transitions, exp_transitions, shift, fast, alpha, gamma, weights,
+                     norm, span_weights):
+    """The forward pass of ``_forward`` that keeps the weight of each term of
+    each log-sum within its sum (a softmax, in [0, 1]), one exp per term:
+    weights[p, z, y] = exp(alpha[p, z] + T[z, y] - gamma[p, y]) (1 <= p < n)
+    and span_weights[s, y] = exp(gamma[i, y] + scores[s, y] - top[p, y]),
+    norm[p, y] = 1 / sum of those over the spans ending at p - 1 (so that
+    their product is the softmax of alpha[p, y]). Returns log Z.
+
+    With ``fast`` (``_exp_transitions``), gamma[p, y] = max_z alpha[p, z] +
+    shift + log sum_z exp(alpha[p, z] - max) exp_transitions[z, y]: K exps
+    per position instead of K^2, exact up to rounding (see there)."""
     K = scores.shape[1]
     B = K
+    top = np.empty(K)
+    shifted = np.empty(K)
+    acc = np.empty(K)
+    for y in range(K):
+        gamma[0, y] = transitions[B, y]
+    s = lo
+    for p in range(1, n + 1):
+        if p > 1 and fast:
+            q = p - 1
+            best = NEG_INF
+            for z in range(K):
+                best = max(best, alpha[q, z])
+            for z in range(K):
+                shifted[z] = np.exp(alpha[q, z] - best)
+            for y in range(K):
+                total = 0.0
+                for z in range(K):
+                    total += shifted[z] * exp_transitions[z, y]
+                gamma[q, y] = best + shift + np.log(total)
+                inverse = 1.0 / total
+                for z in range(K):
+                    weights[q, z, y] = shifted[z] * exp_transitions[z, y] * inverse
+        elif p > 1:
+            q = p - 1
+            for y in range(K):
+                best = NEG_INF
+                for z in range(K):
+                    v = alpha[q, z] + transitions[z, y]
+                    weights[q, z, y] = v
+                    if v > best:
+                        best = v
+                total = 0.0
+                for z in range(K):
+                    e = np.exp(weights[q, z, y] - best)
+                    weights[q, z, y] = e
+                    total += e
+                gamma[q, y] = best + np.log(total)
+                inverse = 1.0 / total
+                for z in range(K):
+                    weights[q, z, y] *= inverse
+        end = s
+        while end < hi and spans[end, 1] - first == p - 1:
+            end += 1
+        top[:] = NEG_INF
+        for r in range(s, end):
+            i = spans[r, 0] - first
+            y0 = 0 if i == p - 1 else 1
+            for y in range(y0, K):
+                v = gamma[i, y] + scores[r, y]
+                span_weights[r, y] = v
+                if v > top[y]:
+                    top[y] = v
+        acc[:] = 0.0
+        for r in range(s, end):
+            y0 = 0 if spans[r, 0] - first == p - 1 else 1
+            for y in range(y0, K):
+                e = np.exp(span_weights[r, y] - top[y])
+                span_weights[r, y] = e
+                acc[y] += e
+        for y in range(K):
+            alpha[p, y] = top[y] + np.log(acc[y])
+            norm[p, y] = 1.0 / acc[y]
+        s = end
+    best = NEG_INF
+    for y in range(K):
+        best = max(best, alpha[n, y] + transitions[y, B])
+    total = 0.0
+    for y in range(K):
+        total += np.exp(alpha[n, y] + transitions[y, B] - best)
+    return best + np.log(total)
+
+
+@njit(cache=True)
+def _exp_transitions(transitions, K):
+    """exp(T[z, y] - max T) over the labels (the boundary row and column
+    left out), the max, and whether the transitions spread over at most
+    ``EXP_SPREAD``: then every entry is at least exp(-EXP_SPREAD), a normal
+    float64, and a term exp(alpha[z] - max alpha) that underflows (below
+    exp(-708)) weighs less than exp(EXP_SPREAD - 708) of the largest term of
+    its sum: dropping it changes nothing at float64 precision. Wider
+    transitions (scores far outside what a trained model produces) take the
+    K^2 exps of the plain log-sum."""
+    top = NEG_INF
+    low = np.inf
+    for a in range(K):
+        for b in range(K):
+            top = max(top, transitions[a, b])
+            low = min(low, transitions[a, b])
+    out = np.empty((K, K))
+    for a in range(K):
+        for b in range(K):
+            out[a, b] = np.exp(transitions[a, b] - top)
+    return out, top, top - low <= EXP_SPREAD
+
+
+@njit(cache=True)
+def _adjoint(spans, lo, hi, first, n, transitions, z, alpha, weights, norm, span_weights, ending, starting,
+             transition_marginals):
+    """Reverse mode of ``_forward_weights`` in probabilities: ending[p, y]
+    (the probability that a segment y ends at p) and starting[p, y] (that
+    one starts at p) flow back through the stored softmax weights, with no
+    exp or log but the end's. Turns span_weights into the span marginals and
+    adds the expected transitions into ``transition_marginals``."""
+    K = alpha.shape[1]
+    B = K
+    starting[: n + 1, :] = 0.0
+    for y in range(K):
+        ending[n, y] = np.exp(alpha[n, y] + transitions[y, B] - z)
+        transition_marginals[y, B] += ending[n, y]
+    s = hi - 1
+    for p in range(n, 0, -1):
+        if p < n:
+            for a in range(K):
+                ending[p, a] = 0.0
+            for b in range(K):
+                g = starting[p, b]
+                for a in range(K):
+                    m = g * weights[p, a, b]
+                    ending[p, a] += m
+                    transition_marginals[a, b] += m
+        for y in range(K):
+            ending[p, y] *= norm[p, y]
+        while s >= lo and spans[s, 1] - first == p - 1:
+            i = spans[s, 0] - first
+            y0 = 0 if i == p - 1 else 1
+            for y in range(y0, K):
+                m = span_weights[s, y] * ending[p, y]
+                span_weights[s, y] = m
+                starting[i, y] += m
+            s -= 1
+    for y in range(K):
+        transition_marginals[B, y] += starting[0, y]
+
+
+@njit(cache=True)
+def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
+    """Forward pass keeping its softmax weights, then their reverse mode
+    (``_adjoint``): the gradient of log Z in probabilities, one exp per term
+    of the forward's log-sums and none in the backward."""
+    D = doc_offsets.shape[0] - 1
+    K = scores.shape[1]
     m = max_doc_length(doc_offsets) + 1
     alpha = np.empty((m, K))
     gamma = np.empty((m, K))
-    beta = np.empty((m, K))
-    delta = np.empty((m, K))
+    norm = np.empty((m, K))
+    weights = np.empty((m, K, K))
+    ending = np.empty((m, K))
+    starting = np.empty((m, K))
     log_z = np.zeros(D)
     span_marginals = np.zeros(scores.shape)
     transition_marginals = np.zeros(transitions.shape)
+    exp_transitions, shift, fast = _exp_transitions(transitions, K)
     for d in range(D):
         first = doc_offsets[d]
         n = doc_offsets[d + 1] - first
@@ -134,24 +262,11 @@ def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
             continue
         lo = span_offsets[d]
         hi = span_offsets[d + 1]
-        z = _forward(spans, lo, hi, first, n, scores, transitions, alpha, gamma)
-        _backward(spans, lo, hi, first, n, scores, transitions, beta, delta)
+        z = _forward_weights(spans, lo, hi, first, n, scores, transitions, exp_transitions, shift, fast, alpha, gamma,
+                             weights, norm, span_marginals)
         log_z[d] = z
-        for s in range(lo, hi):
-            i = spans[s, 0] - first
-            j = spans[s, 1] - first + 1
-            y0 = 0 if j == i + 1 else 1
-            for y in range(y0, K):
-                span_marginals[s, y] = np.exp(gamma[i, y] + scores[s, y] + beta[j, y] - z)
-        for y in range(K):
-            transition_marginals[B, y] += np.exp(transitions[B, y] + delta[0, y] - z)
-            transition_marginals[y, B] += np.exp(alpha[n, y] + transitions[y, B] - z)
-        for p in range(1, n):
-            for a in range(K):
-                if alpha[p, a] == NEG_INF:
-                    continue
-                for b in range(K):
-                    transition_marginals[a, b] += np.exp(alpha[p, a] + transitions[a, b] + delta[p, b] - z)
+        _adjoint(spans, lo, hi, first, n, transitions, z, alpha, weights, norm, span_marginals, ending, starting,
+                 transition_marginals)
     return log_z, span_marginals, transition_marginals
 
 

@@ -7,14 +7,21 @@ several structures share.
   and ``_row``, the row of a span.
 * Axioms: ``_widths`` (the widest allowed span of each document),
   ``_mention_axioms`` (the label axioms [t, i, j] combined as in rule (g):
-  log-sum or max over t) and ``_best_label`` (the label that wins it).
+  log-sum or max over t; ``_mention_axioms_weights`` also keeps each
+  label's share) and ``_best_label`` (the label that wins it).
 * Rules of the CYK-like (sec. 4.2) and quadratic (sec. 5) systems alike:
-  (g) [|->, i, j] [t, i, j] => [<->, i, j] (``_close_mention``, its outside
-  ``_mention_marginals``), the first-level mentions (h) [->, i] [<->, i, j]
-  => [->, j] and (i) [->, j - 1] => [->, j] (``_first_level``, its outside
-  ``_outside_first_level``, started by ``_start_outside``; ``_best_extension`` is the max of rule (h), and
-  of rule (a) of the semi-Markov system), and the back-trace steps
-  ``_record`` and ``_expand_ready``.
+  (g) [|->, i, j] [t, i, j] => [<->, i, j] (``_close_mention``), the
+  first-level mentions (h) [->, i] [<->, i, j] => [->, j] and (i) [->, j -
+  1] => [->, j] (``_first_level``; ``_first_level_log`` in the log semiring
+  and its reverse mode in probabilities ``_reach_first_level``;
+  ``_best_extension`` is the max of rule (h), and of rule (a) of the
+  semi-Markov system), and the back-trace steps ``_record`` and
+  ``_expand_ready``.
+* Marginals: each system's marginals run its inside pass in the log
+  semiring keeping the share of each term of each log-sum, then the
+  reverse mode of the same rules in probabilities (the probability that
+  the analysis uses each item flows back through the shares; one exp per
+  term at most, no log): ``_log_add_weights``, ``_scale_labels``.
 * ``_charts``: the chart buffers of a batch, reused by every document.
 
 Charts (log weights), fenceposts, stored at [i, j - i]:
@@ -148,6 +155,111 @@ def _mention_axioms(scores, mask, row0, n, W, use_max, mention):
                 mention[i, w] = top + np.log(acc)
 
 
+@njit(cache=True)
+def _mention_axioms_weights(scores, mask, row0, n, W, mention, weights):
+    """``_mention_axioms`` in the log semiring that also keeps, in the rows
+    of ``weights`` (S, T), the softmax of each allowed span's labels,
+    exp(scores[r, t] - mention[i, w]): the share of each label in the
+    span's marginal (0 on excluded spans, left as they are)."""
+    T = scores.shape[1]
+    for j in range(1, n + 1):
+        for i in range(max(0, j - W), j):
+            w = j - i
+            r = _row(row0, i, j)
+            if not mask[r]:
+                mention[i, w] = NEG_INF
+                continue
+            top = np.float64(scores[r, 0])
+            for t in range(1, T):
+                top = max(top, np.float64(scores[r, t]))
+            acc = 0.0
+            for t in range(T):
+                e = np.exp(scores[r, t] - top)
+                weights[r, t] = e
+                acc += e
+            mention[i, w] = top + np.log(acc)
+            inverse = 1.0 / acc
+            for t in range(T):
+                weights[r, t] *= inverse
+
+
+@njit(cache=True, inline="always")
+def _scale_labels(row0, i, j, probability, marginals):
+    """The label marginals of span (i, j): its label softmax (kept by
+    ``_mention_axioms_weights``) times the probability that it is a mention."""
+    r = _row(row0, i, j)
+    for t in range(marginals.shape[1]):
+        marginals[r, t] *= probability
+
+
+@njit(cache=True, inline="always")
+def _softplus(x):
+    """log(1 + exp(x)), -inf -> 0: what a mention adds to ready = part (+) full."""
+    if x == NEG_INF:
+        return 0.0
+    if x > 0.0:
+        return x + np.log1p(np.exp(-x))
+    return np.log1p(np.exp(x))
+
+
+@njit(cache=True, inline="always")
+def _log_add_weights(a, b):
+    """(log(exp(a) + exp(b)), exp(a - it), exp(b - it)): the log-sum of two
+    terms (-inf allowed) and the share of each, with one exp and one log
+    (log(1 + e) rather than log1p: the log-sum is exact to one ulp of its
+    larger term, all a log-space value needs)."""
+    if b == NEG_INF:
+        if a == NEG_INF:
+            return NEG_INF, 0.0, 0.0
+        return a, 1.0, 0.0
+    if a == NEG_INF:
+        return b, 0.0, 1.0
+    if a >= b:
+        e = np.exp(b - a)
+        inverse = 1.0 / (1.0 + e)
+        return a + np.log(1.0 + e), inverse, e * inverse
+    e = np.exp(a - b)
+    inverse = 1.0 / (1.0 + e)
+    return b + np.log(1.0 + e), e * inverse, inverse
+
+
+@njit(cache=True, inline="always")
+def _first_level_log(j, W, mention, full, prefix, terms, skips, inverse):
+    """Rules (h), (i) in the log semiring: one max, then a sum of exps, kept
+    for the reverse mode: terms[i, j - i] (rule (h)) and skips[j] (rule
+    (i)), and inverse[j], one over their sum."""
+    top = prefix[j - 1]
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            top = max(top, prefix[i] + full[i, j - i])
+    total = np.exp(prefix[j - 1] - top)
+    skips[j] = total
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            e = np.exp(prefix[i] + full[i, j - i] - top)
+            terms[i, j - i] = e
+            total += e
+    prefix[j] = top + np.log(total)
+    inverse[j] = 1.0 / total
+
+
+@njit(cache=True, inline="always")
+def _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full):
+    """Reverse mode of rules (h), (i) in probabilities: reach[j] (the
+    probability that the first level passes fencepost j) flows to reach[j -
+    1] and to the first-level mentions ending at j (reach_full), through the
+    shares ``_first_level_log`` kept."""
+    c = reach[j] * inverse[j]
+    if c == 0.0:
+        return
+    reach[j - 1] += c * skips[j]
+    for i in range(max(0, j - W), j):
+        if mention[i, j - i] > NEG_INF:
+            m = c * terms[i, j - i]
+            reach[i] += m
+            reach_full[i, j - i] += m
+
+
 @njit(cache=True, inline="always")
 def _best_label(scores, r):
     """The label of the axiom [t, i, j] that won rule (g) in the max semiring
@@ -212,42 +324,6 @@ def _close_mention(i, w, p, mention, part, full, ready, use_max):
     else:
         full[i, w] = NEG_INF
         ready[i, w] = p
-
-
-@njit(cache=True, inline="always")
-def _start_outside(n, W, out_prefix, out_full, out_ready):
-    """Outside weights before an outside pass of the CYK-like or quadratic
-    system: 0 at the goal [->, n], -inf elsewhere."""
-    out_prefix[: n + 1] = NEG_INF
-    out_prefix[n] = 0.0
-    for i in range(n + 1):
-        for w in range(W + 1):
-            out_full[i, w] = NEG_INF
-            out_ready[i, w] = NEG_INF
-
-
-@njit(cache=True, inline="always")
-def _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full):
-    """Outside of rules (h) and (i) for the column j."""
-    b = out_prefix[j]
-    out_prefix[j - 1] = logaddexp(out_prefix[j - 1], b)  # (i)
-    for i in range(max(0, j - W), j):
-        if mention[i, j - i] > NEG_INF:  # (h)
-            out_prefix[i] = logaddexp(out_prefix[i], b + full[i, j - i])
-            out_full[i, j - i] = logaddexp(out_full[i, j - i], b + prefix[i])
-
-
-@njit(cache=True, inline="always")
-def _mention_marginals(scores, row0, i, j, part, of, log_z, marginals):
-    """Rule (g): the marginal of <t, i, j> is exp(part + w_t + out(full) - log Z)."""
-    r = _row(row0, i, j)
-    for t in range(scores.shape[1]):
-        marginals[r, t] = np.exp(part + scores[r, t] + of - log_z)
-
-
-# ---------------------------------------------------------------------------
-# Viterbi back-trace steps (max semiring)
-# ---------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")

@@ -10,13 +10,14 @@ built by the rules
     (h) [->, i] [<->, i, j] => [->, j]           (i) [->, j - 1] => [->, j]
 
 ((g)-(i) are in ``charts``): the inside pass (log or max semiring),
-its outside pass (mention marginals) and the back-trace of [|->, i, j]
+its reverse mode in probabilities (mention marginals, ``_marginals_cyk``) and the back-trace of [|->, i, j]
 through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
 """
+import numpy as np
 from numba import njit
 
-from ..shared import logaddexp
-from .charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
+from .charts import (NEG_INF, _close_mention, _expand_ready, _first_level, _first_level_log, _plus, _reach_first_level, _record,
+                     _scale_labels, _softplus)
 
 
 @njit(cache=True)
@@ -45,30 +46,6 @@ def _inside_cyk(n, W, mention, part, full, ready, prefix, use_max):
 
 
 @njit(cache=True)
-def _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
-                 out_full, out_ready, out_prefix, log_z, marginals):
-    """Outside of rules (c)-(i), visiting the items of ``_inside_cyk`` in
-    reverse order (columns j descending, starts i ascending): when (i, j) is
-    reached, every item it feeds has pushed its outside weight into it."""
-    _start_outside(n, W, out_prefix, out_full, out_ready)
-    for j in range(n, 0, -1):
-        _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)
-        for i in range(max(0, j - W), j):
-            w = j - i
-            op = out_ready[i, w]  # ready = part (+) full
-            if mention[i, w] > NEG_INF:
-                of = logaddexp(out_full[i, w], out_ready[i, w])
-                _mention_marginals(scores, row0, i, j, part[i, w], of, log_z, marginals)
-                op = logaddexp(op, of + mention[i, w])  # (g)
-            if w >= 2 and op != NEG_INF:
-                out_ready[i, w - 1] = logaddexp(out_ready[i, w - 1], op)  # (d), (f)
-                for k in range(i + 1, j):
-                    if mention[k, j - k] > NEG_INF:  # (c), (e)
-                        out_ready[i, k - i] = logaddexp(out_ready[i, k - i], op + full[k, j - k])
-                        out_full[k, j - k] = logaddexp(out_full[k, j - k], op + ready[i, k - i])
-
-
-@njit(cache=True)
 def _expand_cyk(scores, row0, i, j, mention, part, full, ready, labels, stack, top):
     """Back-trace of part[i, j] (j - i >= 2) through rules (c)-(f)."""
     best = ready[i, j - i - 1]  # (d), (f)
@@ -83,3 +60,113 @@ def _expand_cyk(scores, row0, i, j, mention, part, full, ready, labels, stack, t
         return _expand_ready(scores, row0, i, j - 1, mention, part, full, labels, stack, top)
     top = _record(scores, row0, split, j, labels, stack, top)
     return _expand_ready(scores, row0, i, split, mention, part, full, labels, stack, top)
+
+
+STASH_LIMIT = 1 << 22  # entries (32 MB) of the exps ``_marginals_cyk`` keeps at most; longer documents take them again
+
+
+@njit(cache=True)
+def _stash_size(n, W):
+    """Entries of the stash of a document of n words, spans of at most W:
+    for each item (i, w), w >= 2, one over the sum, then up to w terms."""
+    return n * (W + 2) * (W + 1) // 2 + 1
+
+
+@njit(cache=True)
+def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_level, reach_full, reach_ready, reach,
+                   marginals, stash, where):
+    """Mention marginals of the CYK-like system without log-space sums in
+    the outside pass: the inside pass of ``_inside_cyk`` in the log semiring
+    with one exp per term (max, then a sum of exps; ready = part +
+    softplus(mention), kept in ``lift``), then its reverse mode in
+    probabilities: reach_* [i, w] is the probability that the analysis uses
+    the item, which flows back through each rule with one exp per term and
+    no log. ``marginals`` holds the label softmax of each span
+    (``_mention_axioms_weights``) and leaves with the mention marginals.
+    ``first_level``: the shares of rules (h), (i) (``_first_level_log``).
+    When ``stash`` holds n W^2 / 2 entries (``_stash_size``), the exps of
+    rules (c)-(f) are kept there (one over their sum first, at where[i, w])
+    and the reverse mode reads them instead of taking them again.
+    Returns log Z = prefix[n]."""
+    terms, skips, inverse = first_level
+    keep = stash.shape[0] >= _stash_size(n, W)
+    at = 0
+    prefix[0] = 0.0
+    for j in range(1, n + 1):
+        for i in range(j - 1, max(0, j - W) - 1, -1):
+            w = j - i
+            if w == 1:
+                p = 0.0  # (d) from the axiom
+            elif keep:
+                top = ready[i, w - 1]  # (d), (f)
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        top = max(top, ready[i, k - i] + full[k, j - k])  # (c), (e)
+                where[i, w] = at
+                e = np.exp(ready[i, w - 1] - top)
+                stash[at + 1] = e
+                total = e
+                q = at + 2
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        e = np.exp(ready[i, k - i] + full[k, j - k] - top)
+                        stash[q] = e
+                        q += 1
+                        total += e
+                stash[at] = 1.0 / total
+                at = q
+                p = top + np.log(total)
+            else:
+                top = ready[i, w - 1]  # (d), (f)
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        top = max(top, ready[i, k - i] + full[k, j - k])  # (c), (e)
+                total = np.exp(ready[i, w - 1] - top)
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:
+                        total += np.exp(ready[i, k - i] + full[k, j - k] - top)
+                p = top + np.log(total)
+            part[i, w] = p
+            if mention[i, w] > NEG_INF:  # (g)
+                full[i, w] = p + mention[i, w]
+                lift[i, w] = _softplus(mention[i, w])
+                ready[i, w] = p + lift[i, w]
+            else:
+                full[i, w] = NEG_INF
+                ready[i, w] = p
+        _first_level_log(j, W, mention, full, prefix, terms, skips, inverse)
+    reach[: n + 1] = 0.0
+    reach[n] = 1.0
+    for i in range(n + 1):
+        for w in range(W + 1):
+            reach_full[i, w] = 0.0
+            reach_ready[i, w] = 0.0
+    for j in range(n, 0, -1):
+        _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full)  # (h), (i)
+        for i in range(max(0, j - W), j):
+            w = j - i
+            c = reach_ready[i, w]  # ready = part (+) full
+            if mention[i, w] > NEG_INF:
+                f = reach_full[i, w] + c * np.exp(mention[i, w] - lift[i, w])
+                _scale_labels(row0, i, j, f, marginals)
+                c = c * np.exp(-lift[i, w]) + f  # (g)
+            if w >= 2 and c != 0.0 and keep:
+                q = where[i, w]
+                c *= stash[q]
+                reach_ready[i, w - 1] += c * stash[q + 1]  # (d), (f)
+                q += 2
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:  # (c), (e)
+                        m = c * stash[q]
+                        q += 1
+                        reach_ready[i, k - i] += m
+                        reach_full[k, j - k] += m
+            elif w >= 2 and c != 0.0:
+                p = part[i, w]
+                reach_ready[i, w - 1] += c * np.exp(ready[i, w - 1] - p)  # (d), (f)
+                for k in range(i + 1, j):
+                    if mention[k, j - k] > NEG_INF:  # (c), (e)
+                        m = c * np.exp(ready[i, k - i] + full[k, j - k] - p)
+                        reach_ready[i, k - i] += m
+                        reach_full[k, j - k] += m
+    return prefix[n]

@@ -88,6 +88,7 @@ from .charts import (
     _best_label,
     _charts,
     _mention_axioms,
+    _mention_axioms_weights,
     _record,
     _row,
     _widths,
@@ -95,9 +96,9 @@ from .charts import (
     dense_span_offsets,
     dense_spans,
 )
-from .cyk import _expand_cyk, _inside_cyk, _outside_cyk
-from .semi_markov import _inside_semi_markov, _outside_semi_markov
-from .quadratic import _expand_quadratic, _inside_quadratic, _outside_quadratic
+from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
+from .semi_markov import _inside_semi_markov, _marginals_semi_markov
+from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
 
 __all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
 
@@ -181,6 +182,16 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     out_left = np.empty(part.shape)
     out_unit = np.empty(unit.shape)
     out_prefix = np.empty(prefix.shape)
+    rows = part.shape[0] if code == QUADRATIC else 0
+    shares = (np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])),
+              np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])))
+    first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
+    need = 0
+    if code == CYK:
+        for d in range(D):
+            need = max(need, _stash_size(doc_offsets[d + 1] - doc_offsets[d], widths[d]))
+    stash = np.empty(need if need <= STASH_LIMIT else 0)
+    where = np.empty(part.shape if need > 0 else (0, 0), dtype=np.int64)
     log_z = np.zeros(D)
     marginals = np.zeros(scores.shape)
     for d in range(D):
@@ -189,17 +200,18 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
         if W == 0:
             continue
         row0 = span_offsets[d]
-        _mention_axioms(scores, mask, row0, n, W, False, mention)
-        z = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
-        log_z[d] = z
         if code == SEMI_MARKOV:
-            _outside_semi_markov(scores, row0, n, W, mention, prefix, out_prefix, z, marginals)
-        elif code == CYK:
-            _outside_cyk(scores, row0, n, W, mention, part, full, ready, prefix,
-                         out_full, out_ready, out_prefix, z, marginals)
-        else:
-            _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
-                               out_full, out_ready, out_left, out_unit, out_prefix, z, marginals)
+            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+            log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
+            continue
+        if code == CYK:
+            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+            log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, first_level, out_full, out_ready,
+                                      out_prefix, marginals, stash, where)
+            continue
+        _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
+        log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
+                                        out_full, out_ready, out_left, out_unit, out_prefix, marginals)
     return log_z, marginals
 
 

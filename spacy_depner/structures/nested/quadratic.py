@@ -13,14 +13,14 @@ one word (space 3), built by the rules
     (p) [<-|, i, j] => [|->, i, j]
 
 and (g)-(i) as in ``charts``: the inside pass (log or max semiring),
-its outside pass (mention marginals) and the back-trace of [|->, i, j].
+its reverse mode in probabilities (mention marginals, ``_marginals_quadratic``) and the back-trace of [|->, i, j].
 Every rule has at most two free positions: O(n W T) per document, O(n^2 T)
 unbounded.
 """
 from numba import njit
 
-from ..shared import logaddexp
-from .charts import NEG_INF, _close_mention, _expand_ready, _first_level, _mention_marginals, _outside_first_level, _plus, _record, _start_outside
+from .charts import (NEG_INF, _close_mention, _expand_ready, _first_level, _first_level_log, _log_add_weights, _plus, _reach_first_level,
+                     _record, _scale_labels)
 
 
 @njit(cache=True)
@@ -61,48 +61,6 @@ def _inside_quadratic(n, W, mention, part, full, ready, left, unit, prefix, use_
 
 
 @njit(cache=True)
-def _outside_quadratic(scores, row0, n, W, mention, part, full, ready, left, unit, prefix,
-                       out_full, out_ready, out_left, out_unit, out_prefix, log_z, marginals):
-    """Outside of rules (d), (f)-(i), (j)-(p), visiting the items of
-    ``_inside_quadratic`` in reverse order (columns j descending, starts i
-    ascending). unit[j] is read by part[i, j] (i < j - 1, visited before
-    (j - 1, j)) and by left[j - 1, j'] (j' > j, earlier columns), so its
-    outside weight is complete when full[j - 1, j] is reached."""
-    _start_outside(n, W, out_prefix, out_full, out_ready)
-    out_unit[: n + 1] = NEG_INF
-    for i in range(n + 1):
-        for w in range(W + 1):
-            out_left[i, w] = NEG_INF
-    for j in range(n, 0, -1):
-        _outside_first_level(j, W, mention, full, prefix, out_prefix, out_full)  # (h), (i)
-        for i in range(max(0, j - W), j):
-            w = j - i
-            op = out_ready[i, w]
-            if mention[i, w] > NEG_INF:
-                of = logaddexp(out_full[i, w], out_ready[i, w])
-                if w == 1:
-                    of = logaddexp(of, out_unit[j])  # unit[j] = 1 (+) full[j - 1, j]
-                _mention_marginals(scores, row0, i, j, part[i, w], of, log_z, marginals)
-                op = logaddexp(op, of + mention[i, w])  # (g)
-            oq = out_left[i, w]
-            if w >= 2 and op != NEG_INF:
-                out_ready[i, w - 1] = logaddexp(out_ready[i, w - 1], op + unit[j])  # (d), (j), (f), (k)
-                out_unit[j] = logaddexp(out_unit[j], op + ready[i, w - 1])
-                oq = logaddexp(oq, op)  # (p)
-            if w >= 3 and oq != NEG_INF:
-                fl = full[i + 1, w - 1] if mention[i + 1, w - 1] > NEG_INF else NEG_INF
-                y = fl
-                if w - 1 >= 3:
-                    y = logaddexp(y, left[i + 1, w - 1])
-                out_unit[i + 1] = logaddexp(out_unit[i + 1], oq + y)  # (l), (o): the one-word part
-                oy = oq + unit[i + 1]
-                if mention[i + 1, w - 1] > NEG_INF:
-                    out_full[i + 1, w - 1] = logaddexp(out_full[i + 1, w - 1], oy)  # (l), (m)
-                if w - 1 >= 3:
-                    out_left[i + 1, w - 1] = logaddexp(out_left[i + 1, w - 1], oy)  # (n), (o)
-
-
-@njit(cache=True)
 def _expand_quadratic(scores, row0, i, j, mention, part, full, ready, left, unit, labels, stack, top):
     """Back-trace of part[i, j] (j - i >= 2) through rules (d), (f), (j)-(p)."""
     w = j - i
@@ -119,3 +77,79 @@ def _expand_quadratic(scores, row0, i, j, mention, part, full, ready, left, unit
     if mention[j - 1, 1] > NEG_INF and full[j - 1, 1] > 0.0:  # (j), (k)
         top = _record(scores, row0, j - 1, j, labels, stack, top)
     return _expand_ready(scores, row0, i, j - 1, mention, part, full, labels, stack, top)  # (d), (f) / (j), (k)
+
+
+@njit(cache=True)
+def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
+                         reach_full, reach_ready, reach_left, reach_unit, reach, marginals):
+    """Mention marginals of the quadratic system without log-space sums in
+    the outside pass: the inside pass of ``_inside_quadratic`` in the log
+    semiring, each two-term log-sum keeping the share of each term
+    (``_log_add_weights``) in ``shares`` (6 charts: ready = part (+) full,
+    part = ready unit (+) left, left = unit (full (+) left)), then its
+    reverse mode in probabilities: reach_* is the probability that the
+    analysis uses the item, which flows back through the shares with no
+    exp or log. ``marginals`` holds the label softmax of each span
+    (``_mention_axioms_weights``) and leaves with the mention marginals.
+    ``first_level``: the shares of rules (h), (i) (``_first_level_log``).
+    Returns log Z = prefix[n]."""
+    terms, skips, inverse = first_level
+    ready_part, ready_full, part_ready, part_left, left_full, left_left = shares
+    for i in range(n):  # width 1: rule (d) from the axiom; (g); unit[i + 1] = 1 (+) full[i, i + 1] = ready[i, 1]
+        left[i, 1] = NEG_INF
+        part[i, 1] = 0.0
+        full[i, 1] = mention[i, 1]
+        ready[i, 1], ready_part[i, 1], ready_full[i, 1] = _log_add_weights(0.0, mention[i, 1])
+        unit[i + 1] = ready[i, 1]
+    for w in range(2, W + 1):
+        for i in range(n - w + 1):
+            j = i + w
+            q = NEG_INF
+            if w >= 3:  # (l)-(o)
+                y, left_full[i, w], left_left[i, w] = _log_add_weights(full[i + 1, w - 1], left[i + 1, w - 1])
+                q = unit[i + 1] + y
+            left[i, w] = q
+            p, part_ready[i, w], part_left[i, w] = _log_add_weights(ready[i, w - 1] + unit[j], q)  # (d), (j), (f), (k); (p)
+            part[i, w] = p
+            if mention[i, w] > NEG_INF:  # (g)
+                full[i, w] = p + mention[i, w]
+                ready[i, w], ready_part[i, w], ready_full[i, w] = _log_add_weights(p, full[i, w])
+            else:
+                full[i, w] = NEG_INF
+                ready[i, w] = p
+                ready_part[i, w] = 1.0
+                ready_full[i, w] = 0.0
+    prefix[0] = 0.0
+    for j in range(1, n + 1):
+        _first_level_log(j, W, mention, full, prefix, terms, skips, inverse)
+    reach[: n + 1] = 0.0
+    reach[n] = 1.0
+    reach_unit[: n + 1] = 0.0
+    for i in range(n + 1):
+        for w in range(W + 1):
+            reach_full[i, w] = 0.0
+            reach_ready[i, w] = 0.0
+            reach_left[i, w] = 0.0
+    for j in range(n, 0, -1):
+        _reach_first_level(j, W, mention, terms, skips, inverse, reach, reach_full)  # (h), (i)
+    for w in range(W, 0, -1):  # every item an item feeds is wider (or first-level, done): widths descending
+        for i in range(n - w + 1):
+            j = i + w
+            a = reach_ready[i, w]
+            c = a * ready_part[i, w]
+            if mention[i, w] > NEG_INF:
+                f = reach_full[i, w] + a * ready_full[i, w]
+                if w == 1:
+                    f += reach_unit[j] * ready_full[i, 1]  # unit[j] = 1 (+) full[j - 1, j], complete here
+                _scale_labels(row0, i, j, f, marginals)
+                c += f  # (g)
+            if w >= 2:
+                g = c * part_ready[i, w]  # (d), (j), (f), (k)
+                reach_ready[i, w - 1] += g
+                reach_unit[j] += g
+                o = reach_left[i, w] + c * part_left[i, w]  # (p)
+                if w >= 3 and o != 0.0:  # (l)-(o)
+                    reach_unit[i + 1] += o
+                    reach_full[i + 1, w - 1] += o * left_full[i, w]
+                    reach_left[i + 1, w - 1] += o * left_left[i, w]
+    return prefix[n]

@@ -5,15 +5,14 @@ Sarawagi & Cohen 2004): the analyses are sets of pairwise disjoint mentions
     (a) [->, i] [t, i, j] => [->, j]        (b) [->, j - 1] => [->, j]
 
 from the axiom [->, 0] to the goal [->, n]. The inside pass runs in the log
-or the max semiring, the outside pass of the same rules gives the mention
-marginals; the Viterbi back-trace of (a)/(b) is the first-level loop of
+or the max semiring; ``_marginals_semi_markov`` gives the mention marginals
+by the reverse mode of the same rules; the Viterbi back-trace of (a)/(b) is the first-level loop of
 ``nested_mentions._backtrack``. O(n W T) per document.
 """
 import numpy as np
 from numba import njit
 
-from ..shared import logaddexp
-from .charts import NEG_INF, _first_level, _row
+from .charts import NEG_INF, _first_level, _scale_labels
 
 
 @njit(cache=True)
@@ -31,18 +30,39 @@ def _inside_semi_markov(n, W, mention, prefix, use_max):
 
 
 @njit(cache=True)
-def _outside_semi_markov(scores, row0, n, W, mention, prefix, out_prefix, log_z, marginals):
-    """Outside of rules (a) and (b), in reverse order. The marginal of
-    <t, i, j> is exp(prefix[i] + w_t + out_prefix[j] - log Z)."""
-    T = scores.shape[1]
-    out_prefix[: n + 1] = NEG_INF
-    out_prefix[n] = 0.0
-    for j in range(n, 0, -1):
-        b = out_prefix[j]  # complete: [->, j] feeds only positions > j
-        out_prefix[j - 1] = logaddexp(out_prefix[j - 1], b)  # (b)
+def _marginals_semi_markov(n, W, row0, mention, prefix, terms, skips, inverse, reach, marginals):
+    """Inside pass of rules (a), (b) keeping the softmax weights of each
+    log-sum (one exp per term: max, then a sum of exps), then its reverse
+    mode in probabilities: reach[j], the probability that the analysis
+    passes fencepost j, flows back through the weights with no exp or log.
+    ``marginals`` holds the label softmax of each span
+    (``_mention_axioms_weights``) and leaves with the mention marginals.
+    terms[i, w] (rule (a)) and skips[j] (rule (b)) hold the exps, inverse[j]
+    one over their sum. Returns log Z = prefix[n]."""
+    prefix[0] = 0.0
+    for j in range(1, n + 1):
+        top = prefix[j - 1]
         for i in range(max(0, j - W), j):
             if mention[i, j - i] > NEG_INF:
-                r = _row(row0, i, j)
-                for t in range(T):
-                    marginals[r, t] = np.exp(prefix[i] + scores[r, t] + b - log_z)  # (a)
-                    out_prefix[i] = logaddexp(out_prefix[i], b + scores[r, t])
+                top = max(top, prefix[i] + mention[i, j - i])
+        e = np.exp(prefix[j - 1] - top)
+        skips[j] = e
+        total = e
+        for i in range(max(0, j - W), j):
+            if mention[i, j - i] > NEG_INF:
+                e = np.exp(prefix[i] + mention[i, j - i] - top)
+                terms[i, j - i] = e
+                total += e
+        prefix[j] = top + np.log(total)
+        inverse[j] = 1.0 / total
+    reach[: n + 1] = 0.0
+    reach[n] = 1.0
+    for j in range(n, 0, -1):
+        c = reach[j] * inverse[j]
+        reach[j - 1] += c * skips[j]  # (b)
+        for i in range(max(0, j - W), j):
+            if mention[i, j - i] > NEG_INF:
+                m = c * terms[i, j - i]  # (a)
+                reach[i] += m
+                _scale_labels(row0, i, j, m, marginals)
+    return prefix[n]

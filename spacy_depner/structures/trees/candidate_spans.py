@@ -51,44 +51,26 @@ def _as_batch(heads, sentence_offsets):
     n = heads.shape[0]
     if sentence_offsets.shape[0] < 1 or sentence_offsets[0] != 0 or sentence_offsets[-1] != n:
         raise ValueError("sentence_offsets must start at 0 and end at the number of tokens")
-    if np.any(np.diff(sentence_offsets) < 0):
+    problem = _batch_problem(heads, sentence_offsets)
+    if problem == 1:
         raise ValueError("sentence_offsets must be non-decreasing")
-    if n and (heads.min() < -1 or heads.max() >= n):
+    if problem == 2:
         raise ValueError("heads must be token indices of the batch, or -1 for a root")
     return heads, sentence_offsets
 
 
 @njit(cache=True)
-def _sentence_index(sentence_offsets, n_tokens):
-    sentence = np.empty(n_tokens, dtype=np.int64)
+def _batch_problem(heads, sentence_offsets):
+    """1 if sentence_offsets decrease somewhere, 2 if a head is not -1 or a
+    token of the batch, else 0: the checks of ``_as_batch`` in one pass."""
     for s in range(sentence_offsets.shape[0] - 1):
-        for t in range(sentence_offsets[s], sentence_offsets[s + 1]):
-            sentence[t] = s
-    return sentence
-
-
-@njit(cache=True)
-def _undirected_arcs(heads, sentence_offsets):
-    """CSR adjacency (indptr (N+1,), neighbours) of the arcs within sentences."""
+        if sentence_offsets[s + 1] < sentence_offsets[s]:
+            return 1
     n = heads.shape[0]
-    sentence = _sentence_index(sentence_offsets, n)
-    degree = np.zeros(n + 1, dtype=np.int64)
     for t in range(n):
-        h = heads[t]
-        if h >= 0 and h != t and sentence[h] == sentence[t]:
-            degree[t + 1] += 1
-            degree[h + 1] += 1
-    indptr = np.cumsum(degree)
-    fill = indptr[:-1].copy()
-    neighbours = np.empty(indptr[-1], dtype=np.int64)
-    for t in range(n):
-        h = heads[t]
-        if h >= 0 and h != t and sentence[h] == sentence[t]:
-            neighbours[fill[t]] = h
-            fill[t] += 1
-            neighbours[fill[h]] = t
-            fill[h] += 1
-    return indptr, neighbours
+        if heads[t] < -1 or heads[t] >= n:
+            return 2
+    return 0
 
 
 @njit(cache=True)
@@ -104,52 +86,99 @@ def _sort_starts(spans, begin, end):
 
 
 @njit(cache=True)
-def _decreasing_paths(indptr, neighbours, max_length, single_arc, spans, write):
-    """Walk, from every last token v, the tree paths that decrease strictly.
+def _lower_neighbours(heads, sentence_offsets):
+    """The tree neighbours of each token that precede it, within its
+    sentence: its head (lower_head[v], -1 if none or after v) and its
+    children, ascending (first_child[v], then next_sibling[c]; -1 ends)."""
+    n = heads.shape[0]
+    lower_head = np.full(n, -1, dtype=np.int64)
+    first_child = np.full(n, -1, dtype=np.int64)
+    next_sibling = np.full(n, -1, dtype=np.int64)
+    for s in range(sentence_offsets.shape[0] - 1):
+        first, end = sentence_offsets[s], sentence_offsets[s + 1]
+        for t in range(end - 1, first - 1, -1):  # pushed in front: children ascending
+            h = heads[t]
+            if h >= first and h < end and h != t:
+                next_sibling[t] = first_child[h]
+                first_child[h] = t
+                if h < t:
+                    lower_head[t] = h
+    return lower_head, first_child, next_sibling
 
-    Each start u reached this way gives the span u..v (the path from u to v
-    increases). With ``single_arc`` only paths of one arc are taken (DGM-S).
-    Returns the number of spans; writes them into ``spans`` when ``write``.
-    """
-    n = indptr.shape[0] - 1
-    stack = np.empty(max(n, 1), dtype=np.int64)
-    count = 0
-    for v in range(n):
-        group = count
-        if write:
-            spans[count, 0] = v
-            spans[count, 1] = v
+
+@njit(cache=True)
+def _copy_group(spans, count, begin, end, lowest, v):
+    """Append the spans of rows [begin, end) (one last token, sorted by first
+    token) whose first token is at least ``lowest``, as spans ending at v."""
+    k = begin
+    if lowest > spans[begin, 0]:
+        k = end
+        while k > begin and spans[k - 1, 0] >= lowest:
+            k -= 1
+    for r in range(k, end):
+        spans[count, 0] = spans[r, 0]
+        spans[count, 1] = v
         count += 1
-        lowest = 0 if max_length == UNBOUNDED else v - max_length + 1
-        top = 0
-        stack[top] = v
-        top += 1
-        while top > 0:
-            top -= 1
-            x = stack[top]
-            for k in range(indptr[x], indptr[x + 1]):
-                w = neighbours[k]
-                if w < x and w >= lowest:
-                    if write:
-                        spans[count, 0] = w
-                        spans[count, 1] = v
-                    count += 1
-                    if not single_arc:
-                        stack[top] = w
-                        top += 1
-        if write:
-            _sort_starts(spans, group, count)
     return count
 
 
 @njit(cache=True)
 def _tree_spans(heads, sentence_offsets, max_length, single_arc):
-    indptr, neighbours = _undirected_arcs(heads, sentence_offsets)
-    empty = np.empty((0, 2), dtype=np.int64)
-    count = _decreasing_paths(indptr, neighbours, max_length, single_arc, empty, False)
-    spans = np.empty((count, 2), dtype=np.int64)
-    _decreasing_paths(indptr, neighbours, max_length, single_arc, spans, True)
-    return spans
+    """The spans u..v whose tree path from v to u decreases strictly, by last
+    token v: v itself, and for each neighbour w < v of v the starts of w's
+    own group (with ``single_arc``, w alone), those at least ``lowest`` (a
+    path that decreases ends at its lowest token, so the length bound holds
+    for the whole path iff it holds for its start). Tree paths are unique,
+    so the groups of v's lower neighbours are disjoint; they are copied in
+    ascending order of the neighbour and sorted by first token (already
+    sorted when the tree is projective). O(S + N)."""
+    n = heads.shape[0]
+    lower_head, first_child, next_sibling = _lower_neighbours(heads, sentence_offsets)
+    size = np.empty(n, dtype=np.int64)  # unbounded group sizes: an upper bound of the bounded ones
+    capacity = 0
+    for v in range(n):
+        total = 1
+        h = lower_head[v]
+        if h >= 0:
+            total += 1 if single_arc else size[h]
+        c = first_child[v]
+        while c >= 0 and c < v:
+            total += 1 if single_arc else size[c]
+            c = next_sibling[c]
+        size[v] = total
+        capacity += total if max_length == UNBOUNDED else min(total, max_length)
+    spans = np.empty((capacity, 2), dtype=np.int64)
+    begin = np.empty(n, dtype=np.int64)
+    count = 0
+    for v in range(n):
+        group = count
+        lowest = 0 if max_length == UNBOUNDED else v - max_length + 1
+        h = lower_head[v]
+        c = first_child[v]
+        while True:
+            if c >= 0 and c < v and (h < 0 or c < h):
+                w = c
+                c = next_sibling[c]
+            elif h >= 0:
+                w = h
+                h = -1
+            else:
+                break
+            if w < lowest:
+                continue
+            if single_arc:
+                spans[count, 0] = w
+                spans[count, 1] = v
+                count += 1
+            else:
+                count = _copy_group(spans, count, begin[w], begin[w] + size[w], lowest, v)
+        spans[count, 0] = v
+        spans[count, 1] = v
+        count += 1
+        _sort_starts(spans, group, count)
+        begin[v] = group
+        size[v] = count - group
+    return spans[:count].copy() if count < capacity else spans
 
 
 @njit(cache=True)
