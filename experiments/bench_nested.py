@@ -22,7 +22,7 @@ def nested_decode_rows(lengths, n_labels: int, sentences_per_length: int, repeat
         doc_offsets = np.arange(sentences_per_length + 1, dtype=np.int64) * n
         scores = rng.normal(size=(int(nested_mentions.dense_span_offsets(doc_offsets)[-1]), n_labels)).astype(np.float32)
         row = {"n": n}
-        for structure in nested_mentions.STRUCTURES:
+        for structure in nested_mentions.SPACES:
             nested_mentions.viterbi(scores[: n * (n + 1) // 2], doc_offsets[:2], structure)  # compile
             seconds = best_time(lambda: nested_mentions.viterbi(scores, doc_offsets, structure), repeats)
             row[f"{structure} sentences/s"] = sentences_per_length / seconds

@@ -12,12 +12,13 @@ from typing import Dict, List
 import numpy as np
 import typer
 
+from spacy_depner.structures.nested.mentions import SPACES as NESTED_SPACES
+
 from .outputs import write_file
 from .tables import machine, records_table
 from .timing import interleaved_best_times
 
 CHAIN_SCHEME = "BILOU"
-NESTED_SPACES = ("semi_markov", "cyk", "quadratic")
 NESTED_MAX_SENTENCE = 60
 
 

@@ -54,7 +54,7 @@ from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .span_groups import check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
-STRUCTURES = nested_mentions.STRUCTURES
+SPACES = nested_mentions.SPACES
 
 DEFAULT_MODEL = Config().from_str(
     """
@@ -147,7 +147,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
             suggester = build_all_spans_suggester()
         check_flat_view(name, ents, scores)
         self.setup(
-            vocab, model, name, scorer, choices={"structure": STRUCTURES}, extra_losses=(f"{name}_gold_outside_space",),
+            vocab, model, name, scorer, choices={"structure": SPACES}, extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
                           spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, **confidence),
         )

@@ -34,7 +34,7 @@ from brute_nested_mentions import (
 )
 from spacy_depner.structures.trees.candidate_spans import all_spans, span_index
 from spacy_depner.structures.nested.mentions import (
-    STRUCTURES,
+    SPACES,
     dense_rows,
     dense_span_offsets,
     dense_spans,
@@ -141,7 +141,7 @@ def test_spaces_are_nested_as_the_paper_says():
         assert set(span_families("quadratic", n)) == one_long_child
         assert no_nesting <= one_long_child <= cyk
         for T in (1, 2, 3):
-            for structure in STRUCTURES:
+            for structure in SPACES:
                 labelled = sum(T ** len(f) for f in span_families(structure, n))
                 assert labelled == COUNTS[structure](n, T), (structure, n, T)
     # the first length where the quadratic space is strictly smaller: a 4-word
@@ -166,7 +166,7 @@ def test_dynamic_programs_recognise_exactly_their_space():
         for d, f in enumerate(families):
             mask[d, list(f)] = True
         scores = np.ones((mask.size, 1))
-        for structure in STRUCTURES:
+        for structure in SPACES:
             space = set(span_families(structure, n))
             best, labels = viterbi(scores, doc_offsets, structure, mask=mask.ravel())
             chosen = labels.reshape(len(families), S) >= 0
@@ -182,11 +182,11 @@ def test_dynamic_programs_recognise_exactly_their_space():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("structure", SPACES)
 def test_random_batches_equal_brute_force(structure):
     """Seeded random batches: log Z, every marginal, the MAP score and the MAP
     labelling equal enumeration (relative error 1e-9)."""
-    rng = np.random.default_rng(STRUCTURES.index(structure) + 2023)
+    rng = np.random.default_rng(SPACES.index(structure) + 2023)
     for _ in range(cases("nested.random")):
         check_against_brute_force(structure, *random_batch(rng))
 
@@ -196,7 +196,7 @@ def test_largest_enumerated_documents():
     rng = np.random.default_rng(5)
     for T, n in MAX_WORDS.items():
         S = n * (n + 1) // 2
-        for structure in STRUCTURES:
+        for structure in SPACES:
             for _ in range(3):
                 scores = rng.normal(0.0, rng.uniform(0.5, 5.0), (S, T))
                 check_against_brute_force(structure, scores, np.array([0, n]), None, None)
@@ -216,7 +216,7 @@ def nested_batches(draw):
     mask = draw(st.one_of(st.none(), st.lists(st.booleans(), min_size=S, max_size=S)))
     mask = None if mask is None else np.array(mask, dtype=bool)
     max_length = draw(st.one_of(st.none(), st.integers(1, 6)))
-    return draw(st.sampled_from(STRUCTURES)), scores, doc_offsets, max_length, mask
+    return draw(st.sampled_from(SPACES)), scores, doc_offsets, max_length, mask
 
 
 @settings(max_examples=cases("nested.hypothesis"), deadline=None)
@@ -238,21 +238,21 @@ def test_all_zero_scores_count_the_analyses():
     for T in (1, 2):
         for n in range(MAX_WORDS[T] + 1):
             S = n * (n + 1) // 2
-            for structure in STRUCTURES:
+            for structure in SPACES:
                 z = np.exp(log_partition(np.zeros((S, T)), [0, n], structure))[0]
                 assert z == pytest.approx(labelled_analyses(structure, n, T)[0].shape[0], rel=1e-13)
     lengths = np.arange(0, 61, 3)
     doc_offsets = np.concatenate([[0], np.cumsum(lengths)])
     for T in (1, 3):
         S = int(dense_span_offsets(doc_offsets)[-1])
-        for structure in STRUCTURES:
+        for structure in SPACES:
             log_z = log_partition(np.zeros((S, T)), doc_offsets, structure)
             expected = [math.log(COUNTS[structure](int(n), T)) for n in lengths]
             np.testing.assert_allclose(log_z, expected, rtol=1e-12)
 
 
 
-@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("structure", SPACES)
 def test_empty_documents_and_fully_masked_documents(structure):
     """Empty documents, and documents with no allowed span, have the empty
     analysis only: log Z 0, MAP 0, marginals 0, no mention."""
@@ -286,7 +286,7 @@ def test_excluded_spans_get_exactly_zero_and_extreme_scores_stay_finite():
     n, T = 9, 2
     S = n * (n + 1) // 2
     spans = dense_spans([0, n])
-    for structure in STRUCTURES:
+    for structure in SPACES:
         for _ in range(20):
             scores = rng.normal(0, 1e3, (S, T))
             mask = rng.random(S) < 0.5
@@ -381,7 +381,7 @@ def test_invariants_on_longer_documents():
         scores = rng.normal(0.0, rng.uniform(0.1, 3.0), (S, T))
         mask = None if rng.random() < 0.5 else rng.random(S) < 0.6
         max_length = [None, 1, 2, 3, 5, 10][int(rng.integers(6))]
-        z = {s: marginals(scores, doc_offsets, s, max_length, mask) for s in STRUCTURES}
+        z = {s: marginals(scores, doc_offsets, s, max_length, mask) for s in SPACES}
         assert np.all(z["semi_markov"][0] <= z["quadratic"][0] + 1e-9)
         assert np.all(z["quadratic"][0] <= z["cyk"][0] + 1e-9)
         if max_length is not None and max_length <= 3:
@@ -390,7 +390,7 @@ def test_invariants_on_longer_documents():
         if max_length == 1:
             np.testing.assert_allclose(z["semi_markov"][0], z["cyk"][0], rtol=1e-12)
         spans = dense_spans(doc_offsets)
-        for structure in STRUCTURES:
+        for structure in SPACES:
             log_z, m = z[structure]
             assert np.all(m >= 0) and np.all(m <= 1 + 1e-12)
             if structure == "semi_markov":
@@ -418,11 +418,11 @@ def test_three_hundred_words():
     n, T = 300, 4
     S = n * (n + 1) // 2
     scores = rng.normal(0.0, 1.0, (S, T))
-    for structure in STRUCTURES:
+    for structure in SPACES:
         assert np.isfinite(log_partition(scores, [0, n], structure)).all()
-    z3 = {s: log_partition(scores, [0, n], s, max_length=3) for s in STRUCTURES}
+    z3 = {s: log_partition(scores, [0, n], s, max_length=3) for s in SPACES}
     np.testing.assert_allclose(z3["quadratic"], z3["cyk"], rtol=1e-12)
-    z1 = {s: log_partition(scores, [0, n], s, max_length=1) for s in STRUCTURES}
+    z1 = {s: log_partition(scores, [0, n], s, max_length=1) for s in SPACES}
     np.testing.assert_allclose(z1["semi_markov"], z1["cyk"], rtol=1e-12)
     np.testing.assert_allclose(z1["quadratic"], z1["cyk"], rtol=1e-12)
 
@@ -484,7 +484,7 @@ def test_accepted_argument_forms():
     np.testing.assert_array_equal(log_partition(np.zeros((9, 1), dtype=int), doc_offsets, "cyk"), log_partition(np.zeros((9, 1)), doc_offsets, "cyk"))
 
 
-@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("structure", SPACES)
 def test_float32_scores_are_read_exactly(structure):
     """float32 scores (as a thinc model produces them) are not copied to
     float64 but give the results of their exact float64 values."""

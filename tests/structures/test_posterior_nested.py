@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from brute_nested_mentions import IN_SPACE, allowed_rows, family_of, labelled_analyses
-from spacy_depner.structures.nested.mentions import STRUCTURES, dense_span_offsets, marginals, posterior_decode
+from spacy_depner.structures.nested.mentions import SPACES, dense_span_offsets, marginals, posterior_decode
 
 MAX_WORDS = {1: 6, 2: 5}
 
@@ -27,7 +27,7 @@ def brute_best(structure, gains, max_length, mask):
     return float(np.append(gains.ravel(), 0.0)[columns[usable]].sum(axis=1).max())
 
 
-@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("structure", SPACES)
 @pytest.mark.parametrize("seed", range(25))
 def test_equals_the_best_analysis_of_the_space(structure, seed):
     rng = np.random.default_rng(seed)

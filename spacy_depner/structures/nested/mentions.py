@@ -100,9 +100,9 @@ from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_s
 from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
 
-__all__ = ["STRUCTURES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
+__all__ = ["SPACES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
 
-STRUCTURES = ("semi_markov", "cyk", "quadratic")
+SPACES = ("semi_markov", "cyk", "quadratic")
 SEMI_MARKOV, CYK, QUADRATIC = 0, 1, 2
 
 
@@ -242,8 +242,8 @@ def _viterbi(code, scores, doc_offsets, span_offsets, mask, max_length):
 
 
 def _check(scores, doc_offsets, structure, max_length, mask):
-    if structure not in STRUCTURES:
-        raise ValueError(f"unknown structure {structure!r}: expected one of {STRUCTURES}")
+    if structure not in SPACES:
+        raise ValueError(f"unknown structure {structure!r}: expected one of {SPACES}")
     scores = np.asarray(scores)
     if scores.ndim != 2 or scores.shape[1] < 1:
         raise ValueError(f"scores must have shape (n_spans, n_labels >= 1), not {scores.shape}")
@@ -274,7 +274,7 @@ def _check(scores, doc_offsets, structure, max_length, mask):
         if mask.shape != (scores.shape[0],):
             raise ValueError(f"mask must have shape ({scores.shape[0]},) like the rows of scores, not {mask.shape}")
         mask = np.ascontiguousarray(mask)
-    return STRUCTURES.index(structure), scores, doc_offsets, span_offsets, mask, bound
+    return SPACES.index(structure), scores, doc_offsets, span_offsets, mask, bound
 
 
 def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> np.ndarray:

@@ -231,18 +231,19 @@ def all_spans(sentence_offsets, max_length: Optional[int] = 8) -> np.ndarray:
     return _length_spans(sentence_offsets, _as_bound(max_length))
 
 
-STRUCTURES = {"dgm": valid_spans, "dgm_s": single_arc_spans}
+CANDIDATE_SETS = {"dgm": valid_spans, "dgm_s": single_arc_spans}
 
 
-def candidate_spans(structure: str, heads, sentence_offsets, max_length: Optional[int]) -> np.ndarray:
-    """The candidate spans of ``structure`` ("dgm", "dgm_s" or "semi_markov");
-    heads as in ``valid_spans`` (a forest within each sentence, checked by
-    ``forest.first_fault`` at the boundary; unused by "semi_markov")."""
-    if structure == "semi_markov":
+def candidate_spans(kind: str, heads, sentence_offsets, max_length: Optional[int]) -> np.ndarray:
+    """The candidate spans of ``kind`` ("dgm", "dgm_s" or "semi_markov": every
+    span up to ``max_length``); heads as in ``valid_spans`` (a forest within
+    each sentence, checked by ``forest.first_fault`` at the boundary; unused
+    by "semi_markov")."""
+    if kind == "semi_markov":
         return all_spans(sentence_offsets, max_length)
-    if structure not in STRUCTURES:
-        raise ValueError(f"Unknown structure {structure!r}: use 'dgm', 'dgm_s' or 'semi_markov'")
-    return STRUCTURES[structure](heads, sentence_offsets, max_length)
+    if kind not in CANDIDATE_SETS:
+        raise ValueError(f"Unknown candidate spans {kind!r}: use 'dgm', 'dgm_s' or 'semi_markov'")
+    return CANDIDATE_SETS[kind](heads, sentence_offsets, max_length)
 
 
 def merge_spans(spans: np.ndarray, extra: np.ndarray, n_tokens: int) -> np.ndarray:
