@@ -21,23 +21,31 @@ def test_coverage_json():
     assert report["spans_per_token"] == {k: round(v, 3) for k, v in expected.items()}
 
 
-def run_coverage(*args):
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", *args], capture_output=True, text=True)
-    return done.returncode, done.stdout, done.stderr
+def run_coverage(capsys, *args):
+    """``python -m spacy_depner coverage ARGS`` in this process (the entry
+    point's own run, as ``test_coverage_json`` runs it in a child):
+    (exit status, stdout, stderr)."""
+    from spacy_depner.cli.app import app
+    from spacy_depner.cli.errors import run
+
+    capsys.readouterr()
+    code = run(app, ["coverage", *args], "python -m spacy_depner")
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_nested_coverage_json():
+def test_nested_coverage_json(capsys):
     """The hand-counted maxima of the nested fixtures (see test_nested_readers)."""
-    code, out, _ = run_coverage("--jsonl", str(DATA / "nested_genia.jsonl"))
+    code, out, _ = run_coverage(capsys, "--jsonl", str(DATA / "nested_genia.jsonl"))
     assert code == 0
     assert json.loads(out)["kept"] == {"flat": 8, "nested": 12, "quadratic": 11}
-    code, out, _ = run_coverage("--gum", str(DATA / "nested_gum.conllu"))
+    code, out, _ = run_coverage(capsys, "--gum", str(DATA / "nested_gum.conllu"))
     assert code == 0
     assert json.loads(out)["kept"] == {"flat": 6, "nested": 10, "quadratic": 9, "dgm": 9}
 
 
-def test_coverage_needs_one_input():
-    code, _, err = run_coverage("--jsonl", str(DATA / "nested_genia.jsonl"), "--gum", str(DATA / "nested_gum.conllu"))
+def test_coverage_needs_one_input(capsys):
+    code, _, err = run_coverage(capsys, "--jsonl", str(DATA / "nested_genia.jsonl"), "--gum", str(DATA / "nested_gum.conllu"))
     assert code != 0 and "one of" in err
-    code, _, err = run_coverage("--conllu", str(DATA / "tiny.conllu"))
+    code, _, err = run_coverage(capsys, "--conllu", str(DATA / "tiny.conllu"))
     assert code != 0 and "--uner" in err

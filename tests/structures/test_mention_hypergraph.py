@@ -421,6 +421,7 @@ def test_round_trip_of_representable_sets(heads):
                     assert ok[d]
 
 
+@pytest.mark.slow
 def test_heads_decode_every_sub_hypergraph():
     """Every enumerated sub-hypergraph with heads (one type, n <= 4; two
     types, n <= 2) decodes to mentions whose union of paths is itself, with

@@ -417,24 +417,24 @@ UNCOVERED_TOKEN_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(UNCOVERED_TOKEN_CASES))
-def test_token_without_its_own_span_raises_value_error(case):
+def test_token_without_its_own_span_raises_value_error():
     """A token without a one-token span in its own document is a ValueError
     for log_partition, marginals and viterbi, even when the total number of
-    one-token spans is right. Run in a subprocess, viterbi last: on such input
-    it has been seen to crash the interpreter."""
-    spans, span_offsets, doc_offsets = UNCOVERED_TOKEN_CASES[case]
+    one-token spans is right. Every case runs in one subprocess, viterbi
+    last: on such input it has been seen to crash the interpreter."""
+    cases = {name: [a.tolist() for a in arrays] for name, arrays in sorted(UNCOVERED_TOKEN_CASES.items())}
     program = f"""
 import numpy as np
 from spacy_depner.structures.lattice.segment_lattice import log_partition, marginals, viterbi
-spans = np.array({spans.tolist()}); span_offsets = np.array({span_offsets.tolist()}); doc_offsets = np.array({doc_offsets.tolist()})
-for operation in (log_partition, marginals, viterbi):
-    try:
-        result = operation(spans, span_offsets, doc_offsets, np.zeros((len(spans), 2)), np.zeros((3, 3)))
-    except ValueError:
-        print(operation.__name__, "ValueError", flush=True)
-    else:
-        print(operation.__name__, "returned", repr(result).replace(chr(10), " "), flush=True)
+for case, (spans, span_offsets, doc_offsets) in {cases!r}.items():
+    spans, span_offsets, doc_offsets = np.array(spans), np.array(span_offsets), np.array(doc_offsets)
+    for operation in (log_partition, marginals, viterbi):
+        try:
+            result = operation(spans, span_offsets, doc_offsets, np.zeros((len(spans), 2)), np.zeros((3, 3)))
+        except ValueError:
+            print(case, operation.__name__, "ValueError", flush=True)
+        else:
+            print(case, operation.__name__, "returned", repr(result).replace(chr(10), " "), flush=True)
 """
     repo = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
@@ -442,4 +442,5 @@ for operation in (log_partition, marginals, viterbi):
     outcome = done.stdout.strip().splitlines()
     if done.returncode != 0:
         outcome.append(f"then the interpreter died (return code {done.returncode}) {done.stderr[-300:]}")
-    assert outcome == ["log_partition ValueError", "marginals ValueError", "viterbi ValueError"], "\n".join(outcome)
+    assert outcome == [f"{case} {operation} ValueError" for case in cases
+                       for operation in ("log_partition", "marginals", "viterbi")], "\n".join(outcome)
