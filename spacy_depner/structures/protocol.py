@@ -75,14 +75,29 @@ class Marginals:
     of sum(log Z) with respect to the scores (same parts and shapes), and two
     views of the mention marginals, computed on demand: ``mentions(floor)``
     every mention whose marginal exceeds ``floor`` (mentions (M, 3),
-    marginals (M,)), and ``of(mentions)`` the marginal (M,) of given ones."""
+    marginals (M,)), and ``of(mentions)`` the marginal (M,) of given ones.
+    ``log_z`` and ``scores`` may be given as functions of no argument, called
+    once when first read (a structure whose ``of`` needs no gradient, e.g. in
+    prediction, then never computes it)."""
 
-    def __init__(self, log_z: np.ndarray, scores: Scores, mentions: Callable[[float], Tuple[np.ndarray, np.ndarray]],
+    def __init__(self, log_z, scores, mentions: Callable[[float], Tuple[np.ndarray, np.ndarray]],
                  of: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.log_z = log_z
-        self.scores = scores
+        self._log_z = log_z
+        self._scores = scores
         self._mentions = mentions
         self._of = of
+
+    @property
+    def log_z(self) -> np.ndarray:
+        if callable(self._log_z):
+            self._log_z = self._log_z()
+        return self._log_z
+
+    @property
+    def scores(self) -> Scores:
+        if callable(self._scores):
+            self._scores = self._scores()
+        return self._scores
 
     def mentions(self, floor: float = -1.0) -> Tuple[np.ndarray, np.ndarray]:
         return self._mentions(floor)

@@ -30,7 +30,8 @@ from typing import Tuple
 import numpy as np
 from numba import njit
 
-from .linear_chain import _charts, _check, _forward_backward, _sparse
+from .kernels import _charts, _forward_backward, _sparse
+from .linear_chain import _check
 from ..score_range import check_scores
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
 

@@ -36,8 +36,17 @@ class LinearChain(Structure):
         return linear_chain.log_partition(*self._args(scores, layout, scheme))
 
     def marginals(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Marginals:
-        log_z, tag_marginals, transition_marginals = linear_chain.marginals(*self._args(scores, layout, scheme))
+        """The inputs are checked now; the forward-backward pass runs when
+        ``log_z`` or ``scores`` is first read (``of`` has its own, per entity)."""
+        args = self._args(scores, layout, scheme)
+        linear_chain.check(*args)
         tag_scores, transitions = scores
+        computed = []
+
+        def forward_backward():
+            if not computed:
+                computed.append(linear_chain.marginals(*args))
+            return computed[0]
 
         def above(floor: float):
             spans, labels, values = entity_marginals.span_marginals(tag_scores, layout.offsets, transitions, scheme, floor)
@@ -47,7 +56,7 @@ class LinearChain(Structure):
             return entity_marginals.entity_marginals(tag_scores, layout.offsets, transitions, scheme,
                                                      mentions[:, :2], mentions[:, 2])
 
-        return Marginals(log_z, (tag_marginals, transition_marginals), above, of)
+        return Marginals(lambda: forward_backward()[0], lambda: forward_backward()[1:], above, of)
 
     def viterbi(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Analysis:
         best, tags = linear_chain.viterbi(*self._args(scores, layout, scheme))
