@@ -83,8 +83,11 @@ def structure_rows(batches, n_labels: int, repeats: int, rng, nested_longest: in
         n_tokens = sum(layout.n_tokens for _, layout in inputs)
 
         def run(operation, structure=structure, options=options, inputs=inputs):
-            method = getattr(structure, operation)
-            return lambda: [method(scores, layout, **options) for scores, layout in inputs]
+            if operation == "viterbi":
+                return lambda: [structure.viterbi(scores, layout, **options) for scores, layout in inputs]
+            # log Z and the gradient read, as training reads them (a structure may compute them on demand)
+            return lambda: [(m.log_z, m.scores) for m in (structure.marginals(scores, layout, **options)
+                                                          for scores, layout in inputs)]
 
         for operation in ("viterbi", "marginals"):
             run(operation, inputs=inputs[:1])()  # compile
