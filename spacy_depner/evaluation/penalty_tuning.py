@@ -8,6 +8,8 @@ import numpy as np
 
 from ..doc_arrays.tokens import batch_offsets
 from ..structures.hypergraph import mention_hypergraph
+from ..structures.hypergraph.structure import HYPERGRAPH
+from ..structures.protocol import Layout
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
@@ -31,10 +33,11 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
     edge_scores = np.concatenate(batches) if batches else \
         np.zeros((0, len(component.labels), mention_hypergraph.n_kinds(heads)), dtype=np.float32)
     gold = {tuple(row) for row in component.gold_mentions(examples, doc_offsets).tolist()}
+    layout = Layout(sentence_offsets)
 
     def scores(penalty: float) -> Dict[str, float]:
-        _, edges = mention_hypergraph.viterbi(edge_scores, sentence_offsets, penalty, heads)
-        predicted = {tuple(row) for row in mention_hypergraph.edges_to_mentions(edges, sentence_offsets).tolist()}
+        best = HYPERGRAPH.viterbi(edge_scores, layout, mention_penalty=penalty, heads=heads)
+        predicted = {tuple(row) for row in best.mentions.tolist()}
         tp = len(gold & predicted)
         return prf(tp, len(predicted) - tp, len(gold) - tp)
 
