@@ -41,7 +41,7 @@ from ..doc_arrays.spans import chain_offsets
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
 from ..structures.chain import linear_chain
 from ..structures.chain.structure import CHAIN
-from ..structures.protocol import Layout, Scores
+from ..structures.protocol import Layout, Scores, inner_product
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
 from .gazetteer import Gazetteer, read_phrases
@@ -176,9 +176,9 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
             return super().loss(scores, layout, gold)
         options = self.structure_options()
         best = self.structure.viterbi(scores, layout, **options)
-        loss = float(best.score.sum()) - self.structure.score(scores, layout, gold, **options)
-        gradient = tuple(b - g for b, g in zip(self.structure.counts(best.encoding, scores, layout, **options),
-                                               self.structure.counts(gold, scores, layout, **options)))
+        gold_counts = self.structure.counts(gold, scores, layout, **options)
+        loss = float(best.score.sum()) - inner_product(scores, gold_counts)
+        gradient = tuple(b - g for b, g in zip(self.structure.counts(best.encoding, scores, layout, **options), gold_counts))
         return loss, gradient
 
     def initialize_model(self, sample: List[Doc]) -> None:

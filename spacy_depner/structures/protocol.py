@@ -30,6 +30,9 @@ from typing import Callable, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
+from . import interval_selection
+from .shared import check_penalty
+
 Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
 
 
@@ -108,8 +111,8 @@ class Marginals:
 
 class Structure:
     """The protocol (module docstring). Subclasses write ``log_partition``,
-    ``marginals``, ``viterbi``, ``posterior_decode`` and ``counts``; ``score``
-    and ``nll`` follow from them."""
+    ``marginals``, ``viterbi``, ``posterior_decode`` and ``counts`` (and
+    ``bias`` if options weigh an analysis); ``score`` and ``nll`` follow."""
 
     name = ""
 
@@ -128,21 +131,30 @@ class Structure:
     def counts(self, encoding, scores: Scores, layout: Layout, **options) -> Scores:
         raise NotImplementedError
 
+    def bias(self, encoding, layout: Layout, **options) -> float:
+        """What ``options`` add to an analysis's weight beyond its scores (0 by
+        default; the hypergraph's mention penalty)."""
+        return 0.0
+
     def score(self, scores: Scores, layout: Layout, encoding, **options) -> float:
         """The total weight of the batch's analysis ``encoding``: the inner
-        product of the scores with its ``counts``."""
-        return float(sum((np.asarray(s, dtype=np.float64) * c).sum()
-                         for s, c in zip(_parts(scores), _parts(self.counts(encoding, scores, layout, **options)))))
+        product of the scores with its ``counts``, plus its ``bias``."""
+        return inner_product(scores, self.counts(encoding, scores, layout, **options)) + self.bias(encoding, layout, **options)
 
     def nll(self, scores: Scores, layout: Layout, gold, **options) -> Tuple[float, Scores]:
         """Negative log-likelihood of the analysis ``gold`` (an encoding) and its
         gradient with respect to ``scores``: (sum(log Z) - score(gold),
         marginals - counts(gold)), float64, in the parts of ``scores``."""
         marginals = self.marginals(scores, layout, **options)
-        counts = _parts(self.counts(gold, scores, layout, **options))
-        loss = float(marginals.log_z.sum()) - self.score(scores, layout, gold, **options)
-        gradient = tuple(m - c for m, c in zip(_parts(marginals.scores), counts))
+        counts = self.counts(gold, scores, layout, **options)
+        loss = float(marginals.log_z.sum()) - inner_product(scores, counts) - self.bias(gold, layout, **options)
+        gradient = tuple(m - c for m, c in zip(_parts(marginals.scores), _parts(counts)))
         return loss, gradient if isinstance(scores, tuple) else gradient[0]
+
+
+def inner_product(scores: Scores, counts: Scores) -> float:
+    """sum over the parts of (scores * counts), in float64."""
+    return float(sum((np.asarray(s, dtype=np.float64) * c).sum() for s, c in zip(_parts(scores), _parts(counts))))
 
 
 def _parts(scores: Scores) -> Tuple[np.ndarray, ...]:
@@ -156,9 +168,6 @@ def select_disjoint(mentions: np.ndarray, marginals: np.ndarray, offsets: np.nda
     (``interval_selection.most_probable``). Returns the Analysis (gain (U,),
     chosen mentions sorted by first token, their rows in ``mentions`` as the
     encoding)."""
-    from . import interval_selection
-    from .shared import check_penalty
-
     penalty = check_penalty(penalty)
     candidates = np.flatnonzero(marginals - penalty > 0)
     kept = interval_selection.most_probable(mentions[candidates, :2], marginals[candidates] - penalty,

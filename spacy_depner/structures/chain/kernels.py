@@ -72,6 +72,18 @@ def _first_infeasible_doc(doc_offsets, allowed):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _log_sum(buffer, count, top):
+    """log(sum(exp(buffer[:count]))) given their maximum ``top`` (-inf when
+    every term is -inf)."""
+    if top == NEG_INF:
+        return NEG_INF
+    acc = 0.0
+    for k in range(count):
+        acc += np.exp(buffer[k] - top)
+    return top + np.log(acc)
+
+
 @njit(cache=True)
 def _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buffer):
     """alpha[t, y]: log-sum of the allowed prefixes y_1..y_t+1 ending in y at
@@ -91,13 +103,7 @@ def _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buff
                 buffer[k - lo] = v
                 if v > top:
                     top = v
-            if top == NEG_INF:
-                alpha[t, y] = NEG_INF
-                continue
-            acc = 0.0
-            for k in range(hi - lo):
-                acc += np.exp(buffer[k] - top)
-            alpha[t, y] = top + np.log(acc) + scores[first + t, y]
+            alpha[t, y] = _log_sum(buffer, hi - lo, top) + scores[first + t, y]
     top = NEG_INF
     for y in range(T):
         if allowed[y, B]:
@@ -134,13 +140,7 @@ def _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buff
                 buffer[k - lo] = v
                 if v > top:
                     top = v
-            if top == NEG_INF:
-                beta[t, a] = NEG_INF
-                continue
-            acc = 0.0
-            for k in range(hi - lo):
-                acc += np.exp(buffer[k] - top)
-            beta[t, a] = top + np.log(acc)
+            beta[t, a] = _log_sum(buffer, hi - lo, top)
 
 
 @njit(cache=True)

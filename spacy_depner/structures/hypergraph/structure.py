@@ -56,15 +56,15 @@ class MentionHypergraph(Structure):
     def counts(self, encoding, scores, layout: Layout, **options) -> np.ndarray:
         return np.asarray(encoding, dtype=np.float64)
 
-    def score(self, scores, layout: Layout, encoding, *, mention_penalty: float = 0.0, heads: bool = False) -> float:
-        """The inner product, plus ``mention_penalty`` for each mention a T hyperedge
-        opens (twice for T -> B, W with heads)."""
+    def bias(self, encoding, layout: Layout, *, mention_penalty: float = 0.0, heads: bool = False) -> float:
+        """``mention_penalty`` for each mention a T hyperedge opens (twice for
+        T -> B, W with heads)."""
         edges = np.asarray(encoding, dtype=np.float64)
         if heads:
             opened = edges[:, :, [HEAD_T_B, HEAD_T_W]].sum() + 2 * edges[:, :, HEAD_T_BW].sum()
         else:
             opened = edges[:, :, KIND_T_I].sum()
-        return float((np.asarray(scores, dtype=np.float64) * edges).sum() + mention_penalty * opened)
+        return float(mention_penalty * opened)
 
 
 HYPERGRAPH = MentionHypergraph()

@@ -200,16 +200,14 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
         if W == 0:
             continue
         row0 = span_offsets[d]
+        _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
         if code == SEMI_MARKOV:
-            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
             continue
         if code == CYK:
-            _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, first_level, out_full, out_ready,
                                       out_prefix, marginals, stash, where)
             continue
-        _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
         log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
                                         out_full, out_ready, out_left, out_unit, out_prefix, marginals)
     return log_z, marginals
