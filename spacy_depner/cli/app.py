@@ -2,7 +2,7 @@
 module and registers its commands (the command modules never import this one)."""
 import typer
 
-from . import annotate, calibrate, convert, coverage, evaluate, pretrain_text, tune
+from . import annotate, calibrate, convert, coverage, evaluate, pretrain_text, rank, tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spacy-depner: structured NER for spaCy")
 app.command("evaluate")(evaluate.evaluate)
@@ -16,3 +16,4 @@ app.command("calibration")(calibrate.calibration)
 app.command("calibrate")(calibrate.calibrate)
 app.command("annotate")(annotate.annotate)
 app.command("annotate-ray")(annotate.annotate_ray)
+app.command("rank")(rank.rank)

@@ -6,6 +6,8 @@ import numpy as np
 from spacy.tokens import Span
 from spacy.training import Example
 
+from ..structures.partial import touching_missing
+
 
 def gold_entities(examples: Sequence[Example], doc_offsets: np.ndarray, labels: Sequence[str],
                   spans_key: Optional[str] = None, component: str = "") -> Tuple[np.ndarray, np.ndarray]:
@@ -50,3 +52,52 @@ def scored_entity_spans(docs, doc_offsets: np.ndarray, spans: np.ndarray, label_
         ([Span(doc, starts[m], ends[m], label=names[m]) for m in range(bounds[d], bounds[d + 1])], doc_scores[d])
         for d, doc in enumerate(docs)
     ]
+
+
+def missing_entity_tokens(examples: Sequence[Example], doc_offsets: np.ndarray) -> Optional[np.ndarray]:
+    """(N,) bool: the predicted tokens whose entity annotation is missing in
+    the reference ``doc.ents`` (spaCy's convention: ``ent_iob_ == ""``, "-"
+    in BILUO tags; ``Example.get_aligned_ner`` gives them as None, with the
+    tokens that align to no reference token), or None when no reference
+    token is missing (misaligned tokens then count as outside, as before)."""
+    if not any((eg.reference.to_array("ENT_IOB") == 0).any() for eg in examples if len(eg.reference)):
+        return None
+    missing = np.zeros(int(doc_offsets[-1]), dtype=bool)
+    for offset, eg in zip(doc_offsets, examples):
+        tags = eg.get_aligned_ner()
+        missing[offset:offset + len(tags)] = [tag is None for tag in tags]
+    return missing
+
+
+def unannotated_tokens(examples: Sequence[Example], doc_offsets: np.ndarray, annotated_key: Optional[str],
+                       mentions: np.ndarray, component: str = "") -> Optional[np.ndarray]:
+    """(N,) bool: the predicted tokens outside every span of the reference span
+    group ``annotated_key`` (the annotated regions of a Doc; a Doc without
+    that group is annotated throughout), or None when ``annotated_key`` is
+    None or every token is annotated. A gold mention of ``mentions`` (M, 2)
+    [first, last] (batch coordinates) on an unannotated token is a ValueError
+    naming the Doc and the mention."""
+    if annotated_key is None:
+        return None
+    missing = np.zeros(int(doc_offsets[-1]), dtype=bool)
+    for offset, eg in zip(doc_offsets, examples):
+        if annotated_key not in eg.reference.spans:
+            continue
+        doc_missing = np.ones(len(eg.predicted), dtype=bool)
+        for span in eg.get_aligned_spans_y2x(eg.reference.spans[annotated_key], allow_overlap=True):
+            doc_missing[span.start:span.end] = False
+        missing[offset:offset + len(eg.predicted)] = doc_missing
+    if not missing.any():
+        return None
+    mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 2)
+    bad = np.flatnonzero(touching_missing(mentions, missing))
+    if bad.shape[0]:
+        first, last = (int(v) for v in mentions[bad[0]])
+        d = int(np.searchsorted(doc_offsets, first, side="right") - 1)
+        doc = examples[d].predicted
+        raise ValueError(
+            f"'{component}': the gold mention {doc[first - doc_offsets[d]:last - doc_offsets[d] + 1].text!r} (tokens "
+            f"{first - doc_offsets[d]}..{last - doc_offsets[d]} of Doc {d} of the batch, {doc.text[:60]!r}) lies partly "
+            f"outside the annotated regions doc.spans[{annotated_key!r}]: widen the region to cover the mention, or "
+            "drop the mention")
+    return missing

@@ -37,13 +37,14 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch
+from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
 from ..structures.chain import linear_chain
 from ..structures.chain.structure import CHAIN
 from ..structures.protocol import Layout, Scores, inner_product
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .gazetteer import Gazetteer, read_phrases
 
 SCHEMES = ("BIO", "BILOU")
@@ -162,11 +163,12 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         return Layout(chain_offsets(spans, batch.doc_offsets, batch.sentence_offsets))
 
     def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
-        """The batch, its chains (joined by the gold entities) and the gold tags (N,)."""
+        """The batch, its chains (joined by the gold entities) and the gold tags
+        (N,), with the tokens whose entity annotation is missing."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
         tags = linear_chain.spans_to_tags(entities, ids - 1, batch.n_tokens, self.cfg["scheme"])
-        return batch, self.layout(batch, entities), tags, {}
+        return batch, self.layout(batch, entities), Gold(tags, missing_entity_tokens(examples, batch.doc_offsets)), {}
 
     def loss(self, scores: Scores, layout: Layout, gold) -> Tuple[float, Scores]:
         """CRF: negative log-likelihood of the gold tags, gradient marginals
@@ -174,6 +176,11 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         the gold tags (>= 0), gradient Viterbi counts minus gold counts."""
         if self.settings["loss"] == "crf":
             return super().loss(scores, layout, gold)
+        if gold.missing is not None and gold.missing.any():
+            raise ValueError(f"'{self.name}': loss = \"perceptron\" cannot learn from Docs whose entity annotation is "
+                             "missing on some tokens (ent_iob_ == \"\"); use loss = \"crf\", which marginalises them, "
+                             "or mark those tokens O")
+        gold = gold.encoding
         options = self.structure_options()
         best = self.structure.viterbi(scores, layout, **options)
         gold_counts = self.structure.counts(gold, scores, layout, **options)

@@ -42,12 +42,13 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets, covered_tokens, suggested_spans, with_single_tokens
 from ..structures.lattice.structure import LATTICE, layout as lattice_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
 
 DEFAULT_MODEL = Config().from_str(
@@ -165,10 +166,11 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
     def model_input(self, batch: DocBatch):
         return batch.docs, batch.spans
 
-    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
+    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, Gold, Dict[str, float]]:
         """The lattice of the examples' predicted Docs, with add_gold_spans
         augmented by every gold entity it lacks; per-span gold labels (S,)
-        (-1: not a gold segment); the number of gold entities the
+        (-1: not a gold segment), with the tokens whose entity annotation is
+        missing (their single-token O segments are then not read); the number of gold entities the
         suggester's lattice lacked."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
@@ -181,4 +183,5 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         gold[span_index(batch.spans, entities, batch.n_tokens)] = ids
         singles = np.flatnonzero(covered_tokens(entities, batch.n_tokens) == 0)
         gold[span_index(batch.spans, np.stack([singles, singles], axis=1), batch.n_tokens)] = 0
-        return batch, self.layout(batch), gold, {f"{self.name}_gold_outside_lattice": int(missing.sum())}
+        return batch, self.layout(batch), Gold(gold, missing_entity_tokens(examples, batch.doc_offsets)), \
+            {f"{self.name}_gold_outside_lattice": int(missing.sum())}

@@ -22,7 +22,7 @@ from ..doc_arrays.batch import DocBatch, read_batch
 from ..doc_arrays.entities import gold_entities, scored_entity_spans
 from ..doc_arrays.trees import require_parse
 from ..ml.corpus_layers import initialize_corpus_layers
-from ..structures.protocol import Analysis, Layout, Scores, Structure
+from ..structures.protocol import Analysis, Layout, Marginals, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
 from .span_groups import write_flat_view, write_span_group
 from .suggesters import positive_or_null
@@ -60,6 +60,17 @@ class Prediction(NamedTuple):
     doc_offsets: np.ndarray
     mentions: np.ndarray
     probabilities: Optional[np.ndarray]
+
+
+class Gold(NamedTuple):
+    """The gold annotation of a training batch: ``encoding``, the structure's
+    encoding of the gold analysis; ``missing`` (N,) bool, the tokens whose
+    annotation is missing (None: every token is annotated). With missing
+    tokens the loss is the negative log-probability of the analyses that
+    agree with the rest (``Structure.partial_nll``)."""
+
+    encoding: object
+    missing: Optional[np.ndarray] = None
 
 
 class EntityPipe(ConfidenceSettings, TrainablePipe):
@@ -184,13 +195,15 @@ class EntityPipe(ConfidenceSettings, TrainablePipe):
         analysis, probabilities = self.decode(scores, self.layout(batch))
         return Prediction(batch.doc_offsets, analysis.mentions, probabilities)
 
-    def decode(self, scores: Scores, layout: Layout, **options) -> Tuple[Analysis, Optional[np.ndarray]]:
+    def decode(self, scores: Scores, layout: Layout, marginals: Optional[Marginals] = None,
+               **options) -> Tuple[Analysis, Optional[np.ndarray]]:
         """The analysis of ``scores`` by the settings (``decoding``,
-        ``posterior_penalty``; marginals when ``needs_marginals``) and the
-        probabilities (M,) of its mentions (None without marginals).
-        ``options`` override ``decoding_options``."""
+        ``posterior_penalty``; marginals when ``needs_marginals``, unless
+        given) and the probabilities (M,) of its mentions (None without
+        marginals). ``options`` override ``decoding_options``."""
         options = {**self.decoding_options(), **options}
-        marginals = self.structure.marginals(scores, layout, **options) if self.needs_marginals else None
+        if marginals is None and self.needs_marginals:
+            marginals = self.structure.marginals(scores, layout, **options)
         if self.settings["decoding"] == "posterior":
             analysis = self.structure.posterior_decode(marginals, layout, penalty=self.settings["posterior_penalty"],
                                                        **options)
@@ -218,16 +231,19 @@ class EntityPipe(ConfidenceSettings, TrainablePipe):
     def write_more(self, docs: List[Doc], doc_offsets: np.ndarray, mentions: np.ndarray) -> None:
         """What a component writes besides its mentions (nothing by default)."""
 
-    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, object, Dict[str, float]]:
-        """The batch of the examples' predicted Docs, its layout, the gold
-        analysis (the structure's encoding) and the values of
-        ``extra_losses``."""
+    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, Gold, Dict[str, float]]:
+        """The batch of the examples' predicted Docs, its layout, the ``Gold``
+        annotation and the values of ``extra_losses``."""
         raise NotImplementedError
 
-    def loss(self, scores: Scores, layout: Layout, gold) -> Tuple[float, Scores]:
+    def loss(self, scores: Scores, layout: Layout, gold: Gold) -> Tuple[float, Scores]:
         """The training loss and its gradient with respect to ``scores``: the
-        negative log-likelihood of ``gold`` (``Structure.nll``)."""
-        return self.structure.nll(scores, layout, gold, **self.structure_options())
+        negative log-likelihood of the gold analysis (``Structure.nll``), or,
+        with missing tokens, of the analyses that agree with the annotated
+        ones (``Structure.partial_nll``, exact)."""
+        if gold.missing is not None and gold.missing.any():
+            return self.structure.partial_nll(scores, layout, gold.encoding, gold.missing, **self.structure_options())
+        return self.structure.nll(scores, layout, gold.encoding, **self.structure_options())
 
     def model_gradient(self, gradient: Scores, output):
         """``gradient`` (float64, the structure's shapes) as the model's

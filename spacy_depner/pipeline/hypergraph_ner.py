@@ -64,7 +64,7 @@ from ..structures.hypergraph.structure import HYPERGRAPH
 from ..structures.protocol import Layout, Scores
 from ..util.numbers import is_finite_number
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .span_groups import check_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,
@@ -192,7 +192,7 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         head_rows, _ = self.gold_entities(examples, doc_offsets, heads_key(key))
         return np.concatenate([mentions, head_rows], axis=1)
 
-    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
+    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, Gold, Dict[str, float]]:
         """The sentences, the gold sub-hypergraph (N, T, K) and the number of
         distinct gold mentions it does not give back."""
         batch = self.read([eg.predicted for eg in examples])
@@ -205,7 +205,7 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         decoded = np.unique(mention_hypergraph.edges_to_mentions(edges, sentence_offsets), axis=0)
         # |gold ∪ decoded| - |decoded| = the gold rows that are not decoded rows
         n_lost = np.unique(np.concatenate([mentions, decoded]), axis=0).shape[0] - decoded.shape[0]
-        return batch, self.layout(batch), edges, {f"{self.name}_gold_ambiguous": int(n_lost)}
+        return batch, self.layout(batch), Gold(edges), {f"{self.name}_gold_ambiguous": int(n_lost)}
 
     def reference_labels(self, example: Example) -> Iterable[str]:
         return (span.label_ for span in example.reference.spans.get(self.spans_key, []))

@@ -44,13 +44,14 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.entities import unannotated_tokens
 from ..doc_arrays.spans import suggested_spans
 from ..structures.nested import mentions as nested_mentions
 from ..structures.nested.structure import NESTED, largest_subset, layout as nested_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
-from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe
+from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .span_groups import check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
@@ -75,6 +76,7 @@ DEFAULT_MODEL = Config().from_str(
         "add_gold_spans": True,
         "scores": True,
         "spans_key": "nested_ner",
+        "annotated_key": None,
         "ents": None,
         "max_sentence_length": 500,
         **CONFIDENCE_DEFAULTS,
@@ -95,11 +97,16 @@ def make_nested_ner(
     ents: Optional[str],
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
+    annotated_key: Optional[str] = None,
     **confidence,
 ) -> "NestedNER":
     """suggester: the spans that may be mentions (default every span of each
     sentence; spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a
-    parse); structure: "semi_markov" | "cyk" | "quadratic"; scores: compute the
+    parse); structure: "semi_markov" | "cyk" | "quadratic"; annotated_key:
+    null, or the span group of a reference Doc that marks its annotated
+    regions: in training, mentions are known only there, and the loss
+    marginalises the rest (a Doc without the group is annotated throughout);
+    scores: compute the
     marginals for attrs["scores"] (false: Viterbi only, faster); ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
     scores); max_sentence_length: a longer sentence is an error (the spans of a
@@ -114,13 +121,13 @@ def make_nested_ner(
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
         scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,
-        **confidence,
+        annotated_key=annotated_key, **confidence,
     )
 
 
 class NestedNER(EntityPipe, factory="nested_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``, ``ents``,
+    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``, ``annotated_key``, ``ents``,
     ``max_sentence_length`` and the confidence settings. ``cfg``: the labels.
     Structure: the nested mentions of ``structure`` (its space), one
     analysis per sentence."""
@@ -141,6 +148,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         ents: Optional[str] = None,
         max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
+        annotated_key: Optional[str] = None,
         **confidence,
     ) -> None:
         if suggester is None:
@@ -149,7 +157,8 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         self.setup(
             vocab, model, name, scorer, choices={"structure": SPACES}, extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
-                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, **confidence),
+                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
+                          annotated_key=annotated_key, **confidence),
         )
 
     @property
@@ -185,11 +194,12 @@ class NestedNER(EntityPipe, factory="nested_ner"):
     def model_input(self, batch: DocBatch):
         return batch.docs, batch.spans
 
-    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
+    def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, Gold, Dict[str, float]]:
         """The batch of the examples' predicted Docs (with add_gold_spans, the
         gold mentions added to the allowed spans), the gold analysis: the
         label of each span (S,) in the largest subset of the gold mentions the
-        space holds (``largest_subset``), and the number of gold mentions it
+        space holds (``largest_subset``) with the tokens outside the annotated
+        regions (``annotated_key``), and the number of gold mentions it
         cannot hold."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets, self.spans_key)
@@ -207,7 +217,8 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         gold = np.full(batch.spans.shape[0], -1, dtype=np.int64)
         gold[rows[kept]] = mentions[kept, 2]
         n_lost = int(np.unique(np.concatenate([entities, ids[:, None]], axis=1), axis=0).shape[0] - kept.sum())
-        return batch, layout, gold, {f"{self.name}_gold_outside_space": n_lost}
+        missing = unannotated_tokens(examples, batch.doc_offsets, self.settings["annotated_key"], entities, self.name)
+        return batch, layout, Gold(gold, missing), {f"{self.name}_gold_outside_space": n_lost}
 
     def reference_labels(self, example: Example) -> Iterable[str]:
         return (span.label_ for span in example.reference.spans.get(self.settings["spans_key"], []))

@@ -24,6 +24,12 @@ tag scheme, the nested space, the mention penalty):
   analysis (its ``encoding``) in the shape of ``scores``; its score is the
   inner product (``score``, plus what ``options`` add), so
   ``nll`` = log Z - score(gold) has gradient marginals - counts.
+* ``entropy(scores, layout, marginals, **options)``: the entropy of the
+  distribution over analyses, from the marginals.
+* ``constrained(scores, layout, gold, missing, **options)``: the log-sum
+  over units of the weights of the analyses that agree with a partial
+  annotation (``partial``), and its gradient (the expected indicators under
+  them); ``partial_nll`` = log Z - that, with gradient marginals - those.
 """
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Optional, Tuple, Union
@@ -150,6 +156,36 @@ class Structure:
         loss = float(marginals.log_z.sum()) - inner_product(scores, counts) - self.bias(gold, layout, **options)
         gradient = tuple(m - c for m, c in zip(_parts(marginals.scores), _parts(counts)))
         return loss, gradient if isinstance(scores, tuple) else gradient[0]
+
+    def entropy(self, scores: Scores, layout: Layout, marginals: Optional[Marginals] = None, **options) -> float:
+        """The entropy of the distribution over the analyses of the batch (the
+        sum over its units): sum(log Z) - E[weight], where E[weight] is the
+        inner product of the scores with the marginals plus the ``bias`` of the
+        expected indicator (``bias`` is linear in it). ``marginals``: those of
+        ``scores``, if computed already. Exact; over mention sets wherever an
+        analysis is one (the hypergraph's analyses are sub-hypergraphs, several
+        of which may read as one mention set)."""
+        if marginals is None:
+            marginals = self.marginals(scores, layout, **options)
+        expected = marginals.scores
+        return float(marginals.log_z.sum()) - inner_product(scores, expected) - self.bias(expected, layout, **options)
+
+    def constrained(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
+        """The sum over units of log Z over the analyses that agree with the
+        partial annotation (``gold``, an encoding, and ``missing`` (N,) bool:
+        ``partial``), and its gradient with respect to ``scores`` (the
+        expected indicator of those analyses), float64."""
+        raise NotImplementedError(f"the {self.name} structure cannot learn from partial annotation")
+
+    def partial_nll(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
+        """Negative log-probability of the analyses that agree with a partial
+        annotation (``constrained``): sum(log Z) - constrained log Z, and its
+        gradient marginals - their expected indicators. With nothing missing,
+        ``nll``."""
+        marginals = self.marginals(scores, layout, **options)
+        log_z, expected = self.constrained(scores, layout, gold, np.asarray(missing, dtype=bool), **options)
+        gradient = tuple(m - e for m, e in zip(_parts(marginals.scores), _parts(expected)))
+        return float(marginals.log_z.sum()) - log_z, gradient if isinstance(scores, tuple) else gradient[0]
 
 
 def inner_product(scores: Scores, counts: Scores) -> float:

@@ -141,6 +141,9 @@ def check_row(row: Row, rng) -> None:
             want = 1.0 - expected[0][queries[:, 0], queries[:, 2], KIND_T_X]
         np.testing.assert_allclose(marginals.of(queries), want, atol=1e-9)
 
+    entropy = -sum(p * (a.weight - z) for unit, ps, z in zip(units, probabilities, log_z) for a, p in zip(unit, ps))
+    assert abs(row.structure.entropy(scores, layout, marginals, **options) - entropy) < 1e-8 * max(1.0, abs(log_z).sum())
+
     best = row.structure.viterbi(scores, layout, **options)
     top = [max(range(len(unit)), key=lambda i: unit[i].weight) for unit in units]
     np.testing.assert_allclose(best.score, [unit[i].weight for unit, i in zip(units, top)], rtol=1e-9, atol=1e-9)

@@ -9,7 +9,8 @@ the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
 import numpy as np
 
-from ..protocol import Analysis, Layout, Marginals, Structure, select_disjoint
+from ..partial import runs_of
+from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from . import entity_marginals, linear_chain
 from .tag_schemes import SCHEMES
 
@@ -82,5 +83,58 @@ class LinearChain(Structure):
         indicator[np.arange(tags.shape[0]), tags] = 1.0
         return indicator, linear_chain.transition_counts(tags, layout.offsets, T)
 
+    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU"):
+        """``partial``: ``gold`` the tags (N,) (read on annotated tokens only).
+        Each run of missing tokens is a chain whose start transitions are those
+        from the gold tag before it (B at the unit's start) and whose end
+        transitions those to the gold tag after it: the tags that agree next
+        to a border are those a chain may start or end with (an I tag after
+        a gold entity would extend it), and every one of them may follow (or
+        precede) the gold tag, which is checked. The annotated tokens are scored with their
+        transitions inside each stretch of annotated tokens and the units'
+        own start and end."""
+        return _constrained(self, scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)
+
 
 CHAIN = LinearChain()
+
+
+def _constrained(chain: LinearChain, scores, layout: Layout, tags: np.ndarray, missing: np.ndarray, scheme: str):
+    """``LinearChain.constrained``."""
+    tag_scores, transitions = scores
+    T = B = np.shape(tag_scores)[1]
+    allowed = linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme)
+    expected_tags = np.zeros(np.shape(tag_scores))
+    expected_transitions = np.zeros(np.shape(transitions))
+    log_z = 0.0
+    runs = runs_of(missing, layout.offsets)
+    if runs.tokens.shape[0]:
+        before = np.where(runs.before >= 0, tags[np.maximum(runs.before, 0)], B)
+        after = np.where(runs.after >= 0, tags[np.maximum(runs.after, 0)], B)
+        wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(axis=0)
+        if wrong.any():
+            r = int(np.flatnonzero(wrong)[0])
+            raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
+                             f"{int(runs.last[r])}; a gold entity's tokens are annotated")
+        first, last = runs.offsets[:-1], runs.offsets[1:] - 1
+        run_scores = np.array(tag_scores[runs.tokens], dtype=np.float64)
+        run_scores[first] += transitions[before, :T] - transitions[B, :T]
+        run_scores[last] += transitions[:T, after].T - transitions[:T, B]
+        marginals = chain.marginals((run_scores, transitions), Layout(runs.offsets), scheme=scheme)
+        tag_marginals, expected_transitions[:] = marginals.scores
+        log_z += float(marginals.log_z.sum())
+        expected_tags[runs.tokens] = tag_marginals
+        for rows, label, side, view in ((first, before, runs.before, expected_transitions),
+                                        (last, after, runs.after, expected_transitions.T)):
+            moved = np.pad(tag_marginals[rows[side >= 0]], ((0, 0), (0, 1)))
+            np.add.at(view, label[side >= 0], moved)
+            view[B] -= moved.sum(axis=0)
+    stretches = runs_of(~missing, layout.offsets)
+    fixed = tags[stretches.tokens]
+    fixed_transitions = linear_chain.transition_counts(fixed, stretches.offsets, T)
+    np.subtract.at(fixed_transitions, (B, tags[stretches.first[stretches.before >= 0]]), 1.0)
+    np.subtract.at(fixed_transitions, (tags[stretches.last[stretches.after >= 0]], B), 1.0)
+    indicator = np.zeros(np.shape(tag_scores))
+    indicator[stretches.tokens, fixed] = 1.0
+    log_z += inner_product(scores, (indicator, fixed_transitions))
+    return log_z, (expected_tags + indicator, expected_transitions + fixed_transitions)

@@ -11,12 +11,13 @@ from typing import Tuple
 
 import numpy as np
 
-from ..protocol import Analysis, Layout, Marginals, Structure
+from ..partial import covering, gold_touches_missing, runs_of, touching_missing
+from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
 from ..trees.candidate_spans import span_index
 from . import segment_lattice
 
 
-def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
+def layout_of(spans: np.ndarray, offsets: np.ndarray) -> Layout:
     """The Layout of a lattice: ``spans`` (S, 2) sorted by (last, first), cut
     into the units ``offsets`` (U + 1,)."""
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
@@ -70,5 +71,59 @@ class SegmentLattice(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator, segment_lattice.transition_counts(layout.spans, layout.span_offsets, labels, K)
 
+    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, **options):
+        """``partial``: ``gold`` the per-span labels, read on the annotated
+        tokens (its O segments on missing tokens are ignored; an entity there
+        is an error). Each run of missing tokens is a lattice
+        of its spans, its start transitions those from the gold label before
+        it (B at the unit's start), its end transitions those to the gold
+        label after it; the gold part is scored with its transitions inside
+        the stretches of annotated tokens (and the units' own start and end)."""
+        span_scores, transitions = scores
+        K, B = span_scores.shape[1], span_scores.shape[1]
+        labels, spans = np.asarray(gold, dtype=np.int64), layout.spans
+        rows = np.flatnonzero(labels > 0)
+        gold_touches_missing(spans[rows], missing, "lattice")
+        rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
+        token_label = covering(spans[rows], labels[rows], layout.n_tokens)
+        if np.any((token_label < 0) & ~missing):
+            raise ValueError(f"lattice: the gold segments leave the annotated token "
+                             f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered")
+        expected_spans = np.zeros(np.shape(span_scores))
+        expected_transitions = np.zeros(np.shape(transitions))
+        log_z = 0.0
+        runs = runs_of(missing, layout.offsets)
+        if runs.tokens.shape[0]:
+            free = np.flatnonzero(runs.inside(spans))
+            run = runs.run_of[spans[free, 0]]
+            starts, ends = spans[free, 0] == runs.first[run], spans[free, 1] == runs.last[run]
+            before = np.where(runs.before >= 0, token_label[runs.before], B)
+            after = np.where(runs.after >= 0, token_label[runs.after], B)
+            run_scores = np.array(span_scores[free], dtype=np.float64)
+            run_scores[starts] += transitions[before[run[starts]], :K] - transitions[B, :K]
+            run_scores[ends] += transitions[:K, after[run[ends]]].T - transitions[:K, B]
+            marginals = self.marginals((run_scores, transitions), layout_of(runs.compact(spans[free]), runs.offsets))
+            span_marginals, expected_transitions[:] = marginals.scores
+            log_z += float(marginals.log_z.sum())
+            expected_spans[free] = span_marginals
+            for border, label, side in ((starts, before, runs.before), (ends, after, runs.after)):
+                moved = np.zeros((runs.offsets.shape[0] - 1, K + 1))
+                np.add.at(moved, run[border], np.pad(span_marginals[border], ((0, 0), (0, 1))))
+                moved = moved[side >= 0]
+                view = expected_transitions if border is starts else expected_transitions.T
+                np.add.at(view, label[side >= 0], moved)
+                view[B] -= moved.sum(axis=0)
+        stretches = runs_of(~missing, layout.offsets)
+        fixed = stretches.compact(spans[rows])
+        fixed_transitions = segment_lattice.transition_counts(
+            fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
+        np.subtract.at(fixed_transitions, (B, token_label[stretches.first[stretches.before >= 0]]), 1.0)
+        np.subtract.at(fixed_transitions, (token_label[stretches.last[stretches.after >= 0]], B), 1.0)
+        indicator = np.zeros(np.shape(span_scores))
+        indicator[rows, labels[rows]] = 1.0
+        log_z += inner_product(scores, (indicator, fixed_transitions))
+        return log_z, (expected_spans + indicator, expected_transitions + fixed_transitions)
+
 
 LATTICE = SegmentLattice()
+layout = layout_of  # the name callers use; methods take a ``layout`` argument

@@ -12,11 +12,12 @@ from typing import Optional
 
 import numpy as np
 
+from ..partial import gold_touches_missing, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure
 from . import mentions as nested_mentions
 
 
-def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
+def layout_of(spans: np.ndarray, offsets: np.ndarray) -> Layout:
     """The Layout of ``spans`` (S, 2) (within the units ``offsets``, sorted by
     (last, first)): their dense rows and mask, or none when they are every
     span of the units."""
@@ -91,8 +92,27 @@ class NestedMentions(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator
 
+    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, **options):
+        """``partial``: the gold mentions (``gold``, per-span labels) are fixed,
+        each run of missing tokens is a unit of the spans inside it (no
+        transitions: the weight of an analysis is the sum of its mentions')."""
+        labels = np.asarray(gold, dtype=np.int64)
+        rows = np.flatnonzero(labels >= 0)
+        gold_touches_missing(layout.spans[rows], missing, "nested")
+        indicator = self.counts(labels, scores, layout)
+        log_z = float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum())
+        runs = runs_of(missing, layout.offsets)
+        if runs.tokens.shape[0]:
+            free = np.flatnonzero(runs.inside(layout.spans))
+            marginals = self.marginals(np.asarray(scores)[free], layout_of(runs.compact(layout.spans[free]), runs.offsets),
+                                       **options)
+            log_z += float(marginals.log_z.sum())
+            indicator[free] += marginals.scores
+        return log_z, indicator
+
 
 NESTED = NestedMentions()
+layout = layout_of  # the name callers use; methods take a ``layout`` argument
 
 
 def largest_subset(mentions: np.ndarray, offsets: np.ndarray, *, space: str = "quadratic",

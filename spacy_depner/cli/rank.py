@@ -1,0 +1,33 @@
+"""``python -m spacy_depner rank``: order a corpus by how uncertain a trained
+entity component is about each document, for choosing what to annotate next."""
+import json
+from pathlib import Path
+from typing import Optional
+
+import spacy
+import typer
+
+from ..annotation.corpus import input_kind, pipeline_location
+from ..annotation.ranking import rank_corpus
+from ..pipeline.uncertainty import MEASURES
+from .annotate import INPUT_HELP, PIPELINE_HELP
+
+
+def rank(
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
+    input_path: Path = typer.Argument(..., metavar="INPUT", help=INPUT_HELP),
+    output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of task records, most uncertain first"),
+    measure: str = typer.Option("expected_errors", help=f"Ranking measure: {', '.join(MEASURES)}"),
+    component: Optional[str] = typer.Option(None, help="The entity component (default: the pipeline's only one)"),
+    top: Optional[int] = typer.Option(None, min=1, help="Keep only the TOP most uncertain documents (default: all)"),
+    batch_size: int = typer.Option(256, min=1, help="Documents per batch"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT, and restart instead of "
+                                   "refusing an OUTPUT.partial left by a run with other arguments"),
+    progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
+) -> None:
+    """Rank the documents of INPUT by how uncertain PIPELINE's entity component is about them."""
+    input_kind(input_path)
+    nlp = spacy.load(pipeline_location(pipeline))
+    summary = rank_corpus(nlp, input_path, output, measure=measure, component=component, batch_size=batch_size,
+                          top=top, overwrite=overwrite, progress=progress)
+    typer.echo(json.dumps(summary, indent=2))

@@ -1,0 +1,101 @@
+"""How uncertain an entity component is about each Doc, from its exact
+marginals: what ``python -m spacy_depner rank`` orders a corpus by, to choose
+the Docs worth annotating next.
+
+For the analysis the component predicts (its ``decoding``: MAP or
+posterior, after its temperatures), with p(m) the marginal probability of a
+mention m under the model:
+
+* ``expected_errors``: the expected number of entity errors of the
+  prediction, false positives plus false negatives: sum over the predicted
+  mentions of (1 - p(m)) plus sum over every other mention of p(m) (the
+  latter is E[number of mentions] - sum over the predicted of p(m)).
+* ``entropy``: the entropy of the distribution over the Doc's analyses
+  (``Structure.entropy``; over sub-hypergraphs for ``hypergraph_ner``).
+* ``least_probable``: 1 - the smallest p(m) of a predicted mention (0 when
+  nothing is predicted).
+
+Each Doc is its own batch for the structure (the model runs once per batch
+of Docs), so every measure is exactly the Doc's.
+"""
+from typing import List, NamedTuple, Optional
+
+import numpy as np
+from spacy.tokens import Doc
+
+from .entity_pipe import EntityPipe
+
+MEASURES = ("expected_errors", "entropy", "least_probable")
+
+
+class DocUncertainty(NamedTuple):
+    """The prediction for one Doc and how uncertain it is: mentions (M, 3)
+    [start, end (exclusive), label index] in Doc tokens; probabilities (M,);
+    the measures of ``MEASURES``."""
+
+    mentions: np.ndarray
+    probabilities: np.ndarray
+    expected_errors: float
+    entropy: float
+    least_probable: float
+
+
+def marginals_of(mentions: np.ndarray, every: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The marginal (M,) of each of ``mentions`` (M, 3) among ``every`` (E, 3)
+    with ``values`` (E,), 0 for a mention not there."""
+    if every.shape[0] == 0:
+        return np.zeros(mentions.shape[0])
+    top = int(max(every.max(), mentions.max(initial=0))) + 1
+    keys = (every[:, 0] * top + every[:, 1]) * top + every[:, 2]
+    queries = (mentions[:, 0] * top + mentions[:, 1]) * top + mentions[:, 2]
+    order = np.argsort(keys)
+    position = np.minimum(np.searchsorted(keys[order], queries), keys.shape[0] - 1)
+    return np.where(keys[order][position] == queries, values[order][position], 0.0)
+
+
+def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]:
+    """``DocUncertainty`` of each Doc by the component ``pipe`` (the
+    components before it must have run, e.g. a parser it reads)."""
+    if not docs:
+        return []
+    batch = pipe.read(docs)
+    output = pipe.model.predict(pipe.model_input(batch))
+    scores = pipe.tempered(pipe.structure_scores(output))
+    rows_part = scores[0] if isinstance(scores, tuple) else scores
+    options = pipe.decoding_options()
+    found, start = [], 0
+    for doc in docs:
+        layout = pipe.layout(pipe.read([doc]))
+        rows = layout.spans.shape[0] if layout.spans is not None else layout.n_tokens
+        part = rows_part[start:start + rows]
+        start += rows
+        doc_scores = (part, *scores[1:]) if isinstance(scores, tuple) else part
+        marginals = pipe.structure.marginals(doc_scores, layout, **options)
+        analysis, _ = pipe.decode(doc_scores, layout, marginals=marginals)
+        every, values = marginals.mentions(0.0)
+        predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
+        probabilities = marginals_of(predicted, np.asarray(every[:, :3], dtype=np.int64), values)
+        expected_errors = float((1.0 - probabilities).sum() + values.sum() - probabilities.sum())
+        found.append(DocUncertainty(
+            np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),
+            probabilities, max(expected_errors, 0.0),
+            max(pipe.structure.entropy(doc_scores, layout, marginals, **options), 0.0),
+            float(1.0 - probabilities.min()) if probabilities.shape[0] else 0.0))
+    if start != rows_part.shape[0]:
+        raise RuntimeError(f"'{pipe.name}': the Docs' score rows ({start}) differ from the batch's ({rows_part.shape[0]})")
+    return found
+
+
+def only_entity_pipe(nlp, name: Optional[str] = None) -> EntityPipe:
+    """The entity component ``name`` of ``nlp``, or its only one."""
+    pipes = {n: p for n, p in nlp.pipeline if isinstance(p, EntityPipe)}
+    if name is not None:
+        if name not in pipes:
+            raise ValueError(f"The pipeline has no entity component named {name!r} (its entity components: "
+                             f"{', '.join(pipes) or 'none'}): give --component one of them")
+        return pipes[name]
+    if len(pipes) != 1:
+        raise ValueError(f"The pipeline has {len(pipes)} entity components ({', '.join(pipes) or 'none'}): "
+                         + ("give --component NAME" if pipes else "rank needs a dgm_ner, chain_ner, nested_ner or "
+                            "hypergraph_ner component"))
+    return next(iter(pipes.values()))

@@ -1,0 +1,112 @@
+"""Partial annotation: the tokens whose annotation is missing, cut into runs.
+
+A partial annotation is an analysis (``gold``) and a mask of missing tokens
+(N,) bool: on a missing token nothing is known; on an annotated token the
+gold mentions that cover it are all the mentions that cover it (``O`` in
+spaCy's ``doc.ents``). An analysis *agrees* with it when its mentions that
+touch an annotated token are exactly the gold mentions, and no gold mention
+touches a missing token.
+
+In every structure of this package such an analysis is the gold mentions
+plus an analysis of each *run* (a maximal stretch of missing tokens within
+one unit) on its own: a mention of a run cannot reach an annotated token,
+none of the gold mentions lies inside a run, so the runs are independent
+units whose borders are gold (or the unit's edge). The log-partition over the
+agreeing analyses (``Structure.constrained``) is the score of the gold part
+plus the log Z of each run, where a structure with transitions gives a run
+the transitions across its borders (from the gold label before it, to the
+gold label after it) in place of its start and end transitions. The runs and
+the stretches of annotated tokens between them are both ``Runs``.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Runs(NamedTuple):
+    """Maximal stretches of the selected tokens within each unit.
+
+    tokens (M,) int64: the selected tokens, increasing (batch coordinates);
+        the *compact* coordinate of tokens[i] is i.
+    offsets (R + 1,) int64: run r is tokens[offsets[r]:offsets[r + 1]]
+        (compact coordinates: the units of the runs as a batch).
+    before (R,) int64: the token just before run r in its unit (-1: the run
+        starts the unit); after (R,): the token just after it (-1: it ends
+        the unit).
+    run_of (N,) int64: the run of each token, -1 for the others.
+    """
+
+    tokens: np.ndarray
+    offsets: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    run_of: np.ndarray
+
+    @property
+    def first(self) -> np.ndarray:
+        return self.tokens[self.offsets[:-1]]
+
+    @property
+    def last(self) -> np.ndarray:
+        return self.tokens[self.offsets[1:] - 1]
+
+    def inside(self, spans: np.ndarray) -> np.ndarray:
+        """(S,) bool: the spans (S, 2) [first, last] whose tokens all lie in one run."""
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        run = self.run_of[spans[:, 0]]
+        return (run >= 0) & (run == self.run_of[spans[:, 1]])
+
+    def compact(self, spans: np.ndarray) -> np.ndarray:
+        """Spans (S, 2) inside the runs in compact coordinates."""
+        return np.searchsorted(self.tokens, np.asarray(spans, dtype=np.int64)).astype(np.int64)
+
+
+def runs_of(selected: np.ndarray, offsets: np.ndarray) -> Runs:
+    """The runs of the ``selected`` tokens (N,) bool within the units ``offsets`` (U + 1,)."""
+    selected = np.asarray(selected, dtype=bool)
+    n = selected.shape[0]
+    if int(offsets[-1]) != n:
+        raise ValueError(f"the mask of missing tokens has {n} entries for a batch of {int(offsets[-1])} tokens")
+    unit_start = np.zeros(n + 1, dtype=bool)
+    unit_start[np.asarray(offsets, dtype=np.int64)] = True
+    previous = np.concatenate([[False], selected[:-1]])
+    starts = selected & (~previous | unit_start[:n])
+    run_of = np.where(selected, np.cumsum(starts) - 1, -1).astype(np.int64)
+    tokens = np.flatnonzero(selected).astype(np.int64)
+    R = int(starts.sum())
+    run_offsets = np.searchsorted(run_of[tokens], np.arange(R + 1)).astype(np.int64)
+    first, last = tokens[run_offsets[:-1]], tokens[run_offsets[1:] - 1]
+    before = np.where(unit_start[first], -1, first - 1).astype(np.int64)
+    after = np.where(unit_start[last + 1], -1, last + 1).astype(np.int64)
+    return Runs(tokens, run_offsets, before, after, run_of)
+
+
+def covering(spans: np.ndarray, values: np.ndarray, n_tokens: int, fill: int = -1) -> np.ndarray:
+    """(N,) the value of the span of ``spans`` (M, 2) [first, last] that covers
+    each token (``fill`` where none does); ValueError if two overlap."""
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    lengths = spans[:, 1] - spans[:, 0] + 1
+    starts = np.repeat(spans[:, 0] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    tokens = starts + np.arange(int(lengths.sum()))
+    if np.unique(tokens).shape[0] != tokens.shape[0]:
+        raise ValueError("the gold analysis has overlapping segments")
+    out = np.full(n_tokens, fill, dtype=np.int64)
+    out[tokens] = np.repeat(np.asarray(values, dtype=np.int64), lengths)
+    return out
+
+
+def touching_missing(spans: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """(M,) bool: the spans (M, 2) [first, last] that cover a missing token."""
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    before = np.concatenate([[0], np.cumsum(np.asarray(missing, dtype=np.int64))])
+    return before[spans[:, 1] + 1] - before[spans[:, 0]] > 0
+
+
+def gold_touches_missing(spans: np.ndarray, missing: np.ndarray, structure: str) -> None:
+    """ValueError if a gold mention (M, 2) covers a missing token."""
+    bad = np.flatnonzero(touching_missing(spans, missing))
+    if bad.shape[0]:
+        first, last = (int(v) for v in np.asarray(spans)[bad[0]])
+        raise ValueError(f"{structure}: the gold mention on tokens {first}..{last} covers a token whose annotation is "
+                         "missing; a gold mention's tokens are annotated (mark the mention's tokens annotated, or "
+                         "drop the mention)")

@@ -1,0 +1,126 @@
+"""The constrained log-partition of a partial annotation (``partial``,
+``Structure.constrained``) against enumeration: for random batches of every
+structure that learns from partial annotation, a random analysis is the
+gold, some of its mentions are dropped and their tokens (and other random
+tokens outside the rest) made missing; the constrained log Z is the log-sum
+of the weights of the analyses whose mentions touching an annotated token
+are exactly the kept ones, its gradient their expected indicator, and
+``partial_nll`` log Z minus it (``nll`` when nothing is missing)."""
+import math
+
+import numpy as np
+import pytest
+
+from budgets import cases
+from spacy_depner.structures.partial import runs_of
+from test_protocol import TABLE, logsumexp, parts
+
+ROWS = sorted(name for name in TABLE if not name.startswith("hypergraph"))
+
+
+def encoding_of(name, counts):
+    """The structure's encoding of an analysis from its indicator."""
+    indicator = counts[0]
+    if name.startswith("chain"):
+        return indicator.argmax(axis=1)
+    return np.where(indicator.any(axis=1), indicator.argmax(axis=1), -1)
+
+
+def touches(mention, missing):
+    return not all(missing[mention[0]:mention[1] + 1])
+
+
+def partial_case(rng, name, units, n_tokens):
+    """(gold analysis per unit, missing (N,) bool, kept mentions) or None when
+    the kept mentions are no analysis of the space."""
+    missing = np.zeros(n_tokens, dtype=bool)
+    kept, chosen = set(), []
+    for unit in units:
+        analysis = unit[int(rng.integers(len(unit)))]
+        for m in analysis.mentions:
+            if rng.random() < 0.4:
+                missing[m[0]:m[1] + 1] = True
+            else:
+                kept.add(m)
+    kept = {m for m in kept if not missing[m[0]:m[1] + 1].any()}  # nested: a mention over a dropped one goes too
+    covered = np.zeros(n_tokens, dtype=bool)
+    for m in kept:
+        covered[m[0]:m[1] + 1] = True
+    missing |= ~covered & (rng.random(n_tokens) < rng.choice([0.0, 0.3, 0.7, 1.0]))
+    for unit in units:
+        matches = [a for a in unit if a.mentions == frozenset(m for m in kept if any(m in b.mentions for b in unit))]
+        if not matches:
+            return None
+        chosen.append(matches[0])
+    return chosen, missing, kept
+
+
+def check_partial(name, rng):
+    row = TABLE[name]
+    scores, layout, options = row.batch(rng)
+    units = row.brute(scores, layout, **options)
+    case = partial_case(rng, name, units, layout.n_tokens)
+    if case is None:
+        return False
+    chosen, missing, kept = case
+    gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
+    log_z, expected = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)]
+    for unit in units:
+        agreeing = [a for a in unit if {m for m in a.mentions if touches(m, missing)} == {m for m in kept if any(m in b.mentions for b in unit)}]
+        assert agreeing, "the gold analysis agrees with itself"
+        z = logsumexp([a.weight for a in agreeing])
+        log_z += z
+        for a in agreeing:
+            for e, c in zip(expected, a.counts):
+                e += math.exp(a.weight - z) * c
+    got, gradient = row.structure.constrained(scores, layout, gold, missing, **options)
+    assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
+    for g, e in zip(parts(gradient), expected):
+        np.testing.assert_allclose(g, e, atol=1e-9)
+    full = row.structure.log_partition(scores, layout, **options).sum()
+    loss, nll_gradient = row.structure.partial_nll(scores, layout, gold, missing, **options)
+    assert abs(loss - (full - log_z)) < 1e-8 * max(1.0, abs(full))
+    marginals = row.structure.marginals(scores, layout, **options)
+    for g, m, e in zip(parts(nll_gradient), parts(marginals.scores), expected):
+        np.testing.assert_allclose(g, m - e, atol=1e-9)
+    if not missing.any():
+        reference, reference_gradient = row.structure.nll(scores, layout, gold, **options)
+        assert abs(loss - reference) < 1e-8 * max(1.0, abs(reference))
+        for g, r in zip(parts(nll_gradient), parts(reference_gradient)):
+            np.testing.assert_allclose(g, r, atol=1e-9)
+    return True
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_constrained_log_partition_equals_the_agreeing_analyses(name):
+    rng = np.random.default_rng(100 + ROWS.index(name))
+    checked = sum(check_partial(name, rng) for _ in range(cases("partial.random")))
+    assert checked >= cases("partial.random") // 2
+
+
+def test_runs_are_the_maximal_stretches_within_units():
+    missing = np.array([1, 1, 0, 1, 1, 1, 0, 0, 1], dtype=bool)
+    runs = runs_of(missing, np.array([0, 4, 9]))
+    assert runs.offsets.tolist() == [0, 2, 3, 5, 6]  # 0-1 | 3 (unit 0 ends) | 4-5 | 8
+    assert runs.before.tolist() == [-1, 2, -1, 7]
+    assert runs.after.tolist() == [2, -1, 6, -1]
+    assert runs.inside(np.array([[0, 1], [3, 4], [4, 5], [1, 2]])).tolist() == [True, False, True, False]
+
+
+@pytest.mark.parametrize("name", ["chain BILOU", "lattice semi_markov", "nested cyk"])
+def test_a_gold_mention_on_missing_tokens_is_refused(name):
+    rng = np.random.default_rng(7)
+    row = TABLE[name]
+    for _ in range(200):
+        scores, layout, options = row.batch(rng)
+        units = row.brute(scores, layout, **options)
+        long = [(a, m) for unit in units for a in unit for m in a.mentions if m[1] > m[0]]
+        if long:
+            break
+    analysis, (first, last, _) = long[0]
+    gold = encoding_of(name, analysis.counts)
+    missing = np.ones(layout.n_tokens, dtype=bool)
+    missing[first:last + 1] = False
+    missing[last] = True
+    with pytest.raises(ValueError, match="gold"):
+        row.structure.constrained(scores, layout, gold, missing, **options)
