@@ -2,7 +2,7 @@
 benchmark modules and registers their commands (they never import this one)."""
 import typer
 
-from . import (bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, partial_study, pretrain,
+from . import (active_learning_study, bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, partial_study, pretrain,
                transformer_report, two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -19,5 +19,6 @@ app.command("configs")(configs.configs_command)
 app.command("jackknife-trees")(jackknife_trees.jackknife)
 app.command("pretrain")(pretrain.pretrain)
 app.command("partial-study")(partial_study.partial_study)
+app.command("active-learning-study")(active_learning_study.active_learning_study)
 app.command("confidence")(confidence_study.confidence)
 app.command("transformer-report")(transformer_report.transformer_report_command)

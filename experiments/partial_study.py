@@ -109,7 +109,7 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
     for seed in seeds:
         folder = seed_folder(output, seed)
         for fraction in fractions:
-            for variant in variants if fraction > 0 else ("outside",):
+            for variant in variants if fraction > 0 else [v for v in variants if v == "outside"]:
                 name = run_name(variant, fraction)
                 if finished(folder, name):
                     continue
@@ -118,6 +118,13 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
                                         ["--paths.train_spacy", str(train)], seed=seed)
                 runs[seed, name] = (f"{name} (seed {seed})", command, folder / "logs" / f"{name}.log")
     return runs
+
+
+def test_f1(model: Path, test: Path, result: Path) -> float:
+    """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT; the entity F1."""
+    subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
+                   check=True, capture_output=True)
+    return json.loads(result.read_text())["ents_f"]
 
 
 def evaluate_all(output: Path, seeds) -> Dict[str, Dict[str, float]]:
@@ -129,8 +136,7 @@ def evaluate_all(output: Path, seeds) -> Dict[str, Dict[str, float]]:
             name = model.parent.name
             result = model.parent / "test.json"
             if not result.is_file() and finished(folder, name):
-                subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(model), str(output / "corpus" / "test.spacy"),
-                                "--output", str(result)], check=True, capture_output=True)
+                test_f1(model, output / "corpus" / "test.spacy", result)
             if result.is_file():
                 scores.setdefault(name, {})[str(seed)] = json.loads(result.read_text())["ents_f"]
     return scores
