@@ -27,7 +27,7 @@ FULL = {
     "hypergraph.random": 300,
     "hypergraph.hypothesis": 300,
     "protocol.random": 300,
-    "partial.random": 40,
+    "partial.random": 150,
     "component_fuzz": 2000,
     "reader_fuzz": 2000,
     "reader_fuzz.valid": 150,

@@ -48,7 +48,8 @@ def partial_case(rng, name, units, n_tokens):
         covered[m[0]:m[1] + 1] = True
     missing |= ~covered & (rng.random(n_tokens) < rng.choice([0.0, 0.3, 0.7, 1.0]))
     for unit in units:
-        matches = [a for a in unit if a.mentions == frozenset(m for m in kept if any(m in b.mentions for b in unit))]
+        wanted = frozenset(kept & set().union(*(a.mentions for a in unit)))
+        matches = [a for a in unit if a.mentions == wanted]
         if not matches:
             return None
         chosen.append(matches[0])
@@ -66,7 +67,8 @@ def check_partial(name, rng):
     gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
     log_z, expected = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)]
     for unit in units:
-        agreeing = [a for a in unit if {m for m in a.mentions if touches(m, missing)} == {m for m in kept if any(m in b.mentions for b in unit)}]
+        wanted = kept & set().union(*(a.mentions for a in unit))
+        agreeing = [a for a in unit if {m for m in a.mentions if touches(m, missing)} == wanted]
         assert agreeing, "the gold analysis agrees with itself"
         z = logsumexp([a.weight for a in agreeing])
         log_z += z
