@@ -110,3 +110,58 @@ def gold_touches_missing(spans: np.ndarray, missing: np.ndarray, structure: str)
         raise ValueError(f"{structure}: the gold mention on tokens {first}..{last} covers a token whose annotation is "
                          "missing; a gold mention's tokens are annotated (mark the mention's tokens annotated, or "
                          "drop the mention)")
+
+
+class Borders(NamedTuple):
+    """The transitions across the borders of the runs, for a structure with
+    transitions (K + 1, K + 1) (row and column K: the start and end of a
+    unit) whose run scores are rows (P, K): ``starts`` (P1,) the rows that
+    begin a run, ``start_runs`` (P1,) their run; ``ends``, ``end_runs`` the
+    rows that end one; ``before`` (R,) the gold label before each run (K at
+    the unit's start), ``after`` (R,) the gold label after it (K at its end).
+    A run is then a unit of its own whose start and end transitions are those
+    across its borders."""
+
+    starts: np.ndarray
+    start_runs: np.ndarray
+    ends: np.ndarray
+    end_runs: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+
+    def scores(self, run_scores: np.ndarray, transitions: np.ndarray) -> np.ndarray:
+        """``run_scores`` (P, K) with the unit's start transitions replaced by
+        those from the label before the run, and its end transitions by those
+        to the label after it (a copy, float64)."""
+        K = run_scores.shape[1]
+        out = np.array(run_scores, dtype=np.float64)
+        out[self.starts] += transitions[self.before[self.start_runs], :K] - transitions[K, :K]
+        out[self.ends] += transitions[:K, self.after[self.end_runs]].T - transitions[:K, K]
+        return out
+
+    def move(self, row_marginals: np.ndarray, transition_marginals: np.ndarray) -> np.ndarray:
+        """The expected transitions of the runs, from those of the runs as
+        units (``transition_marginals``): a run's start (end) transitions
+        moved to the label before (after) it. A copy."""
+        K = row_marginals.shape[1]
+        out = np.array(transition_marginals, dtype=np.float64)
+        for rows, runs, label, view in ((self.starts, self.start_runs, self.before, out),
+                                        (self.ends, self.end_runs, self.after, out.T)):
+            moved = np.zeros((label.shape[0], K + 1))
+            np.add.at(moved, runs, np.pad(row_marginals[rows], ((0, 0), (0, 1))))
+            inside = label < K
+            np.add.at(view, label[inside], moved[inside])
+            view[K] -= moved[inside].sum(axis=0)
+        return out
+
+
+def drop_borders(counts: np.ndarray, stretches: Runs, first_labels: np.ndarray, last_labels: np.ndarray) -> np.ndarray:
+    """The transition counts (K + 1, K + 1) of the gold part scored with each
+    stretch of annotated tokens as a unit, without the start (end)
+    transitions of the stretches that follow (precede) a run: the runs' own
+    border transitions count those. ``first_labels``/``last_labels`` (S,):
+    the label that begins/ends each stretch. In place; returns ``counts``."""
+    K = counts.shape[0] - 1
+    np.subtract.at(counts, (K, first_labels[stretches.before >= 0]), 1.0)
+    np.subtract.at(counts, (last_labels[stretches.after >= 0], K), 1.0)
+    return counts

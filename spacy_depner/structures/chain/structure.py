@@ -9,7 +9,7 @@ the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
 import numpy as np
 
-from ..partial import runs_of
+from ..partial import Borders, drop_borders, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from . import entity_marginals, linear_chain
 from .tag_schemes import SCHEMES
@@ -116,24 +116,18 @@ def _constrained(chain: LinearChain, scores, layout: Layout, tags: np.ndarray, m
             r = int(np.flatnonzero(wrong)[0])
             raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
                              f"{int(runs.last[r])}; a gold entity's tokens are annotated")
-        first, last = runs.offsets[:-1], runs.offsets[1:] - 1
-        run_scores = np.array(tag_scores[runs.tokens], dtype=np.float64)
-        run_scores[first] += transitions[before, :T] - transitions[B, :T]
-        run_scores[last] += transitions[:T, after].T - transitions[:T, B]
-        marginals = chain.marginals((run_scores, transitions), Layout(runs.offsets), scheme=scheme)
-        tag_marginals, expected_transitions[:] = marginals.scores
+        first, last, every = runs.offsets[:-1], runs.offsets[1:] - 1, np.arange(runs.before.shape[0])
+        borders = Borders(first, every, last, every, before, after)
+        marginals = chain.marginals((borders.scores(tag_scores[runs.tokens], transitions), transitions),
+                                    Layout(runs.offsets), scheme=scheme)
+        tag_marginals, run_transitions = marginals.scores
         log_z += float(marginals.log_z.sum())
         expected_tags[runs.tokens] = tag_marginals
-        for rows, label, side, view in ((first, before, runs.before, expected_transitions),
-                                        (last, after, runs.after, expected_transitions.T)):
-            moved = np.pad(tag_marginals[rows[side >= 0]], ((0, 0), (0, 1)))
-            np.add.at(view, label[side >= 0], moved)
-            view[B] -= moved.sum(axis=0)
+        expected_transitions = borders.move(tag_marginals, run_transitions)
     stretches = runs_of(~missing, layout.offsets)
     fixed = tags[stretches.tokens]
     fixed_transitions = linear_chain.transition_counts(fixed, stretches.offsets, T)
-    np.subtract.at(fixed_transitions, (B, tags[stretches.first[stretches.before >= 0]]), 1.0)
-    np.subtract.at(fixed_transitions, (tags[stretches.last[stretches.after >= 0]], B), 1.0)
+    drop_borders(fixed_transitions, stretches, tags[stretches.first], tags[stretches.last])
     indicator = np.zeros(np.shape(tag_scores))
     indicator[stretches.tokens, fixed] = 1.0
     log_z += inner_product(scores, (indicator, fixed_transitions))

@@ -11,7 +11,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ..partial import covering, gold_touches_missing, runs_of, touching_missing
+from ..partial import Borders, covering, drop_borders, gold_touches_missing, runs_of, touching_missing
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
 from ..trees.candidate_spans import span_index
 from . import segment_lattice
@@ -96,29 +96,22 @@ class SegmentLattice(Structure):
         if runs.tokens.shape[0]:
             free = np.flatnonzero(runs.inside(spans))
             run = runs.run_of[spans[free, 0]]
-            starts, ends = spans[free, 0] == runs.first[run], spans[free, 1] == runs.last[run]
-            before = np.where(runs.before >= 0, token_label[runs.before], B)
-            after = np.where(runs.after >= 0, token_label[runs.after], B)
-            run_scores = np.array(span_scores[free], dtype=np.float64)
-            run_scores[starts] += transitions[before[run[starts]], :K] - transitions[B, :K]
-            run_scores[ends] += transitions[:K, after[run[ends]]].T - transitions[:K, B]
-            marginals = self.marginals((run_scores, transitions), layout_of(runs.compact(spans[free]), runs.offsets))
-            span_marginals, expected_transitions[:] = marginals.scores
+            starts = np.flatnonzero(spans[free, 0] == runs.first[run])
+            ends = np.flatnonzero(spans[free, 1] == runs.last[run])
+            borders = Borders(starts, run[starts], ends, run[ends],
+                              np.where(runs.before >= 0, token_label[runs.before], B),
+                              np.where(runs.after >= 0, token_label[runs.after], B))
+            marginals = self.marginals((borders.scores(span_scores[free], transitions), transitions),
+                                       layout_of(runs.compact(spans[free]), runs.offsets))
+            span_marginals, run_transitions = marginals.scores
             log_z += float(marginals.log_z.sum())
             expected_spans[free] = span_marginals
-            for border, label, side in ((starts, before, runs.before), (ends, after, runs.after)):
-                moved = np.zeros((runs.offsets.shape[0] - 1, K + 1))
-                np.add.at(moved, run[border], np.pad(span_marginals[border], ((0, 0), (0, 1))))
-                moved = moved[side >= 0]
-                view = expected_transitions if border is starts else expected_transitions.T
-                np.add.at(view, label[side >= 0], moved)
-                view[B] -= moved.sum(axis=0)
+            expected_transitions = borders.move(span_marginals, run_transitions)
         stretches = runs_of(~missing, layout.offsets)
         fixed = stretches.compact(spans[rows])
         fixed_transitions = segment_lattice.transition_counts(
             fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
-        np.subtract.at(fixed_transitions, (B, token_label[stretches.first[stretches.before >= 0]]), 1.0)
-        np.subtract.at(fixed_transitions, (token_label[stretches.last[stretches.after >= 0]], B), 1.0)
+        drop_borders(fixed_transitions, stretches, token_label[stretches.first], token_label[stretches.last])
         indicator = np.zeros(np.shape(span_scores))
         indicator[rows, labels[rows]] = 1.0
         log_z += inner_product(scores, (indicator, fixed_transitions))
