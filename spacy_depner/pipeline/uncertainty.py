@@ -58,6 +58,9 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     components before it must have run, e.g. a parser it reads)."""
     if not docs:
         return []
+    if pipe.cfg.get("heads"):
+        raise ValueError(f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
+                         "marginal of a mention is not available; rank a hypergraph_ner without heads")
     batch = pipe.read(docs)
     output = pipe.model.predict(pipe.model_input(batch))
     scores = pipe.tempered(pipe.structure_scores(output))

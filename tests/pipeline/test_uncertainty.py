@@ -58,3 +58,15 @@ def test_measures_equal_enumeration(case):
         assert measures.least_probable == pytest.approx(1 - min(held) if held else 0.0, abs=1e-5)
         largest, predictions = max(largest, errors), predictions + len(predicted)
     assert largest > 0.01 and predictions > 0  # uncertain, and something predicted
+
+
+def test_a_hypergraph_with_heads_has_no_exact_mention_marginals():
+    import spacy
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("hypergraph_ner", config={"heads": True})
+    doc = input_doc(nlp, ["Mary", "lives", "in", "Paris"])
+    pipe.initialize(lambda: [Example(doc, doc)], nlp=nlp, labels=["PER"])
+    with pytest.raises(ValueError, match="heads = true"):
+        doc_uncertainties(pipe, [doc])
