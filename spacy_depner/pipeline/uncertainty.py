@@ -2,9 +2,9 @@
 marginals: what ``python -m spacy_depner rank`` orders a corpus by, to choose
 the Docs worth annotating next.
 
-For the analysis the component predicts (its ``decoding``: MAP or
-posterior, after its temperatures), with p(m) the marginal probability of a
-mention m under the model:
+For the mentions the component predicts (its ``decoding``: MAP or
+posterior, after its temperatures; those below its ``threshold`` dropped),
+with p(m) the marginal probability of a mention m under the model:
 
 * ``expected_errors``: the expected number of entity errors of the
   prediction, false positives plus false negatives: sum over the predicted
@@ -77,7 +77,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
         analysis, _ = pipe.decode(doc_scores, layout, marginals=marginals)
         every, values = marginals.mentions(0.0)
         predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
-        probabilities = marginals_of(predicted, np.asarray(every[:, :3], dtype=np.int64), values)
+        probabilities, predicted = pipe.confident(marginals_of(predicted, np.asarray(every[:, :3], dtype=np.int64), values),
+                                                  predicted)
         expected_errors = float((1.0 - probabilities).sum() + values.sum() - probabilities.sum())
         found.append(DocUncertainty(
             np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),

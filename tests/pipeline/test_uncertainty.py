@@ -22,6 +22,7 @@ CASES = {
                             lambda s, l: brute_analyses.chain(s, l, "BIO")),
     "dgm_ner map": ("dgm_ner", {}, brute_analyses.lattice),
     "nested_ner cyk": ("nested_ner", {"structure": "cyk"}, lambda s, l: brute_analyses.nested(s, l, "cyk")),
+    "chain_ner threshold": ("chain_ner", {"scheme": "BIO", "threshold": 0.6}, lambda s, l: brute_analyses.chain(s, l, "BIO")),
 }
 
 
@@ -53,6 +54,7 @@ def test_measures_equal_enumeration(case):
         assert measures.expected_errors == pytest.approx(errors, abs=1e-5)
         assert measures.entropy == pytest.approx(entropy, abs=1e-5)
         held = [sum(p for p, a in zip(probabilities, unit) if m in a.mentions) for m in sorted(predicted)]
+        assert min(held, default=1.0) >= config.get("threshold", 0.0) - 1e-6
         order = np.lexsort(measures.mentions.T[::-1])
         np.testing.assert_allclose(measures.probabilities[order], held, atol=1e-5)
         assert measures.least_probable == pytest.approx(1 - min(held) if held else 0.0, abs=1e-5)
