@@ -119,6 +119,22 @@ def learning_curves(output: Path, seeds: List[int], rounds: int) -> Dict[str, Di
     return curves
 
 
+def annotated_words(output: Path, seeds: List[int], rounds: int) -> Dict[str, Dict[int, List[Optional[int]]]]:
+    """The words of each strategy's labelled sentences per round and seed
+    (what annotation costs when it is paid by the word)."""
+    import spacy
+
+    lengths = np.array([len(doc) for doc in DocBin().from_disk(output / "corpus" / "train.spacy").get_docs(
+        spacy.blank("en").vocab)])
+
+    def words(path: Path):
+        return int(lengths[json.loads(path.read_text())].sum()) if path.is_file() else None
+
+    return {strategy: {round_: [words(seed_folder(output, s) / ("round_0" if round_ == 0 else f"{strategy}/round_{round_}")
+                                      / "labelled.json") for s in seeds] for round_ in range(rounds + 1)}
+            for strategy in STRATEGIES}
+
+
 def share_needed(curve: List[Optional[float]], sizes: List[int], target: float) -> Optional[float]:
     """The sentences (interpolated linearly between rounds) at which ``curve``
     first reaches ``target``, as a share of the last size; None if never."""
@@ -139,13 +155,18 @@ def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, c
     import matplotlib.pyplot as plt
 
     curves = learning_curves(output, seeds, rounds)
+    words = annotated_words(output, seeds, rounds)
     sizes = [start + step * r for r in range(rounds + 1)]
 
     def mean(values):
         found = [v for v in values if v is not None]
         return float(np.mean(found)) if len(found) == len(values) else None
 
-    rows = [[strategy] + [mean_sd(curves[strategy][r], 100) for r in range(rounds + 1)] for strategy in STRATEGIES]
+    def cell(values):
+        done = sum(v is not None for v in values)
+        return mean_sd(values, 100) if done == len(values) else f"{done}/{len(values)} seeds done"
+
+    rows = [[strategy] + [cell(curves[strategy][r]) for r in range(rounds + 1)] for strategy in STRATEGIES]
     target = mean(curves["random"][rounds])
     shares = []
     for strategy in MEASURES:
@@ -154,25 +175,35 @@ def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, c
             shares.append(f"{strategy}: not run")
             continue
         share = share_needed(curve, sizes, target)
-        shares.append(f"{strategy}: {'not reached' if share is None else f'{share:.0%}'}")
+        word_sizes = [float(np.mean(words[strategy][r])) for r in range(rounds + 1)]
+        word_share = share_needed(curve, word_sizes, target)
+        word_share = None if word_share is None else word_share * word_sizes[-1] / float(np.mean(words["random"][rounds]))
+        shares.append(f"{strategy}: {'not reached' if share is None else f'{share:.0%}'} of the sentences"
+                      + ("" if word_share is None else f", {word_share:.0%} of the words"))
     text = (f"# Active learning, simulated (UNER English-EWT, chain_ner CRF)\n\n"
             f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}) by round: {start} random sentences, then "
             f"{step} more per round, chosen at random or as the most uncertain of {candidates} pool sentences drawn "
             f"at random by `python -m spacy_depner rank --measure M`; every model trained from scratch, {steps} "
             "steps.\n\n"
             + table(["strategy", *[f"round {r} ({n})" for r, n in enumerate(sizes)]], rows)
-            + f"\n\nShare of random selection's {sizes[-1]} sentences each measure needs to reach its round-{rounds} F1 "
-            "(mean curves, linear between rounds): " + "; ".join(shares) + "\n")
+            + "\n\nAnnotated words (mean over the seeds; the measures pick longer sentences):\n\n"
+            + table(["strategy", *[f"round {r}" for r in range(rounds + 1)]],
+                    [[strategy] + [("–" if None in words[strategy][r] else f"{np.mean(words[strategy][r]):,.0f}")
+                                   for r in range(rounds + 1)] for strategy in STRATEGIES])
+            + f"\n\nShare of random selection's {sizes[-1]} sentences (and of its words) each measure needs to reach "
+            f"its round-{rounds} F1 (mean curves, linear between rounds): " + "; ".join(shares) + "\n")
     figure, axis = plt.subplots(figsize=(6, 4))
     for strategy in STRATEGIES:
-        points = [(n, mean(curves[strategy][r])) for r, n in enumerate(sizes)]
-        points = [(n, v) for n, v in points if v is not None]
+        points = [(n, mean(curves[strategy][r]), curves[strategy][r]) for r, n in enumerate(sizes)]
+        points = [(n, v, np.std(values)) for n, v, values in points if v is not None]
         if points:
-            axis.plot([n for n, _ in points], [100 * v for _, v in points], marker="o", label=strategy)
+            axis.errorbar([n for n, _, _ in points], [100 * v for _, v, _ in points],
+                          yerr=[100 * sd for _, _, sd in points], marker="o", capsize=3,
+                          label="random" if strategy == "random" else f"rank --measure {strategy}")
     axis.set_xlabel("annotated training sentences")
     axis.set_ylabel("test F1 (%)")
     axis.set_title("Active learning, UNER English-EWT")
-    axis.legend()
+    axis.legend(fontsize="small")
     save_figure(figure, output / "learning_curves.png")
     write_file(output / "report.md", text)
     return text

@@ -34,6 +34,8 @@ from .tables import mean_sd, table
 
 VARIANTS = ("outside", "marginal", "ner", "complete")
 CORPUS_OF = {"outside": "outside", "marginal": "missing", "ner": "missing", "complete": "complete"}
+LEGEND = {"outside": "chain_ner, removed entities' tokens O", "marginal": "chain_ner, their tokens missing (marginalised)",
+          "ner": "spaCy ner, their tokens missing", "complete": "chain_ner, sentences that lost none"}
 CONFIG_OF = {"outside": "chain", "marginal": "chain", "ner": "ner", "complete": "chain"}
 
 
@@ -174,13 +176,15 @@ def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, 
             + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered)) + "\n")
     figure, axis = plt.subplots(figsize=(6, 4))
     for variant in VARIANTS:
-        points = [(f, mean(variant, f)) for f in [0.0, *shown] if mean(variant, f) is not None]
+        points = [(f, mean(variant, f), np.std([v for v in values(variant, f) if v is not None]))
+                  for f in [0.0, *shown] if mean(variant, f) is not None]
         if points:
-            axis.plot([100 * f for f, _ in points], [100 * v for _, v in points], marker="o", label=variant)
+            axis.errorbar([100 * f for f, _, _ in points], [100 * v for _, v, _ in points],
+                          yerr=[100 * sd for _, _, sd in points], marker="o", capsize=3, label=LEGEND[variant])
     axis.set_xlabel("training entities removed (%)")
     axis.set_ylabel("test F1 (%)")
     axis.set_title("Partial annotation, UNER English-EWT")
-    axis.legend()
+    axis.legend(fontsize="small")
     save_figure(figure, output / "partial.png")
     write_file(output / "report.md", text)
     return text
