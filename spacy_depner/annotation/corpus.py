@@ -44,8 +44,8 @@ from spacy.util import is_package
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
-from ..util.atomic_files import atomic_path, check_manifest, complete_lines, finish_partial, partial_path, \
-    path_fingerprint, remove_stale_temporaries
+from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, finish_partial, \
+    partial_path, path_fingerprint, remove_stale_temporaries
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
 INPUT_SUFFIXES = {".txt": TEXT, ".jsonl": JSONL, ".spacy": DOCBIN}
@@ -125,7 +125,10 @@ def parse_jsonl_line(line: str, where: str) -> Tuple[str, Meta]:
                          "as \"text\" (other keys are kept as metadata)")
     text = record.pop("text")
     if not isinstance(text, str):
-        raise ValueError(f"{where}: \"text\" is a {type(text).__name__}, not a string")
+        kind = {int: "a number", float: "a number", bool: "true or false", list: "a list", dict: "an object",
+                type(None): "null"}.get(type(text), type(text).__name__)
+        raise ValueError(f"{where}: \"text\" is {kind} ({json.dumps(text)[:40]}), not a string; give the "
+                         "document's text as a JSON string, e.g. {\"text\": \"...\"}")
     return text, record
 
 
@@ -350,5 +353,9 @@ def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process:
         complete = True
     finally:
         writer.close(complete)
+        if not complete and writer.done + n_docs == 0:
+            discard_partial(output)
+    if writer.done + n_docs == 0:
+        warnings.warn(f"The input {input_path} holds no document: {output} is empty")
     finish_partial(output)
     return {**run_summary(n_docs, n_words, started, output), "docs_kept": writer.done}

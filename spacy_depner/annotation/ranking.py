@@ -30,7 +30,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
-from ..util.atomic_files import atomic_path, check_manifest, complete_lines, manifest_path, partial_path, remove_path
+from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, partial_path
 from .corpus import JSONL, LINE_BREAKS, Meta, output_kind, read_input, run_settings, run_summary, word_progress, \
     progress_step
 
@@ -71,23 +71,27 @@ def rank_corpus(nlp: Language, input_path: Path, output: Path, *, measure: str =
     before = nlp.pipe_names[: nlp.pipe_names.index(pipe.name)]
     started, n_docs, n_words = time.perf_counter(), 0, 0
     records = itertools.islice(read_input(input_path, nlp.vocab), done, None)
-    with open(partial, "a" if resume else "w", encoding="utf8") as out, word_progress(progress) as bar, \
-            nlp.select_pipes(enable=before):
-        bar.set_description("rank")
-        for chunk in minibatch(nlp.pipe(records, as_tuples=True, batch_size=batch_size), batch_size):
-            docs, metas = zip(*chunk)
-            for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(pipe, list(docs))):
-                record = rank_record(doc, meta, uncertainty, pipe.labels, measure)
-                out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
-                n_docs += 1
-                n_words += len(doc)
-                progress_step(bar, done + n_docs, len(doc))
-            out.flush()
+    try:
+        with open(partial, "a" if resume else "w", encoding="utf8") as out, word_progress(progress) as bar, \
+                nlp.select_pipes(enable=before):
+            bar.set_description("rank")
+            for chunk in minibatch(nlp.pipe(records, as_tuples=True, batch_size=batch_size), batch_size):
+                docs, metas = zip(*chunk)
+                for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(pipe, list(docs))):
+                    record = rank_record(doc, meta, uncertainty, pipe.labels, measure)
+                    out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
+                    n_docs += 1
+                    n_words += len(doc)
+                    progress_step(bar, done + n_docs, len(doc))
+                out.flush()
+    except BaseException:
+        if done + n_docs == 0:
+            discard_partial(output)
+        raise
     if done + n_docs == 0:
         warnings.warn(f"The input {input_path} holds no document: {output} is empty")
     written = write_ranked(partial, output, top)
-    remove_path(partial)
-    remove_path(manifest_path(output))
+    discard_partial(output)
     return {**run_summary(n_docs, n_words, started, output), "docs_kept": done, "docs_written": written}
 
 

@@ -189,6 +189,15 @@ def finish_partial(final: PathLike) -> None:
     remove_path(manifest_path(final))
 
 
+def discard_partial(final: PathLike) -> None:
+    """Remove ``partial_path(final)`` and its manifest: what a run that
+    failed before writing anything leaves, so that the same command, its
+    input fixed, starts afresh instead of refusing a partial of other
+    settings."""
+    remove_path(partial_path(final))
+    remove_path(manifest_path(final))
+
+
 def complete_lines(path: PathLike, chunk_size: int = 1 << 20) -> int:
     """Cut a text file after its last newline (dropping a line torn by a
     killed writer) and return its number of lines; reads ``chunk_size``

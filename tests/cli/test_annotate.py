@@ -124,13 +124,31 @@ def test_records_are_read_and_written_as_they_come(nlp, records, tmp_path):
 @pytest.mark.parametrize("content, message", [
     ('{"text": "a"}\n{"text": "b"}\n{"text": "c",}\n', r"corpus.jsonl:3: not valid JSON"),
     ('{"text": "a"}\n{"body": "b", "id": 2}\n', r"corpus.jsonl:2: no \"text\" key \(keys: \['body', 'id'\]\)"),
-    ('{"text": 12}\n', r"corpus.jsonl:1: \"text\" is a int, not a string"),
+    ('{"text": 12}\n', r"corpus.jsonl:1: \"text\" is a number \(12\), not a string; give the document's text as a JSON string"),
     ('["text", "a"]\n', r"corpus.jsonl:1: a JSON list, not an object"),
 ])
 def test_bad_jsonl_lines_name_file_and_line(nlp, tmp_path, content, message):
     (tmp_path / "corpus.jsonl").write_text(content, encoding="utf8")
     with pytest.raises(ValueError, match=message):
         annotate_corpus(nlp, tmp_path / "corpus.jsonl", tmp_path / "out.jsonl", progress=False)
+
+
+def test_a_run_that_wrote_nothing_leaves_nothing_and_the_same_command_runs_after_the_fix(nlp, tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"text": 5}\n{"text": "Mary lives in Paris"}\n', encoding="utf8")
+    with pytest.raises(ValueError, match="corpus.jsonl:1"):
+        annotate_corpus(nlp, tmp_path / "corpus.jsonl", tmp_path / "out.jsonl", progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.jsonl"]
+    (tmp_path / "corpus.jsonl").write_text('{"text": "5"}\n{"text": "Mary lives in Paris"}\n', encoding="utf8")
+    assert annotate_corpus(nlp, tmp_path / "corpus.jsonl", tmp_path / "out.jsonl", progress=False)["docs"] == 2
+    assert len(read_jsonl(tmp_path / "out.jsonl")) == 2
+
+
+@pytest.mark.parametrize("output", ["out.jsonl", "shards"])
+def test_an_empty_input_warns(nlp, tmp_path, output):
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf8")
+    with pytest.warns(UserWarning, match="holds no document"):
+        annotate_corpus(nlp, tmp_path / "empty.jsonl", tmp_path / output, progress=False)
+    assert (tmp_path / output).exists()
 
 
 def test_bad_inputs_and_outputs_are_refused(nlp, corpus, tmp_path):

@@ -71,6 +71,15 @@ def test_a_failed_run_is_continued_by_the_same_command(pipeline, corpus, tmp_pat
     assert not list(tmp_path.glob("ranked.jsonl.partial*"))
 
 
+def test_a_run_that_failed_before_writing_leaves_nothing(pipeline, corpus, tmp_path, monkeypatch):
+    def failing(pipe, docs):
+        raise ValueError("stopped")
+
+    monkeypatch.setattr(ranking, "doc_uncertainties", failing)
+    assert cli(pipeline, corpus, tmp_path / "ranked.jsonl", "--no-progress").exit_code != 0
+    assert not list(tmp_path.glob("ranked.jsonl*"))
+
+
 def test_an_empty_input_warns(pipeline, tmp_path):
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.warns(UserWarning, match="no document"):
