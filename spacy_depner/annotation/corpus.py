@@ -60,6 +60,11 @@ def pipeline_location(pipeline: Union[str, Path]) -> str:
     """The absolute path of a saved pipeline directory, or the name of an
     installed pipeline package; anything else is a ValueError."""
     if Path(pipeline).is_dir():
+        if not (Path(pipeline) / "config.cfg").is_file():
+            found = sorted(str(p.parent) for p in Path(pipeline).glob("*/config.cfg"))
+            raise ValueError(f"PIPELINE {pipeline} is a directory but no saved pipeline (it has no config.cfg)"
+                             + (f"; its subdirectories {', '.join(found[:3])} are" if found else "")
+                             + ": give a saved pipeline, e.g. spacy train's OUTPUT/model-best")
         return str(Path(pipeline).resolve())
     if is_package(str(pipeline)):
         return str(pipeline)

@@ -5,10 +5,12 @@ from typing import Dict, Iterable, List, Optional, Union
 
 from spacy.language import Language
 
-# ColorBrewer Set3 then Pastel2: light colours that keep black label text readable.
+# Tableau's qualitative colours and a few more of the same weight, each readable in both styles:
+# as the background of the "ent" style under black text (contrast with black >= 4.5, WCAG AA) and
+# as the bar under a span on the white page of the "span" style (contrast with white >= 2).
 PALETTE = (
-    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd",
-    "#ccebc5", "#ffed6f", "#b3e2cd", "#fdcdac", "#cbd5e8", "#f4cae4", "#e6f5c9", "#fff2ae", "#f1e2cc", "#cccccc",
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#499894", "#b6992d", "#d37295", "#9d7660", "#86bcb6",
+    "#d4a6c8", "#bab0ac", "#6b9ac4", "#e07a5f", "#7fb069", "#a06cd5", "#d4a373", "#5fa8a0", "#c9a227", "#ef8a62",
 )
 
 

@@ -201,6 +201,11 @@ def test_command_line_errors(pipeline, corpus, tmp_path):
     done = cli("annotate", tmp_path / "no_pipeline", corpus, tmp_path / "out.jsonl")
     assert isinstance(done.exception, ValueError)
     assert "neither a directory nor an installed package" in str(done.exception)
+    (tmp_path / "training" / "model-best").mkdir(parents=True)
+    (tmp_path / "training" / "model-best" / "config.cfg").write_text("")
+    done = cli("annotate", tmp_path / "training", corpus, tmp_path / "out.jsonl")
+    assert isinstance(done.exception, ValueError)
+    assert "no saved pipeline (it has no config.cfg)" in str(done.exception) and "model-best" in str(done.exception)
     done = cli("annotate", pipeline, corpus, tmp_path / "out.jsonl", "--n-process", 0)
     assert done.exit_code == 2 and "--n-process" in done.output
 

@@ -15,6 +15,7 @@ from spacy.training import Example
 from spacy.util import filter_spans
 
 from spacy_depner import displacy_options
+from spacy_depner.pipeline.display import PALETTE
 from spacy_depner.pipeline.entity_pipe import Prediction
 from tiny_corpus import SMALL_TOK2VEC, train_component
 
@@ -232,4 +233,19 @@ def test_displacy_options_from_labels_and_pipelines():
     nlp.get_pipe("hypergraph_ner").add_label("Y")
     with pytest.raises(ValueError, match="nested_ner: 'one', hypergraph_ner: 'two'"):
         displacy_options(nlp)
-    assert displacy_options(nlp, spans_key="two") == {"colors": {"X": "#8dd3c7", "Y": "#ffffb3"}, "spans_key": "two"}
+    assert displacy_options(nlp, spans_key="two") == {"colors": {"X": PALETTE[0], "Y": PALETTE[1]}, "spans_key": "two"}
+
+
+def relative_luminance(colour: str) -> float:
+    """WCAG 2's relative luminance of a #rrggbb colour."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_every_colour_is_readable_in_both_styles():
+    assert len(set(PALETTE)) == len(PALETTE) == 20
+    for colour in PALETTE:
+        luminance = relative_luminance(colour)
+        assert (luminance + 0.05) / 0.05 >= 4.5, f"{colour}: black label text on it is hard to read (ent style)"
+        assert 1.05 / (luminance + 0.05) >= 2.0, f"{colour}: its bar is hard to see on white (span style)"
