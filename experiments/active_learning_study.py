@@ -27,7 +27,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_depner.pipeline.uncertainty import MEASURES
 
-from .outputs import save_figure, write_file, write_json
+from .outputs import save_curves, write_file, write_json
 from .partial_study import docbin_config, test_f1, uner_docs
 from .runs import run_logged, train_command
 from .seeds import parse_seeds, seed_folder
@@ -150,10 +150,6 @@ def share_needed(curve: List[Optional[float]], sizes: List[int], target: float) 
 
 def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, candidates: int, steps: int) -> str:
     """OUTPUT/report.md and OUTPUT/learning_curves.png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     curves = learning_curves(output, seeds, rounds)
     words = annotated_words(output, seeds, rounds)
     sizes = [start + step * r for r in range(rounds + 1)]
@@ -192,19 +188,10 @@ def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, c
                                    for r in range(rounds + 1)] for strategy in STRATEGIES])
             + f"\n\nShare of random selection's {sizes[-1]} sentences (and of its words) each measure needs to reach "
             f"its round-{rounds} F1 (mean curves, linear between rounds): " + "; ".join(shares) + "\n")
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for strategy in STRATEGIES:
-        points = [(n, mean(curves[strategy][r]), curves[strategy][r]) for r, n in enumerate(sizes)]
-        points = [(n, v, np.std(values)) for n, v, values in points if v is not None]
-        if points:
-            axis.errorbar([n for n, _, _ in points], [100 * v for _, v, _ in points],
-                          yerr=[100 * sd for _, _, sd in points], marker="o", capsize=3,
-                          label="random" if strategy == "random" else f"rank --measure {strategy}")
-    axis.set_xlabel("annotated training sentences")
-    axis.set_ylabel("test F1 (%)")
-    axis.set_title("Active learning, UNER English-EWT")
-    axis.legend(fontsize="small")
-    save_figure(figure, output / "learning_curves.png")
+    save_curves(output / "learning_curves.png",
+                {"random" if strategy == "random" else f"rank --measure {strategy}":
+                 [(n, curves[strategy][r]) for r, n in enumerate(sizes)] for strategy in STRATEGIES},
+                "annotated training sentences", "Active learning, UNER English-EWT")
     write_file(output / "report.md", text)
     return text
 

@@ -3,7 +3,9 @@ written under a temporary name and renamed when complete (``atomic_path``),
 so that an interrupted step leaves the previous file or none."""
 import json
 from pathlib import Path
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, Optional, Sequence, Tuple
+
+import numpy as np
 
 import srsly
 
@@ -37,3 +39,25 @@ def save_figure(figure, path: Path) -> None:
             figure.savefig(temporary, dpi=100)
     finally:
         plt.close(figure)
+
+
+def save_curves(path: Path, curves: Dict[str, Sequence[Tuple[float, Sequence[Optional[float]]]]], xlabel: str,
+                title: str, ylabel: str = "test F1 (%)") -> None:
+    """A line chart at ``path``: for each label of ``curves``, its points (x,
+    the per-seed values) drawn at the mean x 100 with the sd x 100 as error
+    bars; a point missing a seed's value is left out."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for label, points in curves.items():
+        complete = [(x, np.asarray(values, dtype=float)) for x, values in points if None not in values]
+        if complete:
+            axis.errorbar([x for x, _ in complete], [100 * v.mean() for _, v in complete],
+                          yerr=[100 * v.std() for _, v in complete], marker="o", capsize=3, label=label)
+    axis.set_xlabel(xlabel)
+    axis.set_ylabel(ylabel)
+    axis.set_title(title)
+    axis.legend(fontsize="small")
+    save_figure(figure, path)

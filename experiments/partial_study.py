@@ -27,7 +27,7 @@ import typer
 from spacy.tokens import DocBin
 from thinc.api import Config
 
-from .outputs import save_figure, write_file, write_json
+from .outputs import save_curves, write_file, write_json
 from .runs import finished, run_pool, train_command
 from .seeds import parse_seeds, seed_folder
 from .tables import mean_sd, table
@@ -147,10 +147,6 @@ def evaluate_all(output: Path, seeds) -> Dict[str, Dict[str, float]]:
 def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, steps: int) -> str:
     """OUTPUT/report.md (test F1 mean ± sd per variant and fraction, the
     share of the loss recovered) and OUTPUT/partial.png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     def values(variant, fraction):
         # with nothing removed, outside, marginal and complete are one training: the chain on everything
         name = run_name("outside" if fraction == 0 and variant != "ner" else variant, fraction)
@@ -162,11 +158,11 @@ def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, 
 
     shown = [f for f in fractions if f > 0]
     rows = [[variant] + [mean_sd(values(variant, f), 100) for f in [0.0, *shown]] for variant in VARIANTS]
-    full = mean("outside", 0.0)
     recovered = []
     for f in shown:
-        lost, marginal = (None if full is None or mean("outside", f) is None else full - mean("outside", f)), mean("marginal", f)
-        recovered.append("–" if lost is None or marginal is None or lost <= 0 else f"{(marginal - mean('outside', f)) / lost:.0%}")
+        full, as_o, marginal = mean("outside", 0.0), mean("outside", f), mean("marginal", f)
+        known = None not in (full, as_o, marginal) and full > as_o
+        recovered.append(f"{(marginal - as_o) / (full - as_o):.0%}" if known else "–")
     text = (f"# Training on partial annotation (UNER English-EWT, chain_ner CRF; spaCy ner)\n\n"
             f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}), {steps} steps each, "
             "by the fraction of training entities removed (0 %: the full training set; the three chain_ner trainings are "
@@ -174,18 +170,9 @@ def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, 
             + table(["training", "0 %", *[f"{f:.0%} removed" for f in shown]], rows)
             + "\n\nShare of the F1 lost by `outside` that `marginal` recovers: "
             + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered)) + "\n")
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for variant in VARIANTS:
-        points = [(f, mean(variant, f), np.std([v for v in values(variant, f) if v is not None]))
-                  for f in [0.0, *shown] if mean(variant, f) is not None]
-        if points:
-            axis.errorbar([100 * f for f, _, _ in points], [100 * v for _, v, _ in points],
-                          yerr=[100 * sd for _, _, sd in points], marker="o", capsize=3, label=LEGEND[variant])
-    axis.set_xlabel("training entities removed (%)")
-    axis.set_ylabel("test F1 (%)")
-    axis.set_title("Partial annotation, UNER English-EWT")
-    axis.legend(fontsize="small")
-    save_figure(figure, output / "partial.png")
+    save_curves(output / "partial.png", {LEGEND[variant]: [(100 * f, values(variant, f)) for f in [0.0, *shown]]
+                                         for variant in VARIANTS},
+                "training entities removed (%)", "Partial annotation, UNER English-EWT")
     write_file(output / "report.md", text)
     return text
 

@@ -23,6 +23,18 @@ class DocBatch(NamedTuple):
     def n_tokens(self) -> int:
         return int(self.doc_offsets[-1])
 
+    def of_doc(self, d: int) -> "DocBatch":
+        """The batch of Doc ``d`` alone, in its own token coordinates: what
+        ``read_batch([docs[d]], ...)`` gives, without reading it again."""
+        lo, hi = int(self.doc_offsets[d]), int(self.doc_offsets[d + 1])
+        starts = self.sentence_offsets[:-1]
+        sentences = np.concatenate([starts[(starts >= lo) & (starts < hi)] - lo, [hi - lo]]).astype(np.int64)
+        spans = None
+        if self.spans is not None:
+            rows = np.searchsorted(self.spans[:, 1], [lo, hi], side="left")
+            spans = self.spans[rows[0]:rows[1]] - lo
+        return DocBatch([self.docs[d]], np.array([0, hi - lo], dtype=np.int64), sentences, spans)
+
 
 def read_batch(docs: List[Doc], suggester: Optional[Callable] = None, ops: Optional[Ops] = None) -> DocBatch:
     """The Docs' offsets and, with a suggester (any spaCy suggester), its spans."""

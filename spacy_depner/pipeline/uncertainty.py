@@ -67,8 +67,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     rows_part = scores[0] if isinstance(scores, tuple) else scores
     options = pipe.decoding_options()
     found, start = [], 0
-    for doc in docs:
-        layout = pipe.layout(pipe.read([doc]))
+    for d, doc in enumerate(docs):
+        layout = pipe.layout(batch.of_doc(d))
         rows = layout.spans.shape[0] if layout.spans is not None else layout.n_tokens
         part = rows_part[start:start + rows]
         start += rows

@@ -113,12 +113,7 @@ def _forward(scores, first, n, transitions, allowed, pred_ptr, pred, alpha, buff
                 top = v
         else:
             buffer[y] = NEG_INF
-    if top == NEG_INF:
-        return NEG_INF
-    acc = 0.0
-    for y in range(T):
-        acc += np.exp(buffer[y] - top)
-    return top + np.log(acc)
+    return _log_sum(buffer, T, top)
 
 
 @njit(cache=True)
