@@ -6,7 +6,7 @@ and a demo JSONL corpus to a temporary folder, starts a local Ray instance,
 and annotates the corpus twice:
 
 1. with ``ray_annotate``, which writes the same JSONL file as
-   ``python -m spacy_depner annotate`` would, in input order;
+   ``python -m spacy_depner apply`` would, in input order;
 2. composed by hand from Ray Data parts (``read_text`` -> ``map_batches`` with
    the ``PipelineAnnotator`` actor), the starting point for other sinks
    (e.g. ``write_parquet`` to a bucket) when one output file is not wanted.
@@ -74,7 +74,7 @@ def main() -> None:
 
     ray.init(address=args.address, include_dashboard=False)
     try:
-        # 1. the whole run: one JSONL file, as `python -m spacy_depner annotate` writes it
+        # 1. the whole run: one JSONL file, as `python -m spacy_depner apply` writes it
         summary = ray_annotate(pipeline, corpus, output, actors=args.actors, batch_size=args.batch_size,
                                overwrite=True)
         print(json.dumps(summary, indent=2))

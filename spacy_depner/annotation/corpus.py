@@ -1,6 +1,6 @@
 """Streaming a corpus through a trained pipeline: reading the input records,
 turning each annotated Doc into one JSON record, writing JSONL or DocBin
-shards. Used by ``python -m spacy_depner annotate`` and by the Ray Data
+shards. Used by ``python -m spacy_depner apply`` and by the Ray Data
 version (``ray_data.py``), which share ``read_lines`` and ``json_line``
 so that both write the same bytes.
 
@@ -15,7 +15,9 @@ Outputs: a ``.jsonl`` file of records ``{"text", "meta", "ents": [span],
 "spans": {key: [span + "score"]}}`` with span = ``{"start", "end"`` (token
 offsets), ``"start_char", "end_char", "label", "text"}``; or a directory of
 DocBin shards ``shard-000000.spacy`` ... of at most ``shard_size`` documents
-each (the meta in ``doc.user_data["meta"]``), readable by ``spacy.Corpus.v1``.
+each (the meta in ``doc.user_data["meta"]``), readable by ``spacy.Corpus.v1``;
+or one ``.spacy`` DocBin file, as ``spacy apply`` writes (shards while the
+run lasts, merged at the end).
 Memory holds the batches in flight, one output shard and one input DocBin
 file, never the whole corpus.
 
@@ -40,7 +42,6 @@ import numpy as np
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training.corpus import walk_corpus
-from spacy.util import is_package
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
@@ -48,28 +49,13 @@ from ..util.atomic_files import atomic_path, check_manifest, complete_lines, dis
     partial_path, path_fingerprint, remove_stale_temporaries
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
+DOCBIN_FILE = "docbin-file"
 INPUT_SUFFIXES = {".txt": TEXT, ".jsonl": JSONL, ".spacy": DOCBIN}
 INPUT_HELP = ("a .txt file (one document per line), a .jsonl file ({\"text\": ...} per line) "
               "or a .spacy file (DocBin), or a directory of .spacy files")
 SHARD_PATTERN = "shard-{:06d}.spacy"
 
 Meta = Dict[str, Any]
-
-
-def pipeline_location(pipeline: Union[str, Path]) -> str:
-    """The absolute path of a saved pipeline directory, or the name of an
-    installed pipeline package; anything else is a ValueError."""
-    if Path(pipeline).is_dir():
-        if not (Path(pipeline) / "config.cfg").is_file():
-            found = sorted(str(p.parent) for p in Path(pipeline).glob("*/config.cfg"))
-            raise ValueError(f"PIPELINE {pipeline} is a directory but no saved pipeline (it has no config.cfg)"
-                             + (f"; its subdirectories {', '.join(found[:3])} are" if found else "")
-                             + ": give a saved pipeline, e.g. spacy train's OUTPUT/model-best")
-        return str(Path(pipeline).resolve())
-    if is_package(str(pipeline)):
-        return str(pipeline)
-    raise ValueError(f"PIPELINE {pipeline} is neither a directory nor an installed package: give a saved "
-                     "pipeline (nlp.to_disk, or spacy train's model-best) or the name of an installed one")
 
 
 def input_kind(path: Path) -> str:
@@ -200,8 +186,8 @@ def json_line(doc: Doc, meta: Meta) -> str:
 
 
 def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> str:
-    """``"jsonl"`` (an OUTPUT ending in .jsonl) or ``"docbin"`` (a directory
-    for the shards), after checking OUTPUT: an existing output is refused
+    """``"jsonl"`` (an OUTPUT ending in .jsonl), ``"docbin-file"`` (one
+    DocBin, .spacy) or ``"docbin"`` (a directory for the shards), after checking OUTPUT: an existing output is refused
     unless ``overwrite`` (a shard directory is then replaced at the end, if
     it holds only .spacy files), and neither OUTPUT nor its partial
     (``partial_path``) may be or contain one of ``inputs``."""
@@ -211,15 +197,15 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
             resolved = Path(path).resolve()
             if resolved == target or target in resolved.parents:
                 raise ValueError(f"OUTPUT {output} would overwrite the input {path}: choose another OUTPUT")
-    if output.suffix.lower() == ".jsonl":
+    if output.suffix.lower() in (".jsonl", ".spacy"):
         if output.is_dir():
-            raise ValueError(f"OUTPUT {output} is a directory: give a .jsonl file path")
+            raise ValueError(f"OUTPUT {output} is a directory: give a {output.suffix} file path")
         if output.exists() and not overwrite:
             raise ValueError(f"OUTPUT {output} exists: pass --overwrite to replace it, or choose another path")
-        return JSONL
+        return JSONL if output.suffix.lower() == ".jsonl" else DOCBIN_FILE
     if output.suffix and not output.is_dir():
-        raise ValueError(f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, or a "
-                         "directory (no suffix) for DocBin shards of at most --shard-size documents")
+        raise ValueError(f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, a .spacy file "
+                         "(one DocBin), or a directory (no suffix) for DocBin shards of at most --shard-size documents")
     if output.is_file():
         raise ValueError(f"OUTPUT {output} is a file: DocBin output is a directory of shards; choose a directory path")
     if output.is_dir() and any(output.iterdir()):
@@ -294,6 +280,16 @@ class DocBinShards:
             self.write_shard()
 
 
+def merge_shards(directory: Path, output: Path) -> None:
+    """Write the Docs of the shards in ``directory``, in order, to one DocBin
+    file at ``output`` (atomically), as ``spacy apply`` writes its output."""
+    merged = DocBin(store_user_data=True)
+    for shard in sorted(Path(directory).glob("shard-*.spacy")):
+        merged.merge(DocBin(store_user_data=True).from_disk(shard))
+    with atomic_path(output) as temporary:
+        merged.to_disk(temporary)
+
+
 def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int) -> Dict[str, Any]:
     """What determines the output of ``annotate_corpus`` (not ``n_process``
     or ``batch_size``): the output format and shard size, the input's and
@@ -301,7 +297,7 @@ def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int) ->
     the SHA-256 of its bytes)."""
     pipeline = path_fingerprint(nlp.path) if nlp.path is not None else \
         {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
-    return {"format": kind, "shard_size": shard_size if kind == DOCBIN else None,
+    return {"format": kind, "shard_size": shard_size if kind != JSONL else None,
             "input": path_fingerprint(input_path), "pipeline": pipeline}
 
 
@@ -362,5 +358,9 @@ def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process:
             discard_partial(output)
     if writer.done + n_docs == 0:
         warnings.warn(f"The input {input_path} holds no document: {output} is empty")
-    finish_partial(output)
+    if kind == DOCBIN_FILE:
+        merge_shards(partial, output)
+        discard_partial(output)
+    else:
+        finish_partial(output)
     return {**run_summary(n_docs, n_words, started, output), "docs_kept": writer.done}

@@ -3,7 +3,7 @@ records of a text or JSONL file are read as ``annotate`` reads them
 (``read_lines``), a fixed pool of actors that each load the pipeline once
 annotates them (``map_batches``), and the driver writes their JSON records
 (``json_line``, as ``annotate`` writes them) to one JSONL file in input order
-(``preserve_order``): the same bytes as ``python -m spacy_depner annotate``,
+(``preserve_order``): the same bytes as ``python -m spacy_depner apply``,
 since a Doc's annotations do not depend on the other Docs of its batch. The
 file is written under a temporary name and renamed when complete (no
 resume: an interrupted run starts again).
@@ -21,7 +21,8 @@ from typing import Any, Dict, Iterator, Optional, Union
 
 import numpy as np
 
-from .corpus import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, pipeline_location, \
+from ..util.pipelines import pipeline_location
+from .corpus import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, \
     progress_step, read_lines, run_summary, word_progress
 from ..util.atomic_files import atomic_path
 
@@ -94,7 +95,7 @@ def ray_input(input_path: Union[str, Path]) -> tuple:
         path = str(Path(text).resolve())
     if kind not in (TEXT, JSONL):
         raise ValueError(f"Annotating on Ray reads a .txt or .jsonl file, not {input_path}: "
-                         "use `python -m spacy_depner annotate` for DocBin input")
+                         "use `python -m spacy_depner apply` for DocBin input")
     return path, kind
 
 

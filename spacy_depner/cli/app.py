@@ -4,9 +4,10 @@ import typer
 
 from .. import __version__
 
-from . import annotate, calibrate, convert, coverage, evaluate, pretrain_text, rank, tune
+from . import apply, calibrate, convert, coverage, evaluate, pretrain_text, rank, tune
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="spacy-depner: structured NER for spaCy")
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="spacy-depner: structured NER for spaCy")
 
 
 def print_version(value: bool) -> None:
@@ -20,15 +21,17 @@ def options(version: bool = typer.Option(False, "--version", callback=print_vers
                                          help="Print the version and exit")) -> None:
     """spacy-depner: structured NER for spaCy"""
 
-app.command("evaluate")(evaluate.evaluate)
-app.command("evaluate-nested")(evaluate.evaluate_nested)
-app.command("coverage")(coverage.coverage)
-app.command("convert")(convert.convert)
-app.command("pretrain-text")(pretrain_text.pretrain_text)
-app.command("tune-penalty")(tune.tune_penalty)
-app.command("tune-threshold")(tune.tune_threshold)
-app.command("calibration")(calibrate.calibration)
-app.command("calibrate")(calibrate.calibrate)
-app.command("annotate")(annotate.annotate)
-app.command("annotate-ray")(annotate.annotate_ray)
-app.command("rank")(rank.rank)
+
+
+def command(name: str, function) -> None:
+    """Register ``function`` as the command ``name``, its summary the first line of its docstring."""
+    app.command(name, short_help=function.__doc__.strip().splitlines()[0])(function)
+
+
+COMMANDS = (("apply", apply.apply), ("apply-ray", apply.apply_ray), ("rank", rank.rank),
+            ("evaluate", evaluate.evaluate), ("evaluate-nested", evaluate.evaluate_nested),
+            ("find-threshold", tune.find_threshold), ("find-penalty", tune.find_penalty),
+            ("calibrate", calibrate.calibrate), ("calibration-report", calibrate.calibration_report),
+            ("coverage", coverage.coverage), ("convert", convert.convert), ("pretrain-text", pretrain_text.pretrain_text))
+for name, function in COMMANDS:
+    command(name, function)

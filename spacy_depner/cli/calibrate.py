@@ -1,4 +1,4 @@
-"""``python -m spacy_depner calibration`` and ``calibrate``: how well the
+"""``python -m spacy_depner calibration-report`` and ``calibrate``: how well the
 span probabilities of a trained pipeline are calibrated on data files (ECE,
 reliability diagrams), and the temperatures that calibrate them."""
 import json
@@ -8,35 +8,32 @@ from typing import List, Optional
 import typer
 
 from ..util.atomic_files import atomic_path
-from ..evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE, calibration_report
+from ..evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE
+from ..evaluation.calibration import calibration_report as span_calibration
 from ..evaluation.label_temperatures import calibrate_pipeline
-
-DATA_HELP = (".jsonl (GENIA JSON lines), .conllu (UD English-GUM; a UD CoNLL-U file with --uner: UNER "
-             "entities), .spacy (DocBin: doc.ents, or the span group --spans-key)")
-UNER_HELP = "UNER IOB2 file with the entities of a UD CoNLL-U data file (as evaluate's --uner)"
-SPANS_KEY_HELP = "DocBin data: span group of the gold spans (default: doc.ents, else the one span group)"
-PARSER_HELP = "Parser pipeline whose trees replace the data's gold trees (as evaluate's --parser)"
+from .arguments import DATA_HELP, IOB2_HELP, PARSER_HELP, PIPELINE_HELP, SPANS_KEY_HELP
 
 
-def calibration(
-    model: Path = typer.Argument(..., metavar="PIPELINE", help="Trained pipeline directory"),
+def calibration_report(
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
     data: List[Path] = typer.Argument(..., metavar="DATA", help="One or more data files: " + DATA_HELP),
     output: Path = typer.Option(..., help="JSON report to write"),
     png: Optional[Path] = typer.Option(None, help="Folder for one reliability diagram (PNG) per component and file"),
     component: Optional[str] = typer.Option(None, help="Report this component only (default: every one that writes spans)"),
-    uner: List[Path] = typer.Option([], help=UNER_HELP + "; one per .conllu DATA, in order"),
+    iob2: List[Path] = typer.Option([], help=IOB2_HELP + "; one per .conllu DATA, in order"),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
-    parser: Optional[Path] = typer.Option(None, help=PARSER_HELP),
+    parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
     bins: int = typer.Option(DEFAULT_BINS, min=1, help="Equal-width probability bins of the ECE"),
 ) -> None:
-    """How well the span probabilities of PIPELINE are calibrated on DATA:
-    per component that writes spans, the expected calibration error (sum
+    """Report how well span probabilities are calibrated (ECE).
+
+    Per component that writes spans, the expected calibration error (sum
     over bins of |bin| / n * |accuracy - mean probability|, a span correct
     when its boundaries and label match a gold span), the negative
     log-likelihood, the reliability bins and P/R/F (fractions), per file and
     pooled. A component without span probabilities (spaCy's ner) is reported
     as such. Writes the report to --output and prints a summary."""
-    report = calibration_report(model, data, uner, component, spans_key, parser, bins, png)
+    report = span_calibration(pipeline, data, iob2, component, spans_key, parser, bins, png)
     with atomic_path(output) as temporary:
         temporary.write_text(json.dumps(report, indent=2), encoding="utf8")
     typer.echo(json.dumps(summary(report), indent=2))
@@ -57,21 +54,23 @@ def summary(report: dict) -> dict:
 
 
 def calibrate(
-    model: Path = typer.Argument(..., metavar="PIPELINE", help="Trained pipeline directory"),
-    dev: Path = typer.Argument(..., metavar="DEV", help="Development data file: " + DATA_HELP),
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
+    data: Path = typer.Argument(..., metavar="DATA", help="Development data: " + DATA_HELP),
     output: Path = typer.Argument(..., metavar="OUTPUT", help="Where to save the pipeline with the fitted temperature "
-                                  "(written to a temporary folder, then renamed; it may replace PIPELINE)"),
+                                  "(written to a temporary folder, then renamed; it may be PIPELINE)"),
     component: Optional[str] = typer.Option(None, help="Component to calibrate (default: the pipeline's one entity component)"),
-    uner: Optional[Path] = typer.Option(None, help=UNER_HELP),
+    iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
-    parser: Optional[Path] = typer.Option(None, help=PARSER_HELP),
+    parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
     low: float = typer.Option(TEMPERATURE_RANGE[0], help="Smallest temperature tried"),
     high: float = typer.Option(TEMPERATURE_RANGE[1], help="Largest temperature tried"),
     per_label: bool = typer.Option(False, "--per-label", help="Then fit a temperature per label (label_temperatures) "
                                    "by coordinate descent on the same objective, starting from the one temperature, "
                                    "among the settings whose MAP spans keep at least its dev F1"),
 ) -> None:
-    """Fit the temperature of an entity component of PIPELINE on DEV (the
+    """Fit temperatures that calibrate span probabilities.
+
+    The temperature of an entity component of PIPELINE, fitted on DATA (the
     model's scores are divided by it before decoding; the MAP spans stay the
     same, their probabilities sharpen or flatten): the one value that
     minimises the negative log-likelihood of the spans' correctness; with
@@ -80,5 +79,5 @@ def calibrate(
     label_temperatures is emptied. Saves the pipeline with
     them to OUTPUT and prints the ECE, NLL and P/R/F before, after the one
     temperature and after the per-label ones."""
-    result = calibrate_pipeline(model, dev, output, component, uner, spans_key, parser, low, high, per_label=per_label)
+    result = calibrate_pipeline(pipeline, data, output, component, iob2, spans_key, parser, low, high, per_label=per_label)
     typer.echo(json.dumps(result, indent=2))

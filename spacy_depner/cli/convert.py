@@ -35,8 +35,9 @@ def convert(
     documents: bool = typer.Option(False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"),
     split: str = typer.Option(",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"),
 ) -> None:
-    """Convert a corpus and print what was written (JSON). conllu-iob2 and gum
-    keep the gold trees, POS, tags and lemmas; the entities go to doc.ents
+    """Convert CoNLL-U + IOB2, GENIA or GUM to DocBin or JSONL.
+
+    Prints what was written (JSON). conllu-iob2 and gum keep the gold trees, POS, tags and lemmas; the entities go to doc.ents
     (conllu-iob2) or to the span group --spans-key (genia, gum; GUM's mention
     heads to SPANS_KEY_heads). genia-xml applies the rules of the GENIA data
     README (five types, coordinated terms, tokenisation, the 15,022 / 1,669 /

@@ -8,20 +8,27 @@ import typer
 
 from ..util.atomic_files import atomic_path
 from ..evaluation.corpus_scores import evaluate_pipeline, nested_scores
+from .arguments import IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, nested_data
 
 
 def evaluate(
-    model: Path = typer.Argument(..., help="Trained pipeline directory"),
-    conllu: Path = typer.Option(..., help="CoNLL-U file (words, and the gold trees)"),
-    uner: Path = typer.Option(..., help="UNER IOB2 file with the entities of the same sentences"),
-    parser: Optional[Path] = typer.Option(None, help="Parser pipeline for predicted trees (default: the gold trees)"),
-    output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print)"),
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
+    data: Path = typer.Argument(..., metavar="DATA", help="UD CoNLL-U file (.conllu: words, gold trees) of --iob2's sentences"),
+    iob2: Path = typer.Option(..., help=IOB2_HELP),
+    parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
+    output: Optional[Path] = typer.Option(None, help="JSON file to write, with per-sentence (TP, FP, FN) counts (default: print only)"),
     limit: int = typer.Option(0, help="Score only the first LIMIT sentences (0: all)"),
 ) -> None:
-    """Score MODEL on a CoNLL-U + IOB2 pair: P/R/F, words/s, and the parser's
-    UAS/LAS with --parser; the output file also holds per-sentence (TP, FP, FN)
-    counts for significance tests."""
-    result = evaluate_pipeline(model, conllu, uner, parser, limit=limit)
+    """Score flat entities on CoNLL-U + IOB2: P/R/F, words/s.
+
+    Prints P/R/F overall and per label, words/s, and with --parser that
+    parser's UAS/LAS; --output also holds the per-sentence (TP, FP, FN)
+    counts that the significance tests read. For a DocBin, use spaCy's own
+    `spacy evaluate`."""
+    if Path(data).suffix.lower() != ".conllu":
+        raise ValueError(f"DATA {data} is no .conllu file: evaluate reads a UD CoNLL-U file with --iob2 (for a "
+                         ".spacy DocBin use `spacy evaluate`, for nested mentions `evaluate-nested`)")
+    result = evaluate_pipeline(pipeline, data, iob2, parser, limit=limit)
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
     if output:
         with atomic_path(output) as temporary:
@@ -30,20 +37,21 @@ def evaluate(
 
 
 def evaluate_nested(
-    model: Path = typer.Argument(..., help="Trained pipeline that writes doc.spans[spans_key] (nested_ner, spancat)"),
-    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines file"),
-    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U file (gold trees in the input)"),
-    parser: Optional[Path] = typer.Option(None, help="With --gum: parser pipeline whose trees replace the gold ones"),
+    pipeline: str = typer.Argument(..., metavar="PIPELINE",
+                                   help=PIPELINE_HELP + " that writes doc.spans[--spans-key] (nested_ner, spancat, ...)"),
+    data: Path = typer.Argument(..., metavar="DATA", help=NESTED_HELP),
+    parser: Optional[str] = typer.Option(None, help=PARSER_HELP + " (GUM only: GENIA has no trees)"),
     spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
     output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
 ) -> None:
-    """P/R/F of nested mentions (overall and per label) and words/s on a GENIA
-    or GUM file; on GUM with the gold trees, or a parser's (its time excluded)."""
-    if (jsonl is None) == (gum is None):
-        raise typer.BadParameter("give one of --jsonl or --gum")
+    """Score nested mentions on GENIA or GUM: P/R/F, words/s.
+
+    On GUM with its gold trees, or with --parser's (its time excluded, its
+    UAS/LAS reported)."""
+    jsonl, gum = nested_data(data)
     if parser is not None and gum is None:
-        raise typer.BadParameter("--parser goes with --gum (GENIA has no trees)")
-    result = nested_scores(model, jsonl, gum, parser, spans_key)
+        raise typer.BadParameter(f"--parser goes with a GUM .conllu DATA: GENIA ({data}) has no trees")
+    result = nested_scores(pipeline, jsonl, gum, parser, spans_key)
     if output:
         with atomic_path(output) as temporary:
             temporary.write_text(json.dumps(result, indent=2), encoding="utf8")

@@ -110,8 +110,9 @@ def pretrain_text(
         None, help="conllu (gum: the same, a GUM file is CoNLL-U), genia (JSON lines) or docbin; "
                    "default: from INPUT's suffix (.conllu, .jsonl, .spacy)"),
 ) -> None:
-    """Write the sentences of INPUT as JSON lines {"text", "tokens"} for
-    `spacy pretrain` (spacy.JsonlCorpus.v1 reads "text"; "tokens" are the
+    """Write a training split's sentences for spacy pretrain.
+
+    Each line is {"text", "tokens"} (spacy.JsonlCorpus.v1 reads "text"; "tokens" are the
     words as training reads them), and print what was written (JSON). Give
     the training split only: pretraining on dev or test text leaks it into
     the model. The file is written under a temporary name and renamed when

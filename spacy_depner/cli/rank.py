@@ -4,13 +4,14 @@ import json
 from pathlib import Path
 from typing import Optional
 
-import spacy
 import typer
 
-from ..annotation.corpus import input_kind, pipeline_location
+from ..annotation.corpus import input_kind
 from ..annotation.ranking import rank_corpus
 from ..pipeline.uncertainty import MEASURES
-from .annotate import INPUT_HELP, PIPELINE_HELP
+from ..util.pipelines import load_pipeline
+from .apply import INPUT_HELP
+from .arguments import PIPELINE_HELP
 
 
 def rank(
@@ -25,9 +26,12 @@ def rank(
                                    "refusing an OUTPUT.partial left by a run with other arguments"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
-    """Rank the documents of INPUT by how uncertain PIPELINE's entity component is about them."""
+    """Rank documents by uncertainty: what to annotate next.
+
+    Writes task records (text, tokens, spans with probabilities, score),
+    most uncertain first; resumable like `apply`."""
     input_kind(input_path)
-    nlp = spacy.load(pipeline_location(pipeline))
+    nlp = load_pipeline(pipeline)
     summary = rank_corpus(nlp, input_path, output, measure=measure, component=component, batch_size=batch_size,
                           top=top, overwrite=overwrite, progress=progress)
     typer.echo(json.dumps(summary, indent=2))

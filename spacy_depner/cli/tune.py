@@ -1,7 +1,7 @@
-"""``python -m spacy_depner tune-penalty`` and ``tune-threshold``: decoding
-settings of a trained pipeline tuned on development data for F1 (the mention
-penalty of hypergraph_ner, Lu & Roth 2015, sec. 3.7; the probability
-threshold of any entity component)."""
+"""``python -m spacy_depner find-penalty`` and ``find-threshold``: decoding
+settings of a trained pipeline searched on development data for F1 (the
+mention penalty of hypergraph_ner, Lu & Roth 2015, sec. 3.7; the probability
+threshold of any entity component), saved with the pipeline."""
 import json
 from pathlib import Path
 from typing import Optional
@@ -10,43 +10,45 @@ import typer
 
 from ..evaluation.penalty_tuning import tune_pipeline_penalty
 from ..evaluation.setting_search import tune_pipeline_threshold
-from .calibrate import DATA_HELP, PARSER_HELP, SPANS_KEY_HELP, UNER_HELP
+from .arguments import DATA_HELP, IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, SPANS_KEY_HELP, nested_data
+
+OUTPUT_HELP = "Where to save the pipeline with the {} (written to a temporary folder, then renamed; it may be PIPELINE)"
 
 
-def tune_penalty(
-    model: Path = typer.Argument(..., help="Trained pipeline with a hypergraph_ner component"),
-    output: Path = typer.Argument(..., help="Where to save the pipeline with the tuned mention penalty (written to a "
-                                "temporary folder, then renamed; it may replace MODEL)"),
-    jsonl: Optional[Path] = typer.Option(None, help="GENIA JSON-lines development file"),
-    gum: Optional[Path] = typer.Option(None, help="UD English-GUM CoNLL-U development file"),
+def find_penalty(
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP + " with a hypergraph_ner component"),
+    data: Path = typer.Argument(..., metavar="DATA", help="Development data: " + NESTED_HELP),
+    output: Path = typer.Argument(..., metavar="OUTPUT", help=OUTPUT_HELP.format("mention penalty found")),
     component: str = typer.Option("hypergraph_ner", help="Name of the hypergraph_ner component"),
     step: float = typer.Option(0.01, help="Step of the search (Lu & Roth 2015, sec. 3.7: 0.01)"),
     low: float = typer.Option(-3.0, help="Smallest penalty tried"),
     high: float = typer.Option(3.0, help="Largest penalty tried"),
 ) -> None:
-    """Set the mention penalty of a hypergraph_ner pipeline for the best F1 on
-    development data (a fixed-step search) and save the pipeline to OUTPUT."""
-    if (jsonl is None) == (gum is None):
-        raise typer.BadParameter("give one of --jsonl or --gum")
-    typer.echo(json.dumps(tune_pipeline_penalty(model, output, jsonl, gum, component, step, low, high), indent=2))
+    """Find the mention penalty with the best dev F1.
+
+    A fixed-step search from --low to --high; prints the penalty found and
+    its P/R/F."""
+    jsonl, gum = nested_data(data)
+    typer.echo(json.dumps(tune_pipeline_penalty(pipeline, output, jsonl, gum, component, step, low, high), indent=2))
 
 
-def tune_threshold(
-    model: Path = typer.Argument(..., metavar="PIPELINE", help="Trained pipeline directory"),
-    dev: Path = typer.Argument(..., metavar="DEV", help="Development data file: " + DATA_HELP),
-    output: Path = typer.Argument(..., metavar="OUTPUT", help="Where to save the pipeline with the tuned threshold "
-                                  "(written to a temporary folder, then renamed; it may replace PIPELINE)"),
+def find_threshold(
+    pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
+    data: Path = typer.Argument(..., metavar="DATA", help="Development data: " + DATA_HELP),
+    output: Path = typer.Argument(..., metavar="OUTPUT", help=OUTPUT_HELP.format("threshold found")),
     component: Optional[str] = typer.Option(None, help="Component to tune (default: the pipeline's one entity component)"),
     png: Optional[Path] = typer.Option(None, help="PNG file of the precision/recall curve, the chosen threshold marked"),
     step: float = typer.Option(0.01, help="Step of the thresholds tried, from 0 to 1"),
-    uner: Optional[Path] = typer.Option(None, help=UNER_HELP),
+    iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
-    parser: Optional[Path] = typer.Option(None, help=PARSER_HELP),
+    parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
 ) -> None:
-    """Set the threshold of an entity component of PIPELINE (spans whose
-    probability is below it are dropped) for the best F1 on DEV: one
+    """Find the probability threshold with the best dev F1.
+
+    Spans whose probability is below the threshold are dropped. One
     decoding, then the spans filtered at each of 0, step, ..., 1 (the first
-    best on ties). Saves the pipeline to OUTPUT; prints the tuned and the
-    previous threshold with their P/R/F (fractions)."""
-    typer.echo(json.dumps(tune_pipeline_threshold(model, dev, output, component, step, png, uner, spans_key, parser),
+    best on ties). Prints the threshold found and the previous one with
+    their P/R/F (fractions). spaCy's own `spacy find-threshold` tunes the
+    same setting by decoding again at each threshold."""
+    typer.echo(json.dumps(tune_pipeline_threshold(pipeline, data, output, component, step, png, iob2, spans_key, parser),
                           indent=2))

@@ -25,7 +25,7 @@ correct.
 * ``reliability_png``: the reliability diagram (matplotlib, imported only
   when a diagram is drawn);
 * ``calibration_report``: the same on trained pipelines and data files
-  (``python -m spacy_depner calibration``).
+  (``python -m spacy_depner calibration-report``).
 """
 import math
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..util.pipelines import load_pipeline
 from ..pipeline.entity_pipe import entity_factories
 from ..util.progress import progress
 from ..util.numbers import is_positive_int
@@ -255,7 +256,7 @@ def data_files(data: Sequence[Path], uner: Sequence[Path] = ()) -> List[Tuple[Pa
         raise ValueError("give at least one data file")
     conllu = [i for i, path in enumerate(data) if Path(path).suffix.lower() == ".conllu"]
     if uner and len(uner) != len(conllu):
-        raise ValueError(f"{len(uner)} UNER files for {len(conllu)} CoNLL-U data files: give one --uner per "
+        raise ValueError(f"{len(uner)} UNER files for {len(conllu)} CoNLL-U data files: give one --iob2 per "
                          "UD CoNLL-U file, in the same order (none for GUM files)")
     paired = dict(zip(conllu, uner)) if uner else {}
     files = [(Path(path), paired.get(i)) for i, path in enumerate(data)]
@@ -293,11 +294,10 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
     span probabilities (spaCy's ner) is reported with the reason, and a
     pipeline without any is a ValueError. ``png_dir``: one reliability
     diagram per component and file there."""
-    import spacy
 
     n_bins = check_bins(n_bins)
     files = data_files(data, uner)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     names = span_writers(nlp, component, model)
     keys = {name: probability_key(nlp, name) for name in names}
     reasons = {name: f"'{name}' ({nlp.get_pipe_meta(name).factory}) writes no span probabilities"

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..util.pipelines import load_pipeline
 from ..readers.conllu import sentences_to_doc
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from .metrics import prf_from_counts, uas_las
@@ -34,10 +35,9 @@ def parse_words(parser_path: Path, sentences, batch_size: int = 256):
     """Docs of (words, spaces, sent_starts) triples parsed by the pipeline at
     ``parser_path``, in its vocab, and that vocab. spaCy's parser respects the
     sentence starts: one root per marked sentence, as in the gold trees."""
-    import spacy
     from spacy.tokens import Doc
 
-    parser_nlp = spacy.load(parser_path)
+    parser_nlp = load_pipeline(parser_path)
     if not parses(parser_nlp):
         raise ValueError(f"The pipeline {parser_path} has no parser (its components: {parser_nlp.pipe_names}): "
                          "give a pipeline with a trained parser as --parser.")
@@ -185,9 +185,8 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
                       labels=DEFAULT_LABELS, batch_size: int = 256, limit: int = 0) -> Dict:
     """Entity scores of the pipeline at ``model`` on the corpus, with gold trees
     (``parser`` None) or the trees of the parser pipeline at ``parser``."""
-    import spacy
 
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     require_entity_writer(nlp, model)
     corpus = load_corpus(conllu, uner, limit, labels)
     result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
@@ -224,13 +223,12 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     words/s of the pipeline at ``model`` on a GENIA file or a GUM file; on
     GUM with the gold trees, or with those of the parser pipeline at
     ``parser`` (its time excluded; its UAS/LAS against the gold trees reported)."""
-    import spacy
 
     from .scorers import score_nested
 
     if parser is not None and gum is None:
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     require_no_second_parser(nlp, model, parser)
     extra = {}
     examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "given" if trees_given(nlp, parser) else "predicted")

@@ -38,6 +38,7 @@ from .calibration import (DEFAULT_BINS, TEMPERATURE_RANGE, check_temperature_ran
                           fit_component_temperature, fit_temperature, rounded_temperature, spans_summary)
 from .setting_search import (check_output, component_inputs, decode, file_examples, judge, probability_key,
                              save_pipeline, tunable_component)
+from ..util.pipelines import load_pipeline
 from ..util.numbers import is_positive_int
 
 SWEEPS = 2
@@ -132,11 +133,10 @@ def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional
     log-likelihood and P/R/F of the spans ``before``, ``after`` the one
     temperature and (``per_label``) ``after_per_label``, as the pipeline's
     settings (threshold, decoding) decode them."""
-    import spacy
 
     check_temperature_range(low, high)
     check_output(output)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     name = tunable_component(nlp, model, component, "temperature")
     pipe, key = nlp.get_pipe(name), probability_key(nlp, name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)

@@ -186,10 +186,10 @@ def gum_coverage(path, parser: Optional[Path] = None) -> Dict:
 
 def coverage_main(jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None) -> Dict:
     """The report of one GENIA JSON-lines file or one GUM CoNLL-U file (what
-    ``python -m spacy_depner coverage --jsonl FILE | --gum FILE [--parser P]`` prints)."""
+    ``python -m spacy_depner coverage FILE.jsonl | FILE.conllu [--parser P]`` prints)."""
     if (jsonl is None) == (gum is None):
         raise ValueError("give exactly one of jsonl (a GENIA JSON-lines file) or gum (a GUM CoNLL-U file)")
     if parser is not None and jsonl is not None:
         raise ValueError(f"--parser {parser}: GENIA ({jsonl}) has no DGM coverage to compute from trees; "
-                         "give the parser with --gum or --conllu")
+                         "give the parser with a .conllu DATA")
     return genia_coverage(jsonl) if jsonl is not None else gum_coverage(gum, parser)

@@ -6,6 +6,7 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from ..util.pipelines import load_pipeline
 from ..doc_arrays.tokens import batch_offsets
 from ..structures.hypergraph import mention_hypergraph
 from ..structures.hypergraph.structure import HYPERGRAPH
@@ -56,10 +57,9 @@ def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = Non
     holding the tuned value, is saved to ``output`` atomically (a
     temporary folder renamed, replacing a pipeline there, which may be
     ``model``)."""
-    import spacy
 
     check_output(output)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     require_component(nlp, model, component)
     pipe = nlp.get_pipe(component)
     examples = nested_file_examples(nlp.vocab, jsonl, gum, pipe.spans_key, "given" if trees_given(nlp) else "predicted")

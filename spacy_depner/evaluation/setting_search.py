@@ -3,7 +3,7 @@ grid search (a setting's values -> P/R/F of the decoded spans -> the F1-best
 value, the first best on ties) behind the mention penalty of
 ``hypergraph_ner`` (``penalty_tuning``) and the probability ``threshold`` of
 every entity component, with what these searches and the calibration
-(``calibration``) share:
+(``calibration-report``) share:
 
 * ``file_examples``: a data file as Examples with their gold spans, read by
   its kind (GENIA JSON lines, GUM CoNLL-U, UD CoNLL-U + UNER IOB2, DocBin);
@@ -21,6 +21,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 import numpy as np
 
+from ..util.pipelines import load_pipeline
 from ..pipeline.entity_pipe import EntityPipe, entity_factories
 from ..util.atomic_files import atomic_path
 from .corpus_scores import nested_file_examples, parsed_docs, parses, with_vocab
@@ -31,7 +32,7 @@ GoldSpans = Set[Tuple[int, int, str]]
 # The span group the GENIA and GUM readers put the gold mentions in.
 GOLD_KEY = "nested_ner"
 DATA_KINDS = ".jsonl (GENIA JSON lines), .conllu (UD English-GUM, or a UD CoNLL-U file with its UNER IOB2 file " \
-             "given by --uner) or .spacy (DocBin)"
+             "given by --iob2) or .spacy (DocBin)"
 
 
 def grid_values(low: float, high: float, step: float) -> np.ndarray:
@@ -344,10 +345,9 @@ def tune_pipeline_threshold(model: Path, dev: Path, output: Path, component: Opt
     by probability at each threshold of 0, step, ..., 1 (``tune_threshold``).
     Saves the pipeline with the tuned value to ``output`` (may be
     ``model``) and, with ``png``, draws the precision/recall curve there."""
-    import spacy
 
     check_output(output)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     name = tunable_component(nlp, model, component, "threshold")
     pipe = nlp.get_pipe(name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)

@@ -14,7 +14,7 @@ from spacy_depner.cli.app import app
 from spacy_depner.cli.errors import run
 
 DATA = Path(__file__).parents[1] / "data"
-DEV = (DATA / "tiny.conllu", "--uner", DATA / "tiny.iob2")
+DEV = (DATA / "tiny.conllu", "--iob2", DATA / "tiny.iob2")
 
 
 def run_ok(capsys, *args) -> dict:
@@ -25,7 +25,7 @@ def run_ok(capsys, *args) -> dict:
 
 
 def reported_nll(capsys, pipeline: Path, tmp_path: Path) -> float:
-    report = run_ok(capsys, "calibration", pipeline, DEV[0], "--uner", DEV[2], "--output", tmp_path / "report.json")
+    report = run_ok(capsys, "calibration-report", pipeline, DEV[0], "--iob2", DEV[2], "--output", tmp_path / "report.json")
     return report["dgm_ner"]["per_file"][0]["nll"]
 
 

@@ -1,5 +1,5 @@
 """``python -m spacy_depner calibration``, ``calibrate`` and
-``tune-threshold`` end to end on tiny trained pipelines: the report's
+``find-threshold`` end to end on tiny trained pipelines: the report's
 numbers against spans collected here, the fitted temperature and the tuned
 threshold saved and read back at load, and one-line errors for pipelines
 without span probabilities."""
@@ -80,7 +80,7 @@ def collected(pipeline: Path, docbin: Path):
 
 def test_calibration_reports_each_file_pooled_files_and_diagrams(capsys, pipeline, tiny_docbin, tmp_path):
     pytest.importorskip("matplotlib")
-    printed = run_ok(capsys, "calibration", pipeline, tiny_docbin, DATA / "tiny.conllu", "--uner", DATA / "tiny.iob2",
+    printed = run_ok(capsys, "calibration-report", pipeline, tiny_docbin, DATA / "tiny.conllu", "--iob2", DATA / "tiny.iob2",
                      "--output", tmp_path / "report.json", "--png", tmp_path / "png", "--bins", 10)
     report = json.loads((tmp_path / "report.json").read_text())
     assert list(report["components"]) == ["dgm_ner"]  # the parser writes no spans
@@ -99,10 +99,10 @@ def test_calibration_reports_each_file_pooled_files_and_diagrams(capsys, pipelin
 
 
 def test_calibration_reports_that_spacy_ner_has_no_probabilities(capsys, mixed_pipeline, tiny_docbin, tmp_path):
-    printed = run_ok(capsys, "calibration", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json")
+    printed = run_ok(capsys, "calibration-report", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json")
     assert printed["ner"]["probabilities"] is None and "no span probabilities" in printed["ner"]["reason"]
     assert printed["dgm_ner"]["per_file"][0]["spans"] > 0
-    line = error_line(capsys, "calibration", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json",
+    line = error_line(capsys, "calibration-report", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json",
                       "--component", "ner")
     assert "no component of" in line and "'ner' (ner) writes no span probabilities" in line
 
@@ -117,13 +117,13 @@ def ner_only(mixed_pipeline, tmp_path_factory) -> Path:
 
 
 def test_a_pipeline_without_span_probabilities_is_one_line_error(capsys, ner_only, tiny_docbin, tmp_path):
-    assert "writes no span probabilities" in error_line(capsys, "calibration", ner_only, tiny_docbin,
+    assert "writes no span probabilities" in error_line(capsys, "calibration-report", ner_only, tiny_docbin,
                                                         "--output", tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
-    for command in ("calibrate", "tune-threshold"):
+    for command in ("calibrate", "find-threshold"):
         line = error_line(capsys, command, ner_only, tiny_docbin, tmp_path / "out")
         assert "needs one component with span probabilities" in line and "it has none" in line
-    line = error_line(capsys, "calibration", ner_only, tmp_path / "data.txt", "--output", tmp_path / "r.json")
+    line = error_line(capsys, "calibration-report", ner_only, tmp_path / "data.txt", "--output", tmp_path / "r.json")
     assert "unknown data file kind '.txt'" in line
 
 
@@ -145,7 +145,7 @@ def test_calibrate_fits_saves_and_loads_the_temperature(capsys, pipeline, tiny_d
     assert loaded.get_pipe("dgm_ner").settings["temperature"] == printed["temperature"]
     assert loaded.config["components"]["dgm_ner"]["temperature"] == printed["temperature"]
     # the saved pipeline decodes with the fitted temperature
-    report = run_ok(capsys, "calibration", tmp_path / "calibrated", tiny_docbin, "--output", tmp_path / "r.json")
+    report = run_ok(capsys, "calibration-report", tmp_path / "calibrated", tiny_docbin, "--output", tmp_path / "r.json")
     assert report["dgm_ner"]["per_file"][0]["nll"] == pytest.approx(after["nll"], rel=1e-5)
 
 
@@ -153,7 +153,7 @@ def test_calibrate_fits_saves_and_loads_the_temperature(capsys, pipeline, tiny_d
 def test_tune_threshold_saves_the_f1_best_threshold(capsys, pipeline, tiny_docbin, tmp_path):
     pytest.importorskip("matplotlib")
     p, correct, n_gold = collected(pipeline, tiny_docbin)
-    printed = run_ok(capsys, "tune-threshold", pipeline, tiny_docbin, tmp_path / "tuned", "--step", 0.05,
+    printed = run_ok(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "tuned", "--step", 0.05,
                      "--png", tmp_path / "pr.png")
     assert printed["before_threshold"] == 0.0 and printed["tuned_f"] >= printed["before_f"]
     # brute force over the same grid, with the spans collected here
@@ -163,12 +163,24 @@ def test_tune_threshold_saves_the_f1_best_threshold(capsys, pipeline, tiny_docbi
     assert (tmp_path / "pr.png").read_bytes()[:4] == b"\x89PNG"
     loaded = spacy.load(tmp_path / "tuned")
     assert loaded.config["components"]["dgm_ner"]["threshold"] == printed["tuned_threshold"]
-    report = run_ok(capsys, "calibration", tmp_path / "tuned", tiny_docbin, "--output", tmp_path / "r.json")
+    report = run_ok(capsys, "calibration-report", tmp_path / "tuned", tiny_docbin, "--output", tmp_path / "r.json")
     assert report["dgm_ner"]["per_file"][0]["f"] == pytest.approx(printed["tuned_f"])
     assert all(s["lower"] >= printed["tuned_threshold"] - 1 / 15 or s["count"] == 0
                for s in json.loads((tmp_path / "r.json").read_text())["components"]["dgm_ner"]["per_file"][0]["reliability"])
-    line = error_line(capsys, "tune-threshold", pipeline, tiny_docbin, tmp_path / "x", "--component", "parser")
+    line = error_line(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "x", "--component", "parser")
     assert "'parser'" in line and "no span probabilities" in line
+
+
+@needs_settings
+def test_spacy_find_threshold_tunes_the_same_setting(capsys, pipeline, tiny_docbin, tmp_path):
+    """spaCy's `spacy find-threshold` (decoding again at each threshold)
+    finds the threshold and F1 that `find-threshold` finds from one decoding."""
+    from spacy.cli.find_threshold import find_threshold
+
+    ours = run_ok(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "tuned", "--step", 0.25)
+    best, f, scores = find_threshold(pipeline, tiny_docbin, "dgm_ner", "threshold", "ents_f", n_trials=5, silent=True)
+    assert len(set(scores.values())) > 1  # the setting changes what is written
+    assert best == pytest.approx(ours["tuned_threshold"]) and f == pytest.approx(ours["tuned_f"])
 
 
 def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):
@@ -185,7 +197,7 @@ def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):
     for _ in range(30):
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(tmp_path / "spancat")
-    printed = run_ok(capsys, "calibration", tmp_path / "spancat", DATA / "nested_genia.jsonl", "--output", tmp_path / "r.json")
+    printed = run_ok(capsys, "calibration-report", tmp_path / "spancat", DATA / "nested_genia.jsonl", "--output", tmp_path / "r.json")
     entry = json.loads((tmp_path / "r.json").read_text())["components"]["spancat"]
     assert entry["span_group"] == "sc" and printed["spancat"]["per_file"][0]["gold"] == 14
     predicted = [nlp(eg.predicted.copy()).spans["sc"] for eg in examples]
@@ -212,9 +224,9 @@ def test_calibrate_then_tune_threshold_of_other_components(capsys, factory, data
     calibrated = run_ok(capsys, "calibrate", tmp_path / "model", dev, tmp_path / "model")  # saved over itself
     assert calibrated["component"] == factory and calibrated["before"]["spans"] > 0
     assert calibrated["after"]["nll"] <= calibrated["before"]["nll"] + 1e-6
-    tuned = run_ok(capsys, "tune-threshold", tmp_path / "model", dev, tmp_path / "model", "--step", 0.1)
+    tuned = run_ok(capsys, "find-threshold", tmp_path / "model", dev, tmp_path / "model", "--step", 0.1)
     loaded = spacy.load(tmp_path / "model")
     assert loaded.get_pipe(factory).settings["temperature"] == calibrated["temperature"]
     assert loaded.get_pipe(factory).settings["threshold"] == tuned["tuned_threshold"]
-    report = run_ok(capsys, "calibration", tmp_path / "model", dev, "--output", tmp_path / "r.json")
+    report = run_ok(capsys, "calibration-report", tmp_path / "model", dev, "--output", tmp_path / "r.json")
     assert report[factory]["per_file"][0]["f"] == pytest.approx(tuned["tuned_f"])

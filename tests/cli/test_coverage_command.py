@@ -9,7 +9,7 @@ DATA = Path(__file__).parents[1] / "data"
 
 def test_coverage_json():
     out = subprocess.run(
-        [sys.executable, "-m", "spacy_depner", "coverage", "--conllu", str(DATA / "tiny.conllu"), "--uner", str(DATA / "tiny.iob2")],
+        [sys.executable, "-m", "spacy_depner", "coverage", str(DATA / "tiny.conllu"), "--iob2", str(DATA / "tiny.iob2")],
         capture_output=True, text=True, check=True,
     )
     report = json.loads(out.stdout)
@@ -36,16 +36,16 @@ def run_coverage(capsys, *args):
 
 def test_nested_coverage_json(capsys):
     """The hand-counted maxima of the nested fixtures (see test_nested_readers)."""
-    code, out, _ = run_coverage(capsys, "--jsonl", str(DATA / "nested_genia.jsonl"))
+    code, out, _ = run_coverage(capsys, str(DATA / "nested_genia.jsonl"))
     assert code == 0
     assert json.loads(out)["kept"] == {"flat": 8, "nested": 12, "quadratic": 11}
-    code, out, _ = run_coverage(capsys, "--gum", str(DATA / "nested_gum.conllu"))
+    code, out, _ = run_coverage(capsys, str(DATA / "nested_gum.conllu"))
     assert code == 0
     assert json.loads(out)["kept"] == {"flat": 6, "nested": 10, "quadratic": 9, "dgm": 9}
 
 
-def test_coverage_needs_one_input(capsys):
-    code, _, err = run_coverage(capsys, "--jsonl", str(DATA / "nested_genia.jsonl"), "--gum", str(DATA / "nested_gum.conllu"))
-    assert code != 0 and "one of" in err
-    code, _, err = run_coverage(capsys, "--conllu", str(DATA / "tiny.conllu"))
-    assert code != 0 and "--uner" in err
+def test_coverage_data_is_told_by_suffix(capsys, tmp_path):
+    code, _, err = run_coverage(capsys, str(tmp_path / "corpus.txt"))
+    assert code != 0 and "'.txt'" in err and ".jsonl" in err and ".conllu" in err
+    code, _, err = run_coverage(capsys, str(DATA / "nested_genia.jsonl"), "--iob2", str(DATA / "tiny.iob2"))
+    assert code != 0 and "--iob2 goes with a .conllu DATA" in err

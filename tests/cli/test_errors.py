@@ -25,34 +25,34 @@ def error_line(capsys, *args) -> str:
 
 
 def test_missing_argument_names_it(capsys):
-    assert "'model'" in error_line(capsys, "evaluate")
+    assert "'PIPELINE'" in error_line(capsys, "evaluate")
 
 
 def test_bad_option_value_names_the_option(capsys):
-    line = error_line(capsys, "tune-penalty", "model", "out", "--jsonl", "x", "--step", "abc")
+    line = error_line(capsys, "find-penalty", "model", "x.jsonl", "out", "--step", "abc")
     assert "--step" in line and "--help" in line
 
 
 def test_missing_file_names_the_path(capsys, tmp_path):
     missing = tmp_path / "nowhere.conllu"
-    assert str(missing) in error_line(capsys, "coverage", "--gum", str(missing))
+    assert str(missing) in error_line(capsys, "coverage", str(missing))
 
 
 def test_directory_instead_of_file(capsys, tmp_path):
-    line = error_line(capsys, "coverage", "--gum", str(tmp_path))
+    line = error_line(capsys, "coverage", str(tmp_path / "folder.conllu"))
     assert str(tmp_path) in line
 
 
 def test_missing_pipeline(capsys, tmp_path):
-    assert str(tmp_path / "none") in error_line(capsys, "evaluate", str(tmp_path / "none"), "--conllu", "x", "--uner", "y")
+    assert str(tmp_path / "none") in error_line(capsys, "evaluate", str(tmp_path / "none"), "x.conllu", "--iob2", "y")
 
 
 def test_pipeline_without_entity_component_is_refused(capsys, tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.to_disk(tmp_path / "pipeline")
-    line = error_line(capsys, "evaluate", str(tmp_path / "pipeline"), "--conllu", str(DATA / "tiny.conllu"),
-                      "--uner", str(DATA / "tiny.iob2"))
+    line = error_line(capsys, "evaluate", str(tmp_path / "pipeline"), str(DATA / "tiny.conllu"),
+                      "--iob2", str(DATA / "tiny.iob2"))
     assert "no component that writes doc.ents" in line and "['sentencizer']" in line
 
 
@@ -67,13 +67,13 @@ def ruler_pipeline(tmp_path) -> Path:
 
 
 def test_wrong_spans_key_is_refused_naming_the_keys(capsys, ruler_pipeline):
-    line = error_line(capsys, "evaluate-nested", str(ruler_pipeline), "--jsonl", str(DATA / "nested_genia.jsonl"),
+    line = error_line(capsys, "evaluate-nested", str(ruler_pipeline), str(DATA / "nested_genia.jsonl"),
                       "--spans-key", "wrongkey")
     assert "'wrongkey'" in line and "['ruler']" in line
 
 
 def test_nothing_predicted_warns(ruler_pipeline):
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(ruler_pipeline), "--jsonl",
+    done = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(ruler_pipeline),
                            str(DATA / "nested_genia.jsonl"), "--spans-key", "ruler"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
@@ -81,7 +81,7 @@ def test_nothing_predicted_warns(ruler_pipeline):
 
 
 def test_entry_point_prints_one_line_without_traceback():
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", "/nonexistent/gum.conllu"],
+    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "/nonexistent/gum.conllu"],
                           capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "/nonexistent/gum.conllu" in done.stderr

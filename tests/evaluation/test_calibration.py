@@ -125,7 +125,7 @@ def test_data_files_pair_uner_files_with_conllu_files_in_order():
     pairs = data_files(["a.conllu", "g.jsonl", "b.conllu"], ["a.iob2", "b.iob2"])
     assert [(str(p), str(u) if u else None) for p, u in pairs] == [
         ("a.conllu", "a.iob2"), ("g.jsonl", None), ("b.conllu", "b.iob2")]
-    with pytest.raises(ValueError, match="one --uner per"):
+    with pytest.raises(ValueError, match="one --iob2 per"):
         data_files(["a.conllu", "b.conllu"], ["a.iob2"])
     names = png_names(["ner"], [Path(p) for p in ("x/dev.jsonl", "y/dev.jsonl", "t.conllu")])
     assert len(set(names.values())) == 4 and names["ner", -1] == "ner-all.png"

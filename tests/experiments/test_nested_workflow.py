@@ -68,7 +68,7 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     predicted = evaluation["gum_quadratic_dgm@predicted"]
     assert predicted["trees"] == "predicted" and 0.0 <= predicted["parser"]["uas"] <= 1.0
     coverage = json.loads((metrics / "coverage_gum_test.json").read_text())
-    fixture = json.loads(subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "--gum", str(TESTS / "data" / "nested_gum.conllu")],
+    fixture = json.loads(subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", str(TESTS / "data" / "nested_gum.conllu")],
                                         capture_output=True, text=True, check=True).stdout)
     assert coverage["coverage"] == fixture["coverage"] and coverage["mentions"] == 2 * fixture["mentions"]
     report = (metrics / "report.md").read_text()

@@ -199,7 +199,7 @@ def test_evaluate_nested_command_scores_a_learned_corpus(tmp_path):
     for name, data in (("all", rows), ("one_less", [dict(rows[0], entities=rows[0]["entities"][1:])] + rows[1:])):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in data) + "\n")
-        out = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(tmp_path / "model"), "--jsonl", str(path)],
+        out = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(tmp_path / "model"), str(path)],
                              capture_output=True, text=True, check=True)
         scores = json.loads(out.stdout)
         if name == "all":

@@ -1,4 +1,4 @@
-"""``annotate``: a tiny parser + dgm_ner pipeline streamed over a corpus, the
+"""``apply``: a tiny parser + dgm_ner pipeline streamed over a corpus, the
 records checked against the pipeline's own Docs, the same bytes for any
 number of processes, DocBin shards that spaCy's Corpus reads back, and the
 errors of bad input."""
@@ -14,14 +14,14 @@ from spacy.training import Corpus
 from typer.testing import CliRunner
 
 from spacy_depner.annotation import annotate_corpus, doc_record, read_input
-from spacy_depner.cli.annotate import annotate, annotate_ray
+from spacy_depner.cli.apply import apply, apply_ray
 
 
 def cli(*args: str):
-    """Run a command as ``python -m spacy_depner`` registers it (``annotate``, ``annotate-ray``)."""
+    """Run a command as ``python -m spacy_depner`` registers it (``apply``, ``apply-ray``)."""
     app = typer.Typer()
-    app.command("annotate")(annotate)
-    app.command("annotate-ray")(annotate_ray)
+    app.command("apply")(apply)
+    app.command("apply-ray")(apply_ray)
     return CliRunner().invoke(app, [str(arg) for arg in args])
 
 
@@ -31,7 +31,7 @@ def read_jsonl(path: Path):
 
 
 def test_records_hold_the_pipelines_annotations(pipeline, nlp, records, corpus, tmp_path):
-    done = cli("annotate", pipeline, corpus, tmp_path / "out.jsonl", "--batch-size", 4, "--no-progress")
+    done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--batch-size", 4, "--no-progress")
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)
     output = read_jsonl(tmp_path / "out.jsonl")
@@ -55,13 +55,30 @@ def test_records_hold_the_pipelines_annotations(pipeline, nlp, records, corpus, 
 def test_same_bytes_for_any_number_of_processes_and_batch_size(pipeline, corpus, tmp_path):
     runs = {"one": (1, 4), "two": (2, 4), "big_batches": (1, 1000)}
     for name, (n_process, batch_size) in runs.items():
-        done = cli("annotate", pipeline, corpus, tmp_path / f"{name}.jsonl", "--n-process", n_process,
+        done = cli("apply", pipeline, corpus, tmp_path / f"{name}.jsonl", "--n-process", n_process,
                    "--batch-size", batch_size, "--no-progress")
         assert done.exit_code == 0, done.output
     one = (tmp_path / "one.jsonl").read_bytes()
     assert one.count(b"\n") == 37
     assert (tmp_path / "two.jsonl").read_bytes() == one
     assert (tmp_path / "big_batches.jsonl").read_bytes() == one
+
+
+def test_spacy_output_is_one_docbin_as_spacy_apply_writes(pipeline, nlp, records, corpus, tmp_path):
+    """OUTPUT.spacy: one DocBin of every Doc in input order (empty ones too,
+    as spacy apply keeps them), the entities of the JSONL records."""
+    done = cli("apply", pipeline, corpus, tmp_path / "out.spacy", "--shard-size", 10, "--no-progress")
+    assert done.exit_code == 0, done.output
+    assert not (tmp_path / "out.spacy.partial").exists() and not (tmp_path / "out.spacy.partial.json").exists()
+    docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(nlp.vocab))
+    assert [doc.text for doc in docs] == [text for text, _ in records]
+    annotate_corpus(nlp, corpus, tmp_path / "direct.jsonl", progress=False)
+    direct = read_jsonl(tmp_path / "direct.jsonl")
+    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in docs] == \
+        [[(e["start"], e["end"], e["label"]) for e in record["ents"]] for record in direct]
+    assert any(record["ents"] for record in direct)
+    done = cli("apply", pipeline, corpus, tmp_path / "out.spacy", "--no-progress")
+    assert done.exit_code != 0 and "--overwrite" in str(done.exception or done.output)
 
 
 def test_text_input_is_one_document_per_line(nlp, tmp_path):
@@ -171,8 +188,9 @@ def test_bad_inputs_and_outputs_are_refused(nlp, corpus, tmp_path):
         run(corpus, corpus, overwrite=True)
     with pytest.raises(ValueError, match=r"Unknown output suffix '.json'"):
         run(corpus, tmp_path / "out.json")
-    with pytest.raises(ValueError, match=r"Unknown output suffix '.spacy'.*directory"):
-        run(corpus, tmp_path / "out.spacy")
+    (tmp_path / "folder.spacy").mkdir()
+    with pytest.raises(ValueError, match=r"folder.spacy is a directory: give a .spacy file path"):
+        run(corpus, tmp_path / "folder.spacy")
     with pytest.raises(ValueError, match="batch_size=0"):
         run(corpus, tmp_path / "zero.jsonl", batch_size=0)
     assert not (tmp_path / "zero.jsonl").exists() and not (tmp_path / "out.spacy").exists()
@@ -180,10 +198,10 @@ def test_bad_inputs_and_outputs_are_refused(nlp, corpus, tmp_path):
 
 def test_an_existing_output_needs_overwrite(pipeline, nlp, corpus, tmp_path):
     (tmp_path / "out.jsonl").write_text("old\n")
-    done = cli("annotate", pipeline, corpus, tmp_path / "out.jsonl", "--no-progress")
+    done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--no-progress")
     assert isinstance(done.exception, ValueError) and "exists: pass --overwrite" in str(done.exception)
     assert (tmp_path / "out.jsonl").read_text() == "old\n"
-    done = cli("annotate", pipeline, corpus, tmp_path / "out.jsonl", "--overwrite", "--no-progress")
+    done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--overwrite", "--no-progress")
     assert done.exit_code == 0 and len(read_jsonl(tmp_path / "out.jsonl")) == 37
     # a shard directory is replaced as a whole (no stale shard is left), unless it holds other files
     annotate_corpus(nlp, corpus, tmp_path / "shards", shard_size=5, progress=False)
@@ -198,15 +216,15 @@ def test_an_existing_output_needs_overwrite(pipeline, nlp, corpus, tmp_path):
 
 
 def test_command_line_errors(pipeline, corpus, tmp_path):
-    done = cli("annotate", tmp_path / "no_pipeline", corpus, tmp_path / "out.jsonl")
+    done = cli("apply", tmp_path / "no_pipeline", corpus, tmp_path / "out.jsonl")
     assert isinstance(done.exception, ValueError)
     assert "neither a directory nor an installed package" in str(done.exception)
     (tmp_path / "training" / "model-best").mkdir(parents=True)
     (tmp_path / "training" / "model-best" / "config.cfg").write_text("")
-    done = cli("annotate", tmp_path / "training", corpus, tmp_path / "out.jsonl")
+    done = cli("apply", tmp_path / "training", corpus, tmp_path / "out.jsonl")
     assert isinstance(done.exception, ValueError)
     assert "no saved pipeline (it has no config.cfg)" in str(done.exception) and "model-best" in str(done.exception)
-    done = cli("annotate", pipeline, corpus, tmp_path / "out.jsonl", "--n-process", 0)
+    done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--n-process", 0)
     assert done.exit_code == 2 and "--n-process" in done.output
 
 

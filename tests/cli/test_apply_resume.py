@@ -19,7 +19,7 @@ SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].spacy"  # complete shards, not th
 
 
 def command(pipeline, corpus, output, *options):
-    return [sys.executable, "-m", "spacy_depner", "annotate", str(pipeline), str(corpus), str(output),
+    return [sys.executable, "-m", "spacy_depner", "apply", str(pipeline), str(corpus), str(output),
             "--n-process", "1", "--batch-size", "16", "--no-progress", *map(str, options)]
 
 

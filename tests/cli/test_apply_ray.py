@@ -1,10 +1,10 @@
-"""``annotate-ray``: the same JSONL bytes as ``annotate`` from a pool of Ray
+"""``apply-ray``: the same JSONL bytes as ``apply`` from a pool of Ray
 actors on a local two-CPU cluster, and its errors."""
 import pytest
 from spacy.tokens import DocBin
 
 from spacy_depner.annotation import annotate_corpus, ray_annotate
-from test_annotate import cli
+from test_apply import cli
 
 ray = pytest.importorskip("ray")
 
@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray")
 def test_ray_refuses_what_it_cannot_do_before_starting(pipeline, corpus, tmp_path):
     running = ray.is_initialized()
     DocBin().to_disk(tmp_path / "docs.spacy")
-    with pytest.raises(ValueError, match="reads a .txt or .jsonl file.*use `python -m spacy_depner annotate`"):
+    with pytest.raises(ValueError, match="reads a .txt or .jsonl file.*use `python -m spacy_depner apply`"):
         ray_annotate(pipeline, tmp_path / "docs.spacy", tmp_path / "out.jsonl")
     with pytest.raises(ValueError, match="writes a .jsonl file"):
         ray_annotate(pipeline, corpus, tmp_path / "shards")
@@ -42,7 +42,7 @@ def test_ray_writes_the_bytes_of_annotate(local_ray, pipeline, nlp, corpus, tmp_
     summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", actors=2, batch_size=4, progress=False)
     assert summary["docs"] == 37 and summary["words"] > 0
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "annotate.jsonl").read_bytes()
-    done = cli("annotate-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1,
+    done = cli("apply-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1,
                "--no-progress")
     assert done.exit_code == 0, done.output
     assert (tmp_path / "ray_text.jsonl").read_bytes() == (tmp_path / "annotate_text.jsonl").read_bytes()

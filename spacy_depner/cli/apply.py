@@ -1,26 +1,27 @@
-"""``python -m spacy_depner annotate`` and ``annotate-ray``: stream a corpus
-through a trained pipeline into JSONL records or DocBin shards, on one
-machine (spaCy's ``nlp.pipe`` with ``--n-process``) or on a Ray cluster."""
+"""``python -m spacy_depner apply`` and ``apply-ray``: stream a corpus
+through a trained pipeline into JSONL records, one DocBin (as ``spacy
+apply``) or DocBin shards, on one machine (spaCy's ``nlp.pipe`` with
+``--n-process``) or on a Ray cluster."""
 import json
 from pathlib import Path
 from typing import Optional
 
-import spacy
 import typer
 
-from ..annotation.corpus import annotate_corpus, input_kind, pipeline_location
+from ..annotation.corpus import annotate_corpus, input_kind
+from ..util.pipelines import load_pipeline
+from .arguments import PIPELINE_HELP
 from ..annotation.ray_data import ray_annotate
 
-PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
 INPUT_HELP = ("Corpus: .txt (one document per line), .jsonl ({\"text\": ...} per line, other keys kept as "
               "\"meta\"), or a .spacy DocBin file or directory of them")
 
 
-def annotate(
+def apply(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
     input_path: Path = typer.Argument(..., metavar="INPUT", help=INPUT_HELP),
     output: Path = typer.Argument(..., metavar="OUTPUT",
-                                  help="A .jsonl file of records, or a directory for DocBin shards"),
+                                  help="A .jsonl file of records, a .spacy file (one DocBin, as spacy apply writes), or a directory for DocBin shards"),
     n_process: int = typer.Option(1, min=1, help="Processes of nlp.pipe (the output is the same for any number)"),
     batch_size: int = typer.Option(256, min=1, help="Documents per batch of nlp.pipe"),
     shard_size: int = typer.Option(1000, min=1, help="Documents per DocBin shard (directory OUTPUT)"),
@@ -28,19 +29,21 @@ def annotate(
                                    "refusing an OUTPUT.partial left by a run with other arguments"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
-    """Annotate every document of INPUT with PIPELINE, streaming: JSONL
-    records ({text, meta, ents, spans with scores}) or DocBin shards of at
-    most --shard-size documents, in input order. They go to OUTPUT.partial,
+    """Run a pipeline over a corpus, as spacy apply; resumable.
+
+    Writes JSONL records ({text, meta, ents, spans with scores}), one
+    DocBin (.spacy, as `spacy apply`), or DocBin shards of at most
+    --shard-size documents, in input order. They go to OUTPUT.partial,
     renamed to OUTPUT when complete; an interrupted run, rerun with the same
     arguments, continues from there. Prints docs, words and words/s."""
     input_kind(input_path)
-    nlp = spacy.load(pipeline_location(pipeline))
+    nlp = load_pipeline(pipeline)
     summary = annotate_corpus(nlp, input_path, output, n_process=n_process, batch_size=batch_size,
                               shard_size=shard_size, overwrite=overwrite, progress=progress)
     typer.echo(json.dumps(summary, indent=2))
 
 
-def annotate_ray(
+def apply_ray(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP + ", readable on every Ray node"),
     input_path: str = typer.Argument(..., metavar="INPUT", help="Corpus: .txt or .jsonl file, or a URI "
                                      "such as s3://bucket/corpus.jsonl, readable on every Ray node"),
@@ -53,9 +56,10 @@ def annotate_ray(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
-    """Annotate a text or JSONL corpus on Ray Data: a pool of --actors actors
-    runs PIPELINE and this machine writes the same JSONL records as
-    `annotate`, in input order. Prints docs, words and words/s (including
+    """Run a pipeline over a corpus on a Ray cluster.
+
+    A pool of --actors actors runs PIPELINE on a text or JSONL corpus and
+    this machine writes the same JSONL records as `apply`, in input order. Prints docs, words and words/s (including
     the actors' start)."""
     summary = ray_annotate(pipeline, input_path, output, actors=actors, batch_size=batch_size,
                            cpus_per_actor=cpus_per_actor, address=address, overwrite=overwrite, progress=progress)

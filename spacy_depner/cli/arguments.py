@@ -1,0 +1,25 @@
+"""The arguments every command spells the same way: PIPELINE (a saved
+directory or an installed package), DATA (a file whose suffix gives its
+format), --iob2 (the UNER entities of a .conllu DATA), --parser,
+--spans-key, and the nested corpora told apart by suffix."""
+from pathlib import Path
+from typing import Optional, Tuple
+
+PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
+DATA_HELP = (".conllu (UD CoNLL-U: with --iob2, its UNER entities; alone, UD English-GUM's nested mentions), "
+             ".jsonl (GENIA JSON lines) or .spacy (DocBin: doc.ents, or the span group --spans-key)")
+IOB2_HELP = "UNER IOB2 file with the entities of a .conllu DATA (joined on # sent_id)"
+SPANS_KEY_HELP = "DocBin data: span group of the gold spans (default: doc.ents, else the one span group)"
+PARSER_HELP = "Parser pipeline (directory or package) whose trees replace the data's gold trees"
+NESTED_HELP = ".jsonl (GENIA JSON lines) or .conllu (UD English-GUM, its nested mentions in Entity=)"
+
+
+def nested_data(data: Path) -> Tuple[Optional[Path], Optional[Path]]:
+    """``(jsonl, gum)``: a GENIA ``.jsonl`` or a GUM ``.conllu`` file, told by
+    its suffix; another suffix is a ValueError naming the two it can be."""
+    suffix = Path(data).suffix.lower()
+    if suffix == ".jsonl":
+        return Path(data), None
+    if suffix == ".conllu":
+        return None, Path(data)
+    raise ValueError(f"DATA {data} has the suffix {suffix or '(none)'!r}: give {NESTED_HELP}")
