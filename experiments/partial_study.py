@@ -123,7 +123,9 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
 
 
 def test_f1(model: Path, test: Path, result: Path) -> float:
-    """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT; the entity F1."""
+    """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT (its folder made: spacy
+    evaluate does not make it); the entity F1."""
+    result.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
                    check=True, capture_output=True)
     return json.loads(result.read_text())["ents_f"]
