@@ -27,7 +27,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_depner.pipeline.uncertainty import MEASURES
 
-from .outputs import save_curves, write_file, write_json
+from .outputs import save_curves, write_json, write_linked_report
 from .partial_study import docbin_config, test_f1, uner_docs
 from .runs import run_logged, train_command
 from .seeds import parse_seeds, seed_folder
@@ -187,12 +187,13 @@ def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, c
                     [[strategy] + [("–" if None in words[strategy][r] else f"{np.mean(words[strategy][r]):,.0f}")
                                    for r in range(rounds + 1)] for strategy in STRATEGIES])
             + f"\n\nShare of random selection's {sizes[-1]} sentences (and of its words) each measure needs to reach "
-            f"its round-{rounds} F1 (mean curves, linear between rounds): " + "; ".join(shares) + "\n")
+            f"its round-{rounds} F1 (mean curves, linear between rounds): " + "; ".join(shares)
+            + "\n\n![Learning curves: test F1 by annotated training sentences](learning_curves.png)\n")
     save_curves(output / "learning_curves.png",
                 {"random" if strategy == "random" else f"rank --measure {strategy}":
                  [(n, curves[strategy][r]) for r, n in enumerate(sizes)] for strategy in STRATEGIES},
                 "annotated training sentences", "Active learning, UNER English-EWT")
-    write_file(output / "report.md", text)
+    write_linked_report(output / "report.md", text)
     return text
 
 

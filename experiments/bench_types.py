@@ -124,8 +124,7 @@ def bench_types(
     n_words = sum(len(eg.predicted) for eg in examples)
     rows = type_decoder_rows(type_counts, tokens, sentence_length, repeats, np.random.default_rng(0))
     pipeline = type_pipeline_rows(type_counts, examples, repeats, batch_size, zero_output)
-    for row in rows:
-        row.update(pipeline[row["T"]])
+    pipeline_rows = [{"T": T, **pipeline[T]} for T in type_counts]
     base = f"T={type_counts[0]}"
     outputs = " with the output layer zeroed (all scores 0: no mention predicted, at any T)" if zero_output else \
         " (random initialization of the output layer)"
@@ -138,6 +137,6 @@ def bench_types(
         f"tok2vec + `chain_ner` (BILOU, Viterbi), untrained weights{outputs}, `nlp.pipe` with batches of {batch_size}; "
         f"words/s vs {base}: words/s(T) / words/s({base}); mentions/word: predicted (making them Spans is part of the time). "
         f"Best of {repeats} interleaved runs.\n\n"
-        f"{records_table(rows)}\n"
+        f"## Decoders\n\n{records_table(rows)}\n\n## Pipelines\n\n{records_table(pipeline_rows)}\n"
     )
     typer.echo(write_file(output, text))

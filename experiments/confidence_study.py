@@ -39,7 +39,7 @@ from spacy_depner.evaluation.setting_search import (component_inputs, data_kind,
                                                     grid_values, judge, judged_prf, probability_key, threshold_counts,
                                                     threshold_png, tune_threshold)
 
-from .outputs import write_file, write_json
+from .outputs import write_json, write_linked_report
 from .seeds import parse_seeds
 from .tables import machine, percent, table
 
@@ -227,7 +227,7 @@ def confidence_study(models: Dict[str, Path], dev: DataFile, test: DataFile, out
         results["models"][name] = study_model(name, path, files, png, component, parser, penalty_step,
                                               threshold_step, bins)
     write_json(Path(output) / "confidence.json", results)
-    write_file(Path(output) / "report.md", report(results))
+    write_linked_report(Path(output) / "report.md", report(results))
     return results
 
 

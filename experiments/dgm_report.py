@@ -11,10 +11,10 @@ from typing import Dict, List
 
 from .dgm_models import FAMILIES, JACKKNIFE, MODELS, PRETRAINED_MODELS, TITLES, gold_trained
 from .pretrained_report import pretrained_section
-from .outputs import save_figure, write_file
+from .outputs import save_figure, write_linked_report
 from .seed_tests import ALPHA, seed_count, test_summary
 from .seeds import seed_keys
-from .tables import cell, machine, mean_sd, seeds_caption, table, wall_seconds
+from .tables import cell, machine, mean_sd, p_value, seeds_caption, table, wall_seconds
 
 
 def title(name: str) -> str:
@@ -86,8 +86,12 @@ def speed_table(speed: Dict, train_seconds: Dict) -> str:
     ]
     return (f"Iteration times and words/s: the pipelines of seed {speed['seed']} only. "
             f"{seeds_caption(list(walls), 'Wall time of `study train`') if walls else 'Wall times not recorded.'}\n\n"
-            + table(["model", "", f"s / training iteration (seed {speed['seed']})", "ratio vs semi-CRF",
+            + table(["model", "family", f"s / training iteration (seed {speed['seed']})", "ratio vs semi-CRF",
                      f"words/s (dev, seed {speed['seed']})", "wall time of `study train` (s)"], rows))
+
+
+SPEED_COLOURS = {True: "#4c72b0", False: "#999999"}  # DGM lattice models, the others
+SPEED_LEGEND = ((True, "DGM / DGM-S (dependency-guided lattice)"), (False, "tag-based and semi-CRF models, spaCy ner"))
 
 
 def speed_chart(speed: Dict, path: Path) -> None:
@@ -96,10 +100,17 @@ def speed_chart(speed: Dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [m.name for m in MODELS if m.name in speed["models"]]
+    from matplotlib.patches import Patch
+
+    known = [m.name for m in MODELS if m.name in speed["models"]]  # the study's order, then the others (pretrained arms)
+    names = known + [name for name in speed["models"] if name not in known]
     values = [speed["models"][n]["seconds_per_iteration"] for n in names]
     figure, axis = plt.subplots(figsize=(8, 4))
-    axis.bar(range(len(names)), values, color=["#4c72b0" if "dgm" in n else "#999999" for n in names])
+    axis.bar(range(len(names)), values, color=[SPEED_COLOURS["dgm" in n] for n in names])
+    axis.legend(handles=[Patch(color=SPEED_COLOURS[dgm], label=label) for dgm, label in SPEED_LEGEND
+                         if any(("dgm" in n) is dgm for n in names)], loc="upper left", fontsize="small")
+    if values:
+        axis.set_ylim(0, 1.35 * max(values))  # room for the legend above the bars
     axis.set_xticks(range(len(names)), names, rotation=45, ha="right")
     axis.set_ylabel("seconds per training iteration")
     axis.set_title(f"Training time per iteration (one pass over EWT train), pipelines of seed {speed['seed']}")
@@ -115,7 +126,7 @@ def comparison_row(evaluation: Dict, a: str, b: str, trees: str, samples: int) -
     seeds = seed_keys(evaluation["seeds"])
     summary = test_summary(evaluation, a, b, f"test_{trees}", samples)
     return [f"{a} vs {b}", trees, mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)),
-            summary["max_p"], seed_count(summary["significant"], len(seeds))]
+            p_value(summary["max_p"]), seed_count(summary["significant"], len(seeds))]
 
 
 SIGNIFICANCE_HEADER = ["comparison (test)", "trees", "F1 difference", "first higher (seeds)", "largest p (paired bootstrap)",
@@ -215,5 +226,5 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     if twins(evaluation):
         sections.append("## (f) Training on predicted trees\n\n" + jackknife_section(evaluation, train_seconds, bootstrap_samples))
     path = metrics / "report.md"
-    write_file(path, "\n\n".join(sections) + "\n")
+    write_linked_report(path, "\n\n".join(sections) + "\n")
     return path

@@ -46,6 +46,13 @@ def conllu_blocks(path: Path) -> List[Block]:
     return blocks
 
 
+def first_blocks(blocks: List[Block], limit: int) -> List[Block]:
+    """The first ``limit`` blocks (0: all), as ``--corpora.train.limit`` cuts the other steps' training split."""
+    if limit < 0:
+        raise typer.BadParameter(f"--limit must be 0 (all) or more, not {limit}")
+    return blocks[:limit] if limit else blocks
+
+
 def document_folds(blocks: Sequence[Block], folds: int) -> List[int]:
     """The fold of each block: documents in order of first appearance, document i in fold i % folds."""
     order: Dict[str, int] = {}
@@ -92,6 +99,8 @@ def jackknife(
     folds: int = typer.Option(5, help="Number of folds"),
     steps: int = typer.Option(3000, help="Training steps of each fold's parser"),
     jobs: int = JOBS,
+    limit: int = typer.Option(0, help="Train and dev sentences (0: all), as the study's other steps: only the first "
+                                      "LIMIT training sentences are dealt into folds, parsed and written"),
 ) -> None:
     """Train a parser per fold on the other folds and write the training split with their trees."""
     from spacy_depner.evaluation.corpus_scores import attachment_scores, load_corpus, parse_corpus
@@ -99,7 +108,9 @@ def jackknife(
     if folds < 2:
         raise typer.BadParameter(f"--folds must be at least 2, not {folds}")
     conllu, iob2 = data_file(data, "train", "conllu"), data_file(data, "train", "iob2")
-    sentences, tagged = conllu_blocks(conllu), conllu_blocks(iob2)
+    sentences = first_blocks(conllu_blocks(conllu), limit)
+    kept = {sent_id for _, sent_id, _ in sentences}
+    tagged = [b for b in conllu_blocks(iob2) if b[1] in kept]
     fold_of = document_folds(sentences, folds)
     sent_fold = {sent_id: fold for (_, sent_id, _), fold in zip(sentences, fold_of)}
     runs = {}
@@ -108,10 +119,10 @@ def jackknife(
             for part, keep in (("without", lambda s: sent_fold.get(s) != fold), ("only", lambda s: sent_fold.get(s) == fold)):
                 write_blocks(output / "folds" / f"train_{part}_{fold}.{kind}", [b for b in blocks if keep(b[1])])
         runs[f"parser_{fold}"] = train_command(
-            configs / "parser_ewt.cfg", output / f"parser_{fold}", data, steps, 0,
+            configs / "parser_ewt.cfg", output / f"parser_{fold}", data, steps, limit,
             ["--paths.train_conllu", str(output / "folds" / f"train_without_{fold}.conllu"),
              "--paths.train_iob2", str(output / "folds" / f"train_without_{fold}.iob2")])
-    run_all(runs, output, jobs, steps=steps, folds=folds)
+    run_all(runs, output, jobs, steps=steps, folds=folds, limit=limit)
     parsed_lines, scores = {}, {}
     for fold in range(folds):
         corpus = load_corpus(output / "folds" / f"train_only_{fold}.conllu", output / "folds" / f"train_only_{fold}.iob2")
@@ -121,7 +132,7 @@ def jackknife(
         for (_, sent_id, lines), doc in zip(held_out, docs):
             parsed_lines[sent_id] = with_trees(lines, [t.head.i - doc[0].i for t in doc], [t.dep_.lower() for t in doc])
     write_blocks(output / "train.jackknife.conllu", [(d, s, parsed_lines[s]) for d, s, _ in sentences])
-    report = {"folds": folds, "steps": steps, "sentences": len(sentences), "attachment_per_fold": scores}
+    report = {"folds": folds, "steps": steps, "limit": limit, "sentences": len(sentences), "attachment_per_fold": scores}
     with atomic_path(output / "jackknife.json") as temporary:
         temporary.write_text(json.dumps(report, indent=2), encoding="utf8")
     typer.echo(json.dumps(report, indent=2))

@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from .nested_models import CORPORA, MODELS, SPLITS
-from .outputs import write_file
+from .outputs import write_linked_report
 from .seeds import seed_keys
 from .tables import machine, mean_sd, seeds_caption, table, wall_seconds
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
+
+
+def demoted(markdown: str) -> str:
+    """A markdown file's text with every heading one level down (# -> ##), to be a section of the report."""
+    return "\n".join("#" + line if line.startswith("#") else line for line in markdown.splitlines())
 
 
 def coverage_table(metrics: Path) -> str:
@@ -108,7 +113,7 @@ def write_nested_report(metrics: Path, models: Path) -> Path:
         parts.append(decode.read_text().replace("# Nested MAP decoding", "## Nested MAP decoding", 1))
     types = metrics / "types.md"
     if types.exists():
-        parts.append("#" + types.read_text().strip())  # its title one level down
+        parts.append(demoted(types.read_text().strip()))
     path = metrics / "report.md"
-    write_file(path, "\n\n".join(parts) + "\n")
+    write_linked_report(path, "\n\n".join(parts) + "\n")
     return path

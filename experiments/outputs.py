@@ -3,13 +3,13 @@ written under a temporary name and renamed when complete (``atomic_path``),
 so that an interrupted step leaves the previous file or none."""
 import json
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 import srsly
 
-from spacy_depner.util.atomic_files import atomic_path
+from spacy_depner.util.atomic_files import TEMPORARY_MARK, atomic_path
 
 
 def write_file(path: Path, text: str) -> str:
@@ -28,6 +28,42 @@ def write_jsonl(path: Path, records: Iterable[Dict]) -> None:
     """Write the records as JSON lines to ``path``, making its folder."""
     with atomic_path(path) as temporary:
         srsly.write_jsonl(temporary, records)
+
+
+LINKED_SUFFIXES = (".md", ".png", ".json")
+UNLINKED_FOLDERS = ("corpus", "configs", "logs")  # and seed_<s>: inputs, trained pipelines and their scores
+
+
+def linked_files(report: Path) -> List[str]:
+    """The outputs beside REPORT that its "Files" section links: every
+    .md, .png and .json file in REPORT's folder and its subfolders (a
+    confidence study's report and png/, the charts, the metrics files),
+    relative POSIX paths in sorted order; not REPORT itself, the training
+    folders (seed_<s>, corpus, configs, logs) or unfinished temporaries."""
+    folder = report.parent
+    found = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if not path.is_file() or path.suffix not in LINKED_SUFFIXES or path == report \
+                or any(part in UNLINKED_FOLDERS or part.startswith("seed_") or TEMPORARY_MARK in part
+                       or part.endswith((".partial", ".partial.json")) for part in parts):
+            continue
+        found.append("/".join(parts))
+    return found
+
+
+def files_section(report: Path) -> str:
+    """A "## Files" section linking the ``linked_files`` of REPORT (relative links), or "" if none."""
+    files = linked_files(report)
+    if not files:
+        return ""
+    return "## Files\n\nWritten by the workflow beside this report:\n\n" + "\n".join(f"- [{f}]({f})" for f in files)
+
+
+def write_linked_report(path: Path, text: str) -> str:
+    """Write the markdown report ``text`` to ``path`` with its ``files_section`` at the end; returns the text written."""
+    files = files_section(path)
+    return write_file(path, text.rstrip("\n") + ("\n\n" + files if files else "") + "\n")
 
 
 def save_figure(figure, path: Path) -> None:

@@ -27,7 +27,7 @@ import typer
 from spacy.tokens import DocBin
 from thinc.api import Config
 
-from .outputs import save_curves, write_file, write_json
+from .outputs import save_curves, write_json, write_linked_report
 from .runs import finished, run_pool, train_command
 from .seeds import parse_seeds, seed_folder
 from .tables import mean_sd, table
@@ -123,7 +123,9 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
 
 
 def test_f1(model: Path, test: Path, result: Path) -> float:
-    """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT; the entity F1."""
+    """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT (its folder made: spacy
+    evaluate does not make it); the entity F1."""
+    result.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
                    check=True, capture_output=True)
     return json.loads(result.read_text())["ents_f"]
@@ -169,11 +171,12 @@ def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, 
             "then one, run once per seed).\n\n"
             + table(["training", "0 %", *[f"{f:.0%} removed" for f in shown]], rows)
             + "\n\nShare of the F1 lost by `outside` that `marginal` recovers: "
-            + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered)) + "\n")
+            + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered))
+            + "\n\n![Test F1 by the fraction of training entities removed](partial.png)\n")
     save_curves(output / "partial.png", {LEGEND[variant]: [(100 * f, values(variant, f)) for f in [0.0, *shown]]
                                          for variant in VARIANTS},
                 "training entities removed (%)", "Partial annotation, UNER English-EWT")
-    write_file(output / "report.md", text)
+    write_linked_report(output / "report.md", text)
     return text
 
 

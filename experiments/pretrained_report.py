@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 from .dgm_models import BY_NAME, PRETRAINED_ARMS, PRETRAINED_MODELS, TITLES, gold_trained
 from .seed_tests import ALPHA, seed_count, test_summary
 from .seeds import seed_keys
-from .tables import cell, mean_sd, seeds_caption, table
+from .tables import cell, mean_sd, p_value, seeds_caption, table
 
 ENCODERS = {"": "own CNN tok2vec", "parser": "own CNN tok2vec", "tok2vec": "pretrained tok2vec, fine-tuned"}
 TREES = {"given": "gold (UD)", "predicted": "own parser", "pretrained": "pretrained parser"}
@@ -74,7 +74,7 @@ def significance_rows(evaluation: Dict, samples: int) -> List[List]:
     for a, b, trees in comparisons(evaluation):
         summary = test_summary(evaluation, a, b, f"test_{trees}", samples)
         rows.append([f"{a} vs {b}", TREES[trees], mean_sd(summary["deltas"], 100),
-                     seed_count(summary["a_better"], len(seeds)), ", ".join(f"{p:.3f}" for p in summary["p_values"]),
+                     seed_count(summary["a_better"], len(seeds)), ", ".join(p_value(p) for p in summary["p_values"]),
                      seed_count(summary["significant"], len(seeds))])
     return rows
 
@@ -100,7 +100,7 @@ def pretrained_section(evaluation: Dict, coverage: Dict, pipeline: Optional[str]
     parser = evaluation["parser"]
     uas = cell(mean_sd([by_split["test"]["uas"] for by_split in parser.values()], 100))
     seeds = evaluation["seeds"]
-    header = ["model", "", "encoder", "trees at test", "dev F", "test P", "test R", "test F",
+    header = ["model", "family", "encoder", "trees at test", "dev F", "test P", "test R", "test F",
               f"words/s (test, seed {seed_keys(seeds)[0]})"]
     mapping = evaluation.get("pretrained_ner", {}).get("mapping")
     mapped_line = ("" if not mapping else " The pretrained pipeline's own ner is scored with its types mapped, "

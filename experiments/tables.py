@@ -27,6 +27,14 @@ def cell(value) -> str:
     return str(value)
 
 
+def p_value(p: Optional[float]) -> Optional[str]:
+    """A p-value as every report prints it: "< 0.001" below 0.001, else 3
+    decimals ("0.046"); None stays None."""
+    if p is None:
+        return None
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None, float, str]:
     """The cell of a figure measured once per seed: "mean ± sd" (sample
     standard deviation, ddof=1; both with 2 decimals when either is at
@@ -68,9 +76,15 @@ def seeds_caption(seeds: Sequence, columns: str = "") -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
-    """A markdown table of ``rows`` (lists of values) under ``header``."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows])
+    """A markdown table of ``rows`` (lists of values) under ``header``, every
+    column named; a column with no value in any row (all None) is left out."""
+    if any(not str(name).strip() for name in header):
+        raise ValueError(f"every column of a table needs a name: {list(header)}")
+    if any(len(row) != len(header) for row in rows):
+        raise ValueError(f"a row has not the {len(header)} cells of the header {list(header)}")
+    kept = [i for i in range(len(header)) if not rows or any(row[i] is not None for row in rows)]
+    lines = ["| " + " | ".join(header[i] for i in kept) + " |", "|" + "---|" * len(kept)]
+    return "\n".join(lines + ["| " + " | ".join(cell(row[i]) for i in kept) + " |" for row in rows])
 
 
 def records_table(rows: List[Dict]) -> str:

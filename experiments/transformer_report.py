@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 import typer
 
-from .outputs import write_file
+from .outputs import write_linked_report
 from .tables import cell, mean_sd, table
 
 # (study, model name, title, the evaluation key of its test score)
@@ -119,4 +119,4 @@ def transformer_report_command(
     missing: List[str] = []
     by_encoder = {"transformer": encoder_results(metrics / "transformer", models / "transformer", missing),
                   "cnn": encoder_results(metrics, models, missing)}
-    typer.echo(write_file(output, report_text(by_encoder, missing)))
+    typer.echo(write_linked_report(output, report_text(by_encoder, missing)))

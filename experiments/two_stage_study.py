@@ -30,11 +30,11 @@ from spacy_depner.pipeline.corpus_counts import counting_pipe
 
 from .dgm_models import data_file
 from .options import CORPUS, DATA, JOBS, JSON_OUTPUT, RESUME, SEEDS, SPLIT, TRAIN_SEEDS
-from .outputs import write_file, write_json, write_jsonl
+from .outputs import write_json, write_jsonl, write_linked_report
 from .runs import run_seeds, train_command
 from .seed_tests import ALPHA, over_seeds, seed_count
 from .seeds import chosen_seeds, parse_seeds, seed_folder, seed_keys
-from .tables import mean_sd, seeds_caption, table
+from .tables import mean_sd, p_value, seeds_caption, table
 from .timing import pipeline_seconds
 
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
@@ -229,7 +229,7 @@ def report(
         first, pair = ([result[stage][s] for s in seeds] for stage in ("first_stage", "two_stage"))
         rows.append([result["corpus"], result["split"], result["documents"], result["corpus_counts"], ", ".join(seeds),
                      *(mean_sd([scores[k] for scores in stage], 100) for stage in (first, pair) for k in ("p", "r", "f")),
-                     mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)), summary["max_p"],
+                     mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)), p_value(summary["max_p"]),
                      seed_count(summary["significant"], len(seeds)), speed["first_stage"]["words_per_second"],
                      speed["two_stage"]["words_per_second"], speed["time_ratio"]])
     same_seeds = all(seeds == seed_lists[0] for seeds in seed_lists)
@@ -251,4 +251,4 @@ def report(
                "two-stage R", "two-stage F", "ΔF", "two-stage higher (seeds)", "largest p", f"seeds with p < {ALPHA}",
                "first words/s", "two-stage words/s", "time ratio"], rows),
     ]) + "\n"
-    typer.echo(write_file(metrics / "report.md", text))
+    typer.echo(write_linked_report(metrics / "report.md", text))

@@ -166,3 +166,16 @@ def test_fingerprints_change_with_the_content(tmp_path):
     first = path_fingerprint(tmp_path / "corpus.txt")
     os.utime(tmp_path / "corpus.txt", ns=(first["mtime_ns"] + 10**9,) * 2)
     assert path_fingerprint(tmp_path / "corpus.txt") != first
+
+
+def test_a_missing_parent_folder_is_made(tmp_path):
+    """The writers of every command (``atomic_path``, experiments' ``write_json``)
+    make the output's folders, so that ``--output metrics/x/y.json`` works in a fresh clone."""
+    from experiments.outputs import write_json
+
+    final = tmp_path / "metrics" / "study" / "own.json"
+    with atomic_path(final) as temporary:
+        temporary.write_text("{}")
+    assert final.read_text() == "{}"
+    write_json(tmp_path / "other" / "nested" / "x.json", {"a": 1})
+    assert json.loads((tmp_path / "other" / "nested" / "x.json").read_text()) == {"a": 1}

@@ -1,6 +1,13 @@
 """The registered scorers of the components: P/R/F of `doc.ents` with the
 lattice coverage of dgm_ner, and P/R/F of nested mentions (with heads, and
-of their flat view in `doc.ents` when the component writes one)."""
+of their flat view in `doc.ents` when the component writes one).
+
+The nested scorer also gives the P/R/F of ``doc.spans[KEY]`` under short
+names, ``p_KEY``, ``r_KEY``, ``f_KEY`` (``log_keys``), the names of the
+components' default score weights: spaCy's console logger cuts a column
+name longer than 13 characters to its first 10 and "...", so
+``spans_nested_ner_p``, ``_r`` and ``_f`` would all read SPANS_NEST...;
+names that start with the metric stay apart when cut."""
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.pipeline.spancat import spancat_score
@@ -52,9 +59,33 @@ def score_entities(examples: Iterable[Example], suggester: Optional[Callable] = 
     return scores
 
 
+LOGGED_METRICS = ("f", "p", "r")
+
+
+def log_keys(spans_key: str) -> Dict[str, str]:
+    """The short name of each of ``spans_{key}_p``, ``_r``, ``_f``: ``p_{key}``, ``r_{key}``, ``f_{key}``."""
+    return {f"spans_{spans_key}_{metric}": f"{metric}_{spans_key}" for metric in LOGGED_METRICS}
+
+
+def nested_score_weights(spans_key: str) -> Dict[str, float]:
+    """Score weights of a nested component writing ``doc.spans[spans_key]``:
+    its F1 (the short names of ``log_keys``), with P and R shown, not weighted."""
+    return {short: 1.0 if short.startswith("f_") else 0.0 for short in log_keys(spans_key).values()}
+
+
 @registry.scorers("spacy_depner.nested_scorer.v1")
 def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
-    return score_nested
+    return score_nested_component
+
+
+def score_nested_component(examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None,
+                           **kwargs) -> Dict[str, Any]:
+    """``score_nested``, with the span P/R/F also under their short names
+    (``log_keys``): the scorer of nested_ner and hypergraph_ner, and of the
+    configs' spancat (whose settings give ``spans_key``)."""
+    scores = score_nested(examples, spans_key=spans_key, ents=ents)
+    scores.update({short: scores[long] for long, short in log_keys(spans_key).items()})
+    return scores
 
 
 def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None,

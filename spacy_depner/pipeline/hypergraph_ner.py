@@ -58,6 +58,7 @@ from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.spans import heads_key
+from ..evaluation.scorers import nested_score_weights
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
 from ..structures.hypergraph import mention_hypergraph
 from ..structures.hypergraph.structure import HYPERGRAPH
@@ -85,7 +86,7 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
-    default_score_weights={"spans_hypergraph_ner_f": 1.0, "spans_hypergraph_ner_p": 0.0, "spans_hypergraph_ner_r": 0.0},
+    default_score_weights=nested_score_weights("hypergraph_ner"),
 )
 @confidence_factory
 def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty: float, heads: bool, scores: bool,

@@ -44,6 +44,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch, read_batch
+from ..evaluation.scorers import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
 from ..doc_arrays.spans import suggested_spans
 from ..structures.nested import mentions as nested_mentions
@@ -82,7 +83,7 @@ DEFAULT_MODEL = Config().from_str(
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.nested_scorer.v1"},
     },
-    default_score_weights={"spans_nested_ner_f": 1.0, "spans_nested_ner_p": 0.0, "spans_nested_ner_r": 0.0},
+    default_score_weights=nested_score_weights("nested_ner"),
 )
 @confidence_factory
 def make_nested_ner(

@@ -50,3 +50,27 @@ def test_trees_are_replaced_word_by_word_and_multiword_lines_kept(tmp_path):
     assert out[3].split("\t")[:6] == lines[3].split("\t")[:6]
     with pytest.raises(ValueError, match="3 words but the parse has 2"):
         with_trees(lines, [0, 0], ["root", "x"])
+
+
+def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
+    """With --limit the folds' parsers train on the first LIMIT sentences only and
+    the jackknifed file holds those sentences, as the study's other steps read them."""
+    import json
+
+    from corpus_copies import ROOT, TESTS, replicate_conllu, write_ewt
+    from experiments.jackknife_trees import jackknife
+
+    data = tmp_path / "data"
+    write_ewt(data, {"train": 32, "dev": 2})
+    # 32 documents (tiny.conllu's, copied): the first half still gives each fold's parser every label often enough
+    # (spaCy's parser keeps the labels seen 30 times; with fewer it finds no gold move)
+    (data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu").write_text(replicate_conllu((TESTS / "data" / "tiny.conllu").read_text(), 32))
+    full = len(conllu_blocks(data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu"))
+    limit = full // 2
+    jackknife(data=data, configs=ROOT / "configs", output=tmp_path / "out", folds=2, steps=2, jobs=2, limit=limit)
+    written = conllu_blocks(tmp_path / "out" / "train.jackknife.conllu")
+    assert len(written) == limit < full
+    folds = [conllu_blocks(tmp_path / "out" / "folds" / f"train_only_{fold}.conllu") for fold in (0, 1)]
+    assert sum(map(len, folds)) == limit and all(folds)
+    report = json.loads((tmp_path / "out" / "jackknife.json").read_text())
+    assert (report["limit"], report["sentences"]) == (limit, limit)

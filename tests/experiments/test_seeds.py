@@ -157,7 +157,7 @@ def test_dgm_tables_from_two_seeds():
     header, rows = table_rows(dgm_report.significance_table(evaluation, 100), "paired bootstrap")
     row = next(row for row in rows if row[:2] == ["dgm vs semi_crf", "given"])
     # seed 0: dgm right everywhere, semi_crf wrong (delta 100, p 0); seed 1: both wrong (delta 0, p 1)
-    assert row[2:] == ["50.00 ± 70.71", "1/2", "1.00", "1/2"]
+    assert row[2:] == ["50.00 ± 70.71", "1/2", "1.000", "1/2"]
 
 
 def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
@@ -171,14 +171,15 @@ def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     assert "words/s (seed 0)" in header and "dev F" not in header
     plain = next(row for row in rows if row[1] == "nested_ner quadratic")
     assert plain[header.index("test F")] == "55.00 ± 7.07" and plain[header.index("words/s (seed 0)")] == "100.00"
-    assert plain[header.index("training s")] == "15.00 ± 7.07" and plain[header.index("test F with heads")] == "–"
+    assert plain[header.index("training s")] == "15.00 ± 7.07"
+    assert "test F with heads" not in header  # no model has heads: the column is left out
     dev = {"split": "dev", "seeds": [0, 2], "models": {"gum_quadratic": {"0": {**result, "f": 0.3}, "2": {**result, "f": 0.4}}}}
     # seed 0's training time unknown (a run kept by --resume): no time, where a missing score would be an error
     header, rows = table_rows(nested_report.results_table(evaluation, {"0": {"gum_quadratic": None}, "2": {"gum_quadratic": 20.0}}, dev),
                               "seeds (0, 2)")
     assert header[3] == "dev F"
     assert [row[3] for row in rows] == ["35.00 ± 7.07", "–"]  # the guided model was not evaluated on dev
-    assert rows[0][header.index("training s")] == "–"
+    assert "training s" not in header  # no model's time known for every seed: the column is left out
     with pytest.raises(ValueError, match="same --seeds"):
         nested_report.results_table(evaluation, {}, {**dev, "seeds": [0]})
     header, rows = table_rows(nested_report.guidance_table(evaluation), "seed 0 only")
@@ -197,7 +198,7 @@ def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     header, rows = table_rows((metrics / "report.md").read_text(), "only.")
     assert rows[0][header.index("first F")] == "50.00 ± 14.14" and rows[0][header.index("seeds")] == "0, 1"
     assert [rows[0][header.index(name)] for name in ("largest p", "seeds with p < 0.05", "two-stage higher (seeds)")] == \
-        ["0.50", "1/2", "2/2"]
+        ["0.500", "1/2", "2/2"]
     assert rows[0][header.index("ΔF")] == "1.50 ± 0.71"
 
 
@@ -277,3 +278,48 @@ def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(t
         for seed in (0, 2):
             (seed_folder(tmp_path, seed) / name / "model-best").mkdir(parents=True)
     assert [m.name for m in nested_study.trained_models(tmp_path, [0, 2])] == ["genia_quadratic", "gum_spancat"]
+
+
+def test_p_values_print_below_a_thousandth_as_such_and_with_three_decimals():
+    from experiments.tables import p_value
+
+    assert [p_value(p) for p in (0.0, 0.0004, 0.001, 0.0123, 0.04, 0.5, 1.0, None)] == \
+        ["< 0.001", "< 0.001", "0.001", "0.012", "0.040", "0.500", "1.000", None]
+
+
+def test_tables_name_every_column_and_leave_out_empty_ones():
+    from experiments.tables import table
+
+    text = table(["model", "F", "ratio"], [["a", 0.5, None], ["b", 0.25, None]])
+    assert text.splitlines()[:2] == ["| model | F |", "|---|---|"] and "–" not in text
+    assert table(["model", "ratio"], [["a", None], ["b", 1.5]]).splitlines()[0] == "| model | ratio |"
+    with pytest.raises(ValueError, match="needs a name"):
+        table(["model", ""], [["a", "DGM"]])
+
+
+def test_study_report_names_every_column_prints_p_values_and_links_every_output(tmp_path, monkeypatch):
+    """metrics/study/report.md: the speed table's columns named, the semi-CRF ratio left out without a semi-CRF, the
+    speed chart with a legend for its colours, and relative links to the confidence study's report and PNGs and to
+    every other output of the workflow in the folder."""
+    figures = []
+    monkeypatch.setattr(dgm_report, "save_figure", lambda figure, path: figures.append(figure))
+    speed = {"seed": 0, "models": {"dgm": {"seconds_per_iteration": 2.0, "words_per_second": 900.0},
+                                   "chain_crf": {"seconds_per_iteration": 1.0, "words_per_second": 1200.0}}}
+    text = dgm_report.speed_table(speed, {})
+    header, rows = table_rows(text, "not recorded.")
+    assert all(header) and "ratio vs semi-CRF" not in header and "–" not in text
+    dgm_report.speed_chart(speed, tmp_path / "speed.png")
+    legend = figures[0].axes[0].get_legend()
+    assert legend is not None and len(legend.get_texts()) == 2
+    metrics = tmp_path / "metrics"
+    for name in ("coverage.json", "speed.png", "confidence/report.md", "confidence/png/dgm-threshold.png",
+                 "seed_0/x.json", "report.tmp-0123abcd.md"):
+        (metrics / name).parent.mkdir(parents=True, exist_ok=True)
+        (metrics / name).write_text("x")
+    from experiments.outputs import write_linked_report
+
+    written = write_linked_report(metrics / "report.md", "# Report\n")
+    links = [line for line in written.splitlines() if line.startswith("- [")]
+    assert links == ["- [confidence/png/dgm-threshold.png](confidence/png/dgm-threshold.png)",
+                     "- [confidence/report.md](confidence/report.md)", "- [coverage.json](coverage.json)",
+                     "- [speed.png](speed.png)"]
