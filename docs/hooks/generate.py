@@ -32,7 +32,8 @@ def _results_pages(docs_dir: Path) -> list:
     for path in sorted((docs_dir / RESULTS).glob("*.md")):
         if path.name != "index.md":
             heading = re.search(r"^# (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
-            pages.append((heading.group(1).strip() if heading else path.stem, f"{RESULTS}/{path.name}"))
+            title = heading.group(1).split(" (")[0].strip() if heading else path.stem  # without its run details
+            pages.append((title, f"{RESULTS}/{path.name}"))
     return pages
 
 

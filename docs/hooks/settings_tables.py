@@ -94,12 +94,24 @@ def _summary(function: object) -> str:
     return sentence.removesuffix("..") if paragraph else ""
 
 
+def _signature(function: object) -> str:
+    """The settings a config block gives ``function``, each with its default if it has one."""
+    shown = []
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        default = "" if parameter.default is parameter.empty else f" = {json.dumps(parameter.default, default=str)}"
+        shown.append(f"`{name}{default}`")
+    return ", ".join(shown)
+
+
 def architectures_table() -> str:
     """Every function the package registers with spaCy, by registry."""
-    lines = ["| registered name | kind | what it is |", "|---|---|---|"]
+    lines = ["| registered name | kind | settings (default) | what it is |", "|---|---|---|---|"]
     for group, kind in REGISTRIES.items():
         for ep in _package_entry_points(group):
-            lines.append(f"| `{ep.name}` | {kind} | {_cell(_summary(ep.load()))} |")
+            function = ep.load()
+            lines.append(f"| `{ep.name}` | {kind} | {_signature(function)} | {_cell(_summary(function))} |")
     return "\n".join(lines) + "\n"
 
 
