@@ -14,6 +14,8 @@ import pytest
 pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install 'spacy-depner[docs]'")
 pytest.importorskip("material", reason="mkdocs-material is not installed: pip install 'spacy-depner[docs]'")
 
+# The build alone takes about 8 s; with the imports about 15 s.
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^<!--\s*settings:\s*(\w+)\s*-->\s*$", re.MULTILINE)
 
