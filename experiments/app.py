@@ -3,7 +3,7 @@ benchmark modules and registers their commands (they never import this one)."""
 import typer
 
 from . import (active_learning_study, bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, partial_study, pretrain,
-               transformer_report, two_stage_study)
+               publish_results, transformer_report, two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The studies and benchmarks of spacy-depner's project.yml")
@@ -22,3 +22,4 @@ app.command("partial-study")(partial_study.partial_study)
 app.command("active-learning-study")(active_learning_study.active_learning_study)
 app.command("confidence")(confidence_study.confidence)
 app.command("transformer-report")(transformer_report.transformer_report_command)
+app.command("publish-results")(publish_results.publish_results)

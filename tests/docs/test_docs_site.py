@@ -1,0 +1,71 @@
+"""The documentation site builds with ``mkdocs build --strict`` (broken links
+and unknown pages fail it), its command-line page lists every command of
+``python -m spacy_depner``, and each component page's settings marker became
+the table of that factory's defaults."""
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install 'spacy-depner[docs]'")
+pytest.importorskip("material", reason="mkdocs-material is not installed: pip install 'spacy-depner[docs]'")
+
+# The build alone takes about 8 s; with the imports about 15 s.
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+MARKER = re.compile(r"^<!--\s*settings:\s*(\w+)\s*-->\s*$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    site_dir = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return site_dir
+
+
+def page(site: Path, name: str) -> str:
+    return (site / name / "index.html").read_text(encoding="utf-8")
+
+
+def test_cli_page_lists_every_command(site):
+    import typer.main
+
+    from spacy_depner.cli.app import app
+
+    root = typer.main.get_command(app)
+    commands = root.list_commands(root.context_class(root))
+    text = html.unescape(page(site, "cli"))
+    assert commands
+    for command in commands:
+        assert f'id="{command}"' in text, command
+        assert f"python -m spacy_depner {command} [OPTIONS]" in text, command
+
+
+def test_component_pages_have_their_factory_settings(site):
+    import spacy
+
+    nlp = spacy.blank("en")
+    pages = {MARKER.search(path.read_text(encoding="utf-8")).group(1): path.stem
+             for path in (ROOT / "docs" / "components").glob("*.md") if MARKER.search(path.read_text(encoding="utf-8"))}
+    assert {"dgm_ner", "nested_ner"} <= set(pages)
+    for component, stem in pages.items():
+        text = html.unescape(page(site, f"components/{stem}"))
+        assert "<!-- settings:" not in text, f"{stem}: marker left in the page"
+        for setting, value in nlp.get_factory_meta(component).default_config.items():
+            shown = next((v for k, v in value.items() if k.startswith("@")), None) if isinstance(value, dict) else None
+            assert f"<code>{setting}</code>" in text, (component, setting)
+            assert f"<code>{shown or json.dumps(value)}</code>" in text, (component, setting, value)
+
+
+def test_home_and_results_pages(site):
+    home = page(site, "")
+    assert "spacy-depner" in home and "href=\"docs/" not in home
+    results = html.unescape(page(site, "results"))
+    for published in sorted((ROOT / "docs" / "results").glob("*.md")):
+        assert f'href="{published.stem}/"' in results, published.name
