@@ -97,17 +97,17 @@ def training_scores(pipeline: Path) -> Dict[str, Tuple[float, float]]:
             if weight is not None and isinstance(performance.get(name), (int, float))}
 
 
-def dev_score(pipeline: Path) -> float:
-    """The weighted dev score that ``spacy train`` gave PIPELINE (and chose its model-best by)."""
+def dev_score(pipeline: Path) -> Optional[float]:
+    """The weighted dev score that ``spacy train`` gave PIPELINE (and chose its
+    model-best by); None if its meta.json has no score that is weighed."""
     scores = training_scores(pipeline)
-    if not any(weight for _, weight in scores.values()):
-        raise ValueError(f"{pipeline}/meta.json has no score that its config's [training.score_weights] weighs: give --seed")
-    return float(sum(score * weight for score, weight in scores.values()))
+    return float(sum(score * weight for score, weight in scores.values())) if any(w for _, w in scores.values()) else None
 
 
-def best_seed(models: Path, model: str, folder: str, seeds: Optional[str]) -> Dict[int, float]:
+def best_seed(models: Path, model: str, folder: str, seeds: Optional[str]) -> Dict[int, Optional[float]]:
     """The dev score of MODELS/seed_<s>/MODEL/FOLDER for every seed of ``seeds``
-    (default: every seed folder that holds it), best first."""
+    (default: every seed folder that holds it), best first; a seed without
+    a score is an error unless it is the only one."""
     chosen = parse_seeds(seeds) if seeds else [seed for seed in seeds_present(models)
                                                if (seed_folder(models, seed) / model / folder).is_dir()]
     missing = [seed for seed in chosen if not (seed_folder(models, seed) / model / folder / "meta.json").is_file()]
@@ -115,7 +115,11 @@ def best_seed(models: Path, model: str, folder: str, seeds: Optional[str]) -> Di
         raise ValueError(f"no trained pipeline {model}/{folder} in {models}/seed_<s> for seed(s) "
                          f"{', '.join(map(str, missing)) or 'any'}: train it first, or check --model and --folder")
     scores = {seed: dev_score(seed_folder(models, seed) / model / folder) for seed in chosen}
-    return dict(sorted(scores.items(), key=lambda item: -item[1]))
+    unscored = [seed for seed, score in scores.items() if score is None]
+    if unscored and len(chosen) > 1:
+        raise ValueError(f"the meta.json of {model}/{folder} of seed(s) {', '.join(map(str, unscored))} has no score "
+                         "that its config's [training.score_weights] weighs: give --seed")
+    return dict(sorted(scores.items(), key=lambda item: -(item[1] or 0.0)))
 
 
 def seed_accuracy(evaluations: Sequence[Dict], key: str) -> Dict[str, Dict[str, Dict[str, float]]]:
@@ -150,8 +154,8 @@ def seed_lists(accuracy: Dict[str, Dict[str, Dict[str, float]]]) -> Dict[str, Li
     return {split: [int(seed) for seed in by_seed] for split, by_seed in accuracy.items()}
 
 
-def accuracy_notes(accuracy: Dict[str, Dict[str, Dict[str, float]]], seed: int, score: float) -> str:
-    """The README line of the accuracy over the seeds and of the seed packaged."""
+def accuracy_notes(accuracy: Dict[str, Dict[str, Dict[str, float]]], seed: int, chosen_by: str) -> str:
+    """The README lines of the accuracy over the seeds and of the seed packaged (CHOSEN_BY says why)."""
     lines = []
     for split, by_seed in accuracy.items():
         trees = TREES.get(split.rpartition("_")[2])
@@ -160,11 +164,11 @@ def accuracy_notes(accuracy: Dict[str, Dict[str, Dict[str, float]]], seed: int, 
                      f"P {mean_sd([s['p'] for s in by_seed.values()], 100)}, "
                      f"R {mean_sd([s['r'] for s in by_seed.values()], 100)} (%, seeds {listed})")
     heading = ("Accuracy over the training seeds (mean ± sample sd):\n\n" + "\n".join(lines) + "\n\n") if lines else ""
-    return heading + f"This package holds the pipeline of seed {seed}, the best on dev in training (score {score:.4f})."
+    return heading + f"This package holds the pipeline of seed {seed}, {chosen_by}."
 
 
 def package_meta(pipeline: Path, name: str, version: str, model: str, sources: List[str], accuracy: Dict,
-                 seed: int, score: float, description: Optional[str]) -> Dict:
+                 seed: int, chosen_by: str, description: Optional[str]) -> Dict:
     """The meta.json that ``spacy package --meta-path`` lays over PIPELINE's
     (spaCy adds its labels, components and the requirements its config implies)."""
     import spacy_depner
@@ -185,7 +189,7 @@ def package_meta(pipeline: Path, name: str, version: str, model: str, sources: L
         "sources": [SOURCES[key][1] for key in sources],
         "performance": {**{name: score for name, (score, _) in training_scores(pipeline).items()},
                         **accuracy_performance(accuracy), "seeds": {"packaged": seed, "evaluated": seed_lists(accuracy)}},
-        "notes": accuracy_notes(accuracy, seed, score),
+        "notes": accuracy_notes(accuracy, seed, chosen_by),
     }
 
 
@@ -258,8 +262,11 @@ def package_pipeline(
         if not path.is_file():
             typer.echo(f"no {path}: its accuracy is left out")
     accuracy = seed_accuracy([srsly.read_json(path) for path in evaluation if path.is_file()], key or model)
-    meta = package_meta(pipeline, name, version, model, keys, accuracy, chosen, scores[chosen], description)
+    if seed is not None or len(scores) == 1:
+        chosen_by = "the seed asked for" if seed is not None else "the only seed"
+    else:
+        chosen_by = f"the best on dev in training (score {scores[chosen]:.4f}) of seeds {', '.join(map(str, sorted(scores)))}"
+    meta = package_meta(pipeline, name, version, model, keys, accuracy, chosen, chosen_by, description)
     for path in build_package(pipeline, output, meta, wheel):
         typer.echo(f"{path} ({path.stat().st_size / 1e6:.1f} MB)")
-    typer.echo(f"{name} {version}: {model} of seed {chosen}, the best on dev of seeds {', '.join(map(str, sorted(scores)))}; "
-               f"licence {meta['license']}")
+    typer.echo(f"{name} {version}: {model} of seed {chosen}, {chosen_by}; licence {meta['license']}")

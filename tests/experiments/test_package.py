@@ -61,7 +61,7 @@ def test_packaged_pipeline_installs_and_loads_by_name(tmp_path):
                                     "--evaluation", str(evaluation), "--evaluation", str(tmp_path / "none.json"),
                                     "--sources", "uner_ewt,ud_gum"])
     assert done.exit_code == 0, done.output
-    assert "of seed 1, the best on dev" in done.output and "no " + str(tmp_path / "none.json") in done.output
+    assert "of seed 1, the best on dev in training (score 1.0000) of seeds 0, 1" in done.output and "no " + str(tmp_path / "none.json") in done.output
     sdist = tmp_path / "packages" / "en_depner_tiny-0.0.1" / "dist" / "en_depner_tiny-0.0.1.tar.gz"
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
