@@ -2,8 +2,8 @@
 benchmark modules and registers their commands (they never import this one)."""
 import typer
 
-from . import (active_learning_study, bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, partial_study, pretrain,
-               publish_results, transformer_report, two_stage_study)
+from . import (active_learning_study, bench_dgm, bench_nested, bench_stages, bench_structures, bench_types, configs, confidence_study, dgm_study, jackknife_trees, nested_study, package_pipelines,
+               partial_study, pretrain, publish_results, transformer_report, two_stage_study)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="The studies and benchmarks of spacy-depner's project.yml")
@@ -18,6 +18,7 @@ app.command("bench-structures")(bench_structures.bench_structures)
 app.command("configs")(configs.configs_command)
 app.command("jackknife-trees")(jackknife_trees.jackknife)
 app.command("pretrain")(pretrain.pretrain)
+app.command("package")(package_pipelines.package_pipeline)
 app.command("partial-study")(partial_study.partial_study)
 app.command("active-learning-study")(active_learning_study.active_learning_study)
 app.command("confidence")(confidence_study.confidence)

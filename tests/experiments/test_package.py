@@ -1,0 +1,85 @@
+"""``python -m experiments package``: a tiny trained pipeline, packaged with
+``spacy package``, installs into a folder with pip (offline), loads by name
+in a fresh process (its components found through spacy-depner's entry
+points) and predicts what it learned; its meta has the requirement on
+spacy-depner, the sources with their licences and the accuracy over seeds."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from experiments.app import app
+from experiments.package_pipelines import package_licence, pipeline_sources, seed_accuracy
+from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, train_component
+
+ROOT = Path(__file__).resolve().parents[2]
+LOAD = """
+import json, sys, spacy
+nlp = spacy.load("en_depner_tiny")
+doc = nlp("Mary lives in Paris")
+print(json.dumps({"ents": [[e.text, e.label_] for e in doc.ents], "meta": nlp.meta,
+                  "spacy_depner": sys.modules["spacy_depner"].__file__}))
+"""
+
+
+def test_sources_licence_and_accuracy_of_both_layouts():
+    config = '[paths]\ntrain = "${paths.data}/ud_gum/en_gum-ud-train.conllu"\n[initialize]\nvocab = "x/en_core_web_sm-3.8.0"\n'
+    assert pipeline_sources(config) == ["ud_gum", "en_core_web_sm"]
+    assert package_licence(["en_core_web_sm", "uner_ewt"]) == "CC BY-SA 4.0"
+    assert package_licence(pipeline_sources(config)) == "CC BY-NC-SA 4.0"
+    with pytest.raises(ValueError, match="--sources"):
+        package_licence([])
+    study = {"models": {"m": {"0": {"test_given": {"p": 0.5, "r": 0.5, "f": 0.5, "words": 3}, "words": 3}}}}
+    nested = {"split": "dev", "models": {"m": {"0": {"p": 0.25, "r": 0.25, "f": 0.25}}, "other": {}}}
+    assert seed_accuracy([study, nested], "m") == {"test_given": {"0": {"p": 0.5, "r": 0.5, "f": 0.5}},
+                                                   "dev": {"0": {"p": 0.25, "r": 0.25, "f": 0.25}}}
+
+
+@pytest.mark.slow
+def test_packaged_pipeline_installs_and_loads_by_name(tmp_path):
+    model = {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}
+    nlp, _, examples, _ = train_component("chain_ner", {"model": model},
+                                          lambda nlp: [make_example(nlp, *row, trees=False) for row in TINY], 40)
+    learned = [[e.text, e.label_] for e in nlp("Mary lives in Paris").ents]
+    assert learned == [["Mary", "PER"], ["Paris", "LOC"]]
+    models = tmp_path / "training"
+    for seed in (0, 1):
+        (models / f"seed_{seed}" / "tiny").mkdir(parents=True)
+    nlp.meta["performance"] = {"ents_f": 1.0, "ents_p": 1.0, "ents_r": 1.0, "chain_ner_loss": 0.1}
+    nlp.to_disk(models / "seed_1" / "tiny" / "model-best")
+    nlp.meta["performance"] = {"ents_f": 0.5, "ents_p": 0.5, "ents_r": 0.5}  # seed 0: worse on dev, not packaged
+    nlp.to_disk(models / "seed_0" / "tiny" / "model-best")
+    evaluation = tmp_path / "evaluation.json"
+    evaluation.write_text(json.dumps({"seeds": [0, 1], "models": {"tiny": {
+        "0": {"test_given": {"p": 0.6, "r": 0.8, "f": 0.7}}, "1": {"test_given": {"p": 1.0, "r": 0.8, "f": 0.9}}}}}))
+    done = CliRunner().invoke(app, ["package", str(models), "--model", "tiny", "--name", "en_depner_tiny",
+                                    "--version", "0.0.1", "--output", str(tmp_path / "packages"),
+                                    "--evaluation", str(evaluation), "--evaluation", str(tmp_path / "none.json"),
+                                    "--sources", "uner_ewt,ud_gum"])
+    assert done.exit_code == 0, done.output
+    assert "of seed 1, the best on dev in training (score 1.0000) of seeds 0, 1" in done.output and "no " + str(tmp_path / "none.json") in done.output
+    sdist = tmp_path / "packages" / "en_depner_tiny-0.0.1" / "dist" / "en_depner_tiny-0.0.1.tar.gz"
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--target", str(site), str(sdist)], check=True, capture_output=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]))
+    loaded = subprocess.run([sys.executable, "-c", LOAD], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    result = json.loads(loaded.stdout.strip().splitlines()[-1])
+    assert result["ents"] == learned
+    assert Path(result["spacy_depner"]).parent.parent == ROOT  # the components of this checkout
+    meta = result["meta"]
+    assert meta["name"] == "depner_tiny" and meta["version"] == "0.0.1" and set(meta["labels"]["chain_ner"]) == {"LOC", "MISC", "PER"}
+    assert any(req.startswith("spacy-depner>=") for req in meta["requirements"])
+    assert [(s["license"], s["url"]) for s in meta["sources"]] == [
+        ("CC BY-SA 4.0", "https://github.com/UniversalNER/UNER_English-EWT"),
+        ("CC BY-NC-SA 4.0", "https://github.com/UniversalDependencies/UD_English-GUM")]
+    assert meta["license"] == "CC BY-NC-SA 4.0" and "Non-commercial" in meta["description"]
+    performance = meta["performance"]
+    assert performance["test_given_f"] == pytest.approx(0.8) and performance["test_given_f_sd"] == pytest.approx(0.1414, abs=1e-4)
+    assert performance["ents_f"] == 1.0 and "chain_ner_loss" not in performance and performance["seeds"]["packaged"] == 1
+    assert "F1 80.00 ± 14.14" in meta["notes"]
