@@ -70,7 +70,7 @@ def test_every_module_imports_on_its_own():
                       "calibrate", "apply", "apply-ray", "pretrain-text", "rank"}),
     ("experiments", {"study", "nested-study", "two-stage", "bench", "bench-nested", "bench-types", "configs", "jackknife-trees", "confidence",
                      "pretrain", "bench-stages", "bench-structures", "transformer-report", "partial-study",
-                     "active-learning-study", "publish-results"}),
+                     "active-learning-study", "publish-results", "package"}),
 ])
 def test_each_command_line_has_its_commands_only(package, expected):
     """The library's command line has the user commands; the studies and benchmarks are the experiments'."""
