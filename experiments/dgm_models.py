@@ -53,13 +53,14 @@ class StudyModel(NamedTuple):
     def overrides(self, jackknife: Optional[Path] = None) -> List[str]:
         """The ``spacy train`` overrides of this model: dependency features
         on for a +dep model; the training trees from ``jackknife`` (the
-        train.jackknife.conllu of ``jackknife-trees``) for a twin."""
+        train.jackknife.conllu of ``jackknife-trees``, with the entities of
+        the same sentences beside it, train.jackknife.iob2) for a twin."""
         overrides = [f"--components.{self.component}.model.dependency_features", "true"] if self.dependency_features else []
         if self.jackknife:
             if jackknife is None:
                 raise ValueError(f"{self.name} trains on the jackknifed trees: give their CoNLL-U file "
                                  "(python -m experiments jackknife-trees writes OUTPUT/train.jackknife.conllu)")
-            overrides += ["--paths.train_conllu", str(jackknife)]
+            overrides += ["--paths.train_conllu", str(jackknife), "--paths.train_iob2", str(Path(jackknife).with_suffix(".iob2"))]
         return overrides
 
 

@@ -132,6 +132,7 @@ def jackknife(
         for (_, sent_id, lines), doc in zip(held_out, docs):
             parsed_lines[sent_id] = with_trees(lines, [t.head.i - doc[0].i for t in doc], [t.dep_.lower() for t in doc])
     write_blocks(output / "train.jackknife.conllu", [(d, s, parsed_lines[s]) for d, s, _ in sentences])
+    write_blocks(output / "train.jackknife.iob2", tagged)  # the entities of the same (limited) sentences
     report = {"folds": folds, "steps": steps, "limit": limit, "sentences": len(sentences), "attachment_per_fold": scores}
     with atomic_path(output / "jackknife.json") as temporary:
         temporary.write_text(json.dumps(report, indent=2), encoding="utf8")

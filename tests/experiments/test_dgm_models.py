@@ -46,10 +46,11 @@ def test_twins_are_named_and_trained_on_the_jackknifed_file():
     for model in models:
         overrides = model.overrides(path)
         if model.name.endswith("@jackknife"):
-            assert overrides == by_name[gold_trained(model.name)].overrides(path) + ["--paths.train_conllu", str(path)]
+            assert overrides == by_name[gold_trained(model.name)].overrides(path) + [
+                "--paths.train_conllu", str(path), "--paths.train_iob2", "jk/train.jackknife.iob2"]
             assert model.config == by_name[gold_trained(model.name)].config
         else:
-            assert "--paths.train_conllu" not in overrides
+            assert "--paths.train_conllu" not in overrides and "--paths.train_iob2" not in overrides
     with pytest.raises(ValueError, match="give their CoNLL-U file"):
         TWINS[0].overrides(None)
 
@@ -93,7 +94,9 @@ def test_study_train_builds_the_twin_commands(tmp_path, monkeypatch):
         assert twin[twin.index("--output") + 1] == str(seed_folder(tmp_path / "out", seed) / "dgm_s@jackknife")
         assert twin[twin.index("--paths.train_conllu") + 1] == str(jackknife)
         assert twin[twin.index("--system.seed") + 1] == str(seed)
-        assert without(runs["dgm_s"], "--output") == without(without(twin, "--output"), "--paths.train_conllu")
+        assert twin[twin.index("--paths.train_iob2") + 1] == str(jackknife.with_suffix(".iob2"))
+        assert without(runs["dgm_s"], "--output") == without(without(without(twin, "--output"), "--paths.train_conllu"),
+                                                             "--paths.train_iob2")
         assert all("--paths.train_conllu" not in command for name, command in runs.items() if "@" not in name)
     dgm_study.train(**common, jackknife=None, jackknife_models="all")
     assert set(recorded["runs"][0]) == {"parser"} | {m.name for m in MODELS} and recorded["settings"]["jackknife"] is None

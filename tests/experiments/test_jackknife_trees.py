@@ -74,3 +74,9 @@ def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
     assert sum(map(len, folds)) == limit and all(folds)
     report = json.loads((tmp_path / "out" / "jackknife.json").read_text())
     assert (report["limit"], report["sentences"]) == (limit, limit)
+    # the twin trains on these trees with the entities of the same sentences: the two files join
+    entities = conllu_blocks(tmp_path / "out" / "train.jackknife.iob2")
+    assert sorted(b[1] for b in entities) == sorted(b[1] for b in written)
+    from spacy_depner.evaluation.corpus_scores import load_corpus
+
+    assert len(load_corpus(tmp_path / "out" / "train.jackknife.conllu", tmp_path / "out" / "train.jackknife.iob2").sentences) == limit
