@@ -17,7 +17,8 @@ PAGE = ROOT / "docs" / "studies" / "workflows.md"
 # options whose value a small setting must reach, by the var that gives it
 BOUNDED = {"--steps": ("steps", "parser_steps", "nested_steps", "two_stage_steps", "transformer_steps", "partial_steps",
                        "active_learning_steps"),
-           "--parser-steps": ("parser_steps", "gum_parser_steps"), "--limit": ("limit",), "--folds": ("jackknife_folds", "two_stage_folds")}
+           "--parser-steps": ("parser_steps", "gum_parser_steps"), "--limit": ("limit",), "--folds": ("jackknife_folds", "two_stage_folds"),
+           "--step": ("penalty_step",)}
 READS_TRAINING_SPLIT = ("jackknife-trees", "study train", "nested-study train", "two-stage crossval", "two-stage train")
 
 
