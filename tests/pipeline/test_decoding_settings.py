@@ -327,6 +327,6 @@ def test_spacy_train_with_posterior_decoding_in_the_config(tmp_path):
     settings = trained.get_pipe("nested_ner").settings
     assert (settings["decoding"], settings["posterior_penalty"], settings["threshold"]) == ("posterior", 0.4, 0.45)
     meta = srsly.read_json(tmp_path / "out" / "model-last" / "meta.json")
-    assert 0.0 <= meta["performance"]["spans_nested_ner_f"] <= 1.0
+    assert 0.0 <= meta["performance"]["f_nested_ner"] <= 1.0
     doc = trained("Both human T cells and mouse B cells were used.")
     assert np.all(doc.spans["nested_ner"].attrs["scores"] >= 0.45)
