@@ -3,11 +3,9 @@ lattice coverage of dgm_ner, and P/R/F of nested mentions (with heads, and
 of their flat view in `doc.ents` when the component writes one).
 
 The nested scorer also gives the P/R/F of ``doc.spans[KEY]`` under short
-names, ``p_KEY``, ``r_KEY``, ``f_KEY`` (``log_keys``), the names of the
-components' default score weights: spaCy's console logger cuts a column
-name longer than 13 characters to its first 10 and "...", so
-``spans_nested_ner_p``, ``_r`` and ``_f`` would all read SPANS_NEST...;
-names that start with the metric stay apart when cut."""
+names, ``p_KEY``, ``r_KEY``, ``f_KEY`` (``pipeline/score_names.py``), the
+names of the components' default score weights, which spaCy's training log
+can tell apart."""
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.pipeline.spancat import spancat_score
@@ -18,6 +16,7 @@ from spacy.util import registry
 from ..doc_arrays.spans import heads_key, suggested_spans, with_single_tokens
 from ..doc_arrays.tokens import doc_offsets_of
 from ..structures.trees.candidate_spans import span_index
+from ..pipeline.score_names import log_keys
 from .metrics import prf_from_counts
 from .significance import item_counts
 
@@ -57,20 +56,6 @@ def score_entities(examples: Iterable[Example], suggester: Optional[Callable] = 
     if suggester is not None:
         scores["ents_lattice_coverage"] = lattice_coverage(examples, suggester)
     return scores
-
-
-LOGGED_METRICS = ("f", "p", "r")
-
-
-def log_keys(spans_key: str) -> Dict[str, str]:
-    """The short name of each of ``spans_{key}_p``, ``_r``, ``_f``: ``p_{key}``, ``r_{key}``, ``f_{key}``."""
-    return {f"spans_{spans_key}_{metric}": f"{metric}_{spans_key}" for metric in LOGGED_METRICS}
-
-
-def nested_score_weights(spans_key: str) -> Dict[str, float]:
-    """Score weights of a nested component writing ``doc.spans[spans_key]``:
-    its F1 (the short names of ``log_keys``), with P and R shown, not weighted."""
-    return {short: 1.0 if short.startswith("f_") else 0.0 for short in log_keys(spans_key).values()}
 
 
 @registry.scorers("spacy_depner.nested_scorer.v1")

@@ -58,7 +58,7 @@ from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.spans import heads_key
-from ..evaluation.scorers import nested_score_weights
+from .score_names import nested_score_weights
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
 from ..structures.hypergraph import mention_hypergraph
 from ..structures.hypergraph.structure import HYPERGRAPH

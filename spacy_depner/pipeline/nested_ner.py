@@ -44,7 +44,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch, read_batch
-from ..evaluation.scorers import nested_score_weights
+from .score_names import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
 from ..doc_arrays.spans import suggested_spans
 from ..structures.nested import mentions as nested_mentions

@@ -15,7 +15,7 @@ from spacy.training.loggers import console_logger
 from spacy.util import load_config, load_model_from_config
 
 import spacy_depner  # noqa: F401  (registers the factories)
-from spacy_depner.evaluation.scorers import log_keys
+from spacy_depner.pipeline.score_names import log_keys
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PRETRAINED = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
