@@ -31,7 +31,10 @@ def _commands(group, ctx) -> Iterator[tuple]:
 
 
 def _param_row(param, ctx) -> str:
-    names = ", ".join(f"`{name}`" for name in param.opts + param.secondary_opts)
+    if param.param_type_name == "argument":  # as the usage line names it
+        names = f"`{param.metavar or param.name.upper()}`"
+    else:
+        names = ", ".join(f"`{name}`" for name in param.opts + param.secondary_opts)
     if hasattr(param, "display_type"):  # typer's parameters
         kind = param.display_type(ctx)
     else:
