@@ -5,6 +5,8 @@ format), --iob2 (the UNER entities of a .conllu DATA), --parser,
 from pathlib import Path
 from typing import Optional, Tuple
 
+from ..evaluation.setting_search import data_kind
+
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
 DATA_HELP = (".conllu (UD CoNLL-U: with --iob2, its UNER entities; alone, UD English-GUM's nested mentions), "
              ".jsonl (GENIA JSON lines) or .spacy (DocBin: doc.ents, or the span group --spans-key)")
@@ -16,10 +18,9 @@ NESTED_HELP = ".jsonl (GENIA JSON lines) or .conllu (UD English-GUM, its nested 
 
 def nested_data(data: Path) -> Tuple[Optional[Path], Optional[Path]]:
     """``(jsonl, gum)``: a GENIA ``.jsonl`` or a GUM ``.conllu`` file, told by
-    its suffix; another suffix is a ValueError naming the two it can be."""
-    suffix = Path(data).suffix.lower()
-    if suffix == ".jsonl":
-        return Path(data), None
-    if suffix == ".conllu":
-        return None, Path(data)
-    raise ValueError(f"DATA {data} has the suffix {suffix or '(none)'!r}: give {NESTED_HELP}")
+    its suffix as every data file is (``data_kind``); another kind is a
+    ValueError naming the two it can be."""
+    kind = data_kind(data)
+    if kind not in ("genia", "gum"):
+        raise ValueError(f"DATA {data} is a {kind} file: give {NESTED_HELP}")
+    return (Path(data), None) if kind == "genia" else (None, Path(data))
