@@ -165,3 +165,31 @@ def drop_borders(counts: np.ndarray, stretches: Runs, first_labels: np.ndarray, 
     np.subtract.at(counts, (K, first_labels[stretches.before >= 0]), 1.0)
     np.subtract.at(counts, (last_labels[stretches.after >= 0], K), 1.0)
     return counts
+
+
+class Conditioned(NamedTuple):
+    """The analyses that agree with a partial annotation
+    (``Structure.conditioned``) as a problem of their own: each is the
+    ``fixed`` gold mentions (F, 3) (batch coordinates, labels from 0) plus an
+    analysis of the runs of missing tokens, the units of ``scores`` and
+    ``layout`` (compact coordinates: compact token i is batch token
+    ``tokens[i]``); a structure with transitions gives each run those across
+    its borders. ``fixed_score``: the weight of the gold part, so that the
+    log-partition over the agreeing analyses is ``fixed_score`` plus the
+    sum of the runs' log Z. Exact: the MAP analysis agreeing with the
+    annotation is ``fixed`` with the lifted MAP of the runs, and the marginal
+    of a mention inside a run is its marginal in the runs' problem (a fixed
+    mention's is 1, any other's 0)."""
+
+    fixed: np.ndarray
+    fixed_score: float
+    scores: object
+    layout: object
+    tokens: np.ndarray
+
+    def lift(self, mentions: np.ndarray) -> np.ndarray:
+        """Mentions (M, 3) (or (M, 5) with heads) of the runs' problem in batch coordinates."""
+        mentions = np.array(mentions, dtype=np.int64)
+        columns = [0, 1, 3, 4][: 2 if mentions.shape[1] < 5 else 4]
+        mentions[:, columns] = self.tokens[mentions[:, columns]]
+        return mentions

@@ -30,6 +30,11 @@ tag scheme, the nested space, the mention penalty):
   over units of the weights of the analyses that agree with a partial
   annotation (``partial``), and its gradient (the expected indicators under
   them); ``partial_nll`` = log Z - that, with gradient marginals - those.
+* ``conditioned(scores, layout, gold, missing, **options)``: those agreeing
+  analyses as a problem of their own (``partial.Conditioned``): the fixed
+  gold mentions and the runs of missing tokens as units, on which every
+  other operation (Viterbi, marginals, posterior decoding) is the
+  conditional one; e.g. decoding given the entities a Doc already has.
 """
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Optional, Tuple, Union
@@ -176,6 +181,12 @@ class Structure:
         ``partial``), and its gradient with respect to ``scores`` (the
         expected indicator of those analyses), float64."""
         raise NotImplementedError(f"the {self.name} structure cannot learn from partial annotation")
+
+    def conditioned(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options):
+        """The analyses that agree with the partial annotation (``gold``, an
+        encoding; ``missing`` (N,) bool) as a problem of their own:
+        ``partial.Conditioned``."""
+        raise NotImplementedError(f"the {self.name} structure cannot decode given a partial annotation")
 
     def partial_nll(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
         """Negative log-probability of the analyses that agree with a partial

@@ -100,6 +100,55 @@ def test_constrained_log_partition_equals_the_agreeing_analyses(name):
     assert checked >= cases("partial.random") // 2
 
 
+def check_conditioned(name, rng):
+    """``conditioned`` against enumeration: its fixed mentions plus the lifted
+    Viterbi of the runs are the best agreeing analysis, the runs' marginals
+    the conditional marginals of the mentions, and fixed_score plus the runs'
+    log Z the constrained log Z."""
+    row = TABLE[name]
+    scores, layout, options = row.batch(rng)
+    units = row.brute(scores, layout, **options)
+    case = partial_case(rng, name, units, layout.n_tokens)
+    if case is None:
+        return False
+    chosen, missing, kept = case
+    gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
+    conditioned = row.structure.conditioned(scores, layout, gold, missing, **options)
+    best, log_z, probability = set(), 0.0, {}
+    for unit in units:
+        wanted = kept & set().union(*(a.mentions for a in unit))
+        agreeing = [a for a in unit if {m for m in a.mentions if touches(m, missing)} == wanted]
+        best |= set(max(agreeing, key=lambda a: a.weight).mentions)
+        z = logsumexp([a.weight for a in agreeing])
+        log_z += z
+        for a in agreeing:
+            for m in a.mentions:
+                probability[m] = probability.get(m, 0.0) + math.exp(a.weight - z)
+    assert {tuple(int(v) for v in m) for m in conditioned.fixed} == kept
+    got_z, got_best, got_probability = conditioned.fixed_score, set(kept), dict.fromkeys(kept, 1.0)
+    if conditioned.tokens.shape[0]:
+        got_z += float(row.structure.log_partition(conditioned.scores, conditioned.layout, **options).sum())
+        analysis = row.structure.viterbi(conditioned.scores, conditioned.layout, **options)
+        got_best |= {tuple(int(v) for v in m) for m in conditioned.lift(analysis.mentions)}
+        free = [m for m in probability if m not in kept]
+        compact = np.array([[*np.searchsorted(conditioned.tokens, m[:2]), m[2]] for m in free], dtype=np.int64)
+        values = row.structure.marginals(conditioned.scores, conditioned.layout, **options).of(compact.reshape(-1, 3))
+        got_probability.update(zip(free, values))
+    assert abs(got_z - log_z) < 1e-8 * max(1.0, abs(log_z))
+    assert got_best == best
+    assert set(got_probability) == set(probability)
+    for m, p in probability.items():
+        assert abs(got_probability[m] - p) < 1e-9, m
+    return True
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_conditioned_viterbi_and_marginals_are_those_of_the_agreeing_analyses(name):
+    rng = np.random.default_rng(200 + ROWS.index(name))
+    checked = sum(check_conditioned(name, rng) for _ in range(cases("partial.random")))
+    assert checked >= cases("partial.random") // 2
+
+
 def test_runs_are_the_maximal_stretches_within_units():
     missing = np.array([1, 1, 0, 1, 1, 1, 0, 0, 1], dtype=bool)
     runs = runs_of(missing, np.array([0, 4, 9]))

@@ -9,7 +9,7 @@ the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
 import numpy as np
 
-from ..partial import Borders, drop_borders, runs_of
+from ..partial import Borders, Conditioned, drop_borders, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from . import entity_marginals, linear_chain
 from .tag_schemes import SCHEMES
@@ -93,42 +93,55 @@ class LinearChain(Structure):
         precede) the gold tag, which is checked. The annotated tokens are scored with their
         transitions inside each stretch of annotated tokens and the units'
         own start and end."""
-        return _constrained(self, scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)
+        tag_scores, transitions = scores
+        conditioned, borders, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing,
+                                                        scheme)
+        expected_tags, expected_transitions = np.zeros(np.shape(tag_scores)), np.zeros(np.shape(transitions))
+        log_z = conditioned.fixed_score
+        if conditioned.tokens.shape[0]:
+            marginals = self.marginals(conditioned.scores, conditioned.layout, scheme=scheme)
+            tag_marginals, run_transitions = marginals.scores
+            log_z += float(marginals.log_z.sum())
+            expected_tags[conditioned.tokens] = tag_marginals
+            expected_transitions = borders.move(tag_marginals, run_transitions)
+        return log_z, (expected_tags + fixed_counts[0], expected_transitions + fixed_counts[1])
+
+    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU") -> Conditioned:
+        """``partial.Conditioned``: ``gold`` the tags (N,), read on the
+        annotated tokens; the runs as chains with the transitions across
+        their borders (``constrained``)."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)[0]
 
 
 CHAIN = LinearChain()
 
 
-def _constrained(chain: LinearChain, scores, layout: Layout, tags: np.ndarray, missing: np.ndarray, scheme: str):
-    """``LinearChain.constrained``."""
+def _condition(scores, layout: Layout, tags: np.ndarray, missing: np.ndarray, scheme: str):
+    """``LinearChain.conditioned``, with the ``Borders`` of the runs and the
+    indicator of the gold part (tags (N, T), transitions) for ``constrained``."""
     tag_scores, transitions = scores
     T = B = np.shape(tag_scores)[1]
-    allowed = linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme)
-    expected_tags = np.zeros(np.shape(tag_scores))
-    expected_transitions = np.zeros(np.shape(transitions))
-    log_z = 0.0
-    runs = runs_of(missing, layout.offsets)
-    if runs.tokens.shape[0]:
-        before = np.where(runs.before >= 0, tags[np.maximum(runs.before, 0)], B)
-        after = np.where(runs.after >= 0, tags[np.maximum(runs.after, 0)], B)
-        wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(axis=0)
-        if wrong.any():
-            r = int(np.flatnonzero(wrong)[0])
-            raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
-                             f"{int(runs.last[r])}; a gold entity's tokens are annotated")
-        first, last, every = runs.offsets[:-1], runs.offsets[1:] - 1, np.arange(runs.before.shape[0])
-        borders = Borders(first, every, last, every, before, after)
-        marginals = chain.marginals((borders.scores(tag_scores[runs.tokens], transitions), transitions),
-                                    Layout(runs.offsets), scheme=scheme)
-        tag_marginals, run_transitions = marginals.scores
-        log_z += float(marginals.log_z.sum())
-        expected_tags[runs.tokens] = tag_marginals
-        expected_transitions = borders.move(tag_marginals, run_transitions)
-    stretches = runs_of(~missing, layout.offsets)
+    n_labels = _n_labels(scores, scheme)
+    allowed = linear_chain.allowed_transitions(n_labels, scheme)
+    runs = runs_of(np.asarray(missing, dtype=bool), layout.offsets)
+    before = np.where(runs.before >= 0, tags[np.maximum(runs.before, 0)], B)
+    after = np.where(runs.after >= 0, tags[np.maximum(runs.after, 0)], B)
+    wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(axis=0)
+    if wrong.any():
+        r = int(np.flatnonzero(wrong)[0])
+        raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
+                         f"{int(runs.last[r])}; a gold entity's tokens are annotated")
+    first, last, every = runs.offsets[:-1], runs.offsets[1:] - 1, np.arange(runs.before.shape[0])
+    borders = Borders(first, every, last, every, before, after)
+    stretches = runs_of(~np.asarray(missing, dtype=bool), layout.offsets)
     fixed = tags[stretches.tokens]
     fixed_transitions = linear_chain.transition_counts(fixed, stretches.offsets, T)
     drop_borders(fixed_transitions, stretches, tags[stretches.first], tags[stretches.last])
     indicator = np.zeros(np.shape(tag_scores))
     indicator[stretches.tokens, fixed] = 1.0
-    log_z += inner_product(scores, (indicator, fixed_transitions))
-    return log_z, (expected_tags + indicator, expected_transitions + fixed_transitions)
+    spans, labels = linear_chain.tags_to_spans(fixed, stretches.offsets, scheme, n_labels)
+    mentions = np.concatenate([stretches.tokens[spans].reshape(-1, 2), labels[:, None]], axis=1).reshape(-1, 3)
+    conditioned = Conditioned(mentions.astype(np.int64), inner_product(scores, (indicator, fixed_transitions)),
+                              (borders.scores(tag_scores[runs.tokens], transitions), transitions),
+                              Layout(runs.offsets), runs.tokens)
+    return conditioned, borders, (indicator, fixed_transitions)

@@ -11,7 +11,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ..partial import Borders, covering, drop_borders, gold_touches_missing, runs_of, touching_missing
+from ..partial import Borders, Conditioned, covering, drop_borders, gold_touches_missing, runs_of, touching_missing
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
 from ..trees.candidate_spans import span_index
 from . import segment_lattice
@@ -80,42 +80,58 @@ class SegmentLattice(Structure):
         label after it; the gold part is scored with its transitions inside
         the stretches of annotated tokens (and the units' own start and end)."""
         span_scores, transitions = scores
-        K, B = span_scores.shape[1], span_scores.shape[1]
-        labels, spans = np.asarray(gold, dtype=np.int64), layout.spans
-        rows = np.flatnonzero(labels > 0)
-        gold_touches_missing(spans[rows], missing, "lattice")
-        rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
-        token_label = covering(spans[rows], labels[rows], layout.n_tokens)
-        if np.any((token_label < 0) & ~missing):
-            raise ValueError(f"lattice: the gold segments leave the annotated token "
-                             f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered")
-        expected_spans = np.zeros(np.shape(span_scores))
-        expected_transitions = np.zeros(np.shape(transitions))
-        log_z = 0.0
-        runs = runs_of(missing, layout.offsets)
-        if runs.tokens.shape[0]:
-            free = np.flatnonzero(runs.inside(spans))
-            run = runs.run_of[spans[free, 0]]
-            starts = np.flatnonzero(spans[free, 0] == runs.first[run])
-            ends = np.flatnonzero(spans[free, 1] == runs.last[run])
-            borders = Borders(starts, run[starts], ends, run[ends],
-                              np.where(runs.before >= 0, token_label[runs.before], B),
-                              np.where(runs.after >= 0, token_label[runs.after], B))
-            marginals = self.marginals((borders.scores(span_scores[free], transitions), transitions),
-                                       layout_of(runs.compact(spans[free]), runs.offsets))
+        conditioned, borders, free, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64),
+                                                              np.asarray(missing, dtype=bool))
+        expected_spans, expected_transitions = np.zeros(np.shape(span_scores)), np.zeros(np.shape(transitions))
+        log_z = conditioned.fixed_score
+        if conditioned.tokens.shape[0]:
+            marginals = self.marginals(conditioned.scores, conditioned.layout)
             span_marginals, run_transitions = marginals.scores
             log_z += float(marginals.log_z.sum())
             expected_spans[free] = span_marginals
             expected_transitions = borders.move(span_marginals, run_transitions)
-        stretches = runs_of(~missing, layout.offsets)
-        fixed = stretches.compact(spans[rows])
-        fixed_transitions = segment_lattice.transition_counts(
-            fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
-        drop_borders(fixed_transitions, stretches, token_label[stretches.first], token_label[stretches.last])
-        indicator = np.zeros(np.shape(span_scores))
-        indicator[rows, labels[rows]] = 1.0
-        log_z += inner_product(scores, (indicator, fixed_transitions))
-        return log_z, (expected_spans + indicator, expected_transitions + fixed_transitions)
+        return log_z, (expected_spans + fixed_counts[0], expected_transitions + fixed_counts[1])
+
+    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, **options) -> Conditioned:
+        """``partial.Conditioned``: ``gold`` the per-span labels, read on the
+        annotated tokens; the runs as lattices of the spans inside them, with
+        the transitions across their borders (``constrained``)."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), np.asarray(missing, dtype=bool))[0]
+
+
+def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
+    """``SegmentLattice.conditioned``, with the ``Borders`` of the runs, the
+    rows of the spans inside them and the indicator of the gold part (span
+    labels (S, K), transitions) for ``constrained``."""
+    span_scores, transitions = scores
+    K = B = span_scores.shape[1]
+    spans = layout.spans
+    rows = np.flatnonzero(labels > 0)
+    gold_touches_missing(spans[rows], missing, "lattice")
+    rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
+    token_label = covering(spans[rows], labels[rows], layout.n_tokens)
+    if np.any((token_label < 0) & ~missing):
+        raise ValueError(f"lattice: the gold segments leave the annotated token "
+                         f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered")
+    runs = runs_of(missing, layout.offsets)
+    free = np.flatnonzero(runs.inside(spans))
+    run = runs.run_of[spans[free, 0]]
+    starts = np.flatnonzero(spans[free, 0] == runs.first[run])
+    ends = np.flatnonzero(spans[free, 1] == runs.last[run])
+    borders = Borders(starts, run[starts], ends, run[ends],
+                      np.where(runs.before >= 0, token_label[np.maximum(runs.before, 0)], B),
+                      np.where(runs.after >= 0, token_label[np.maximum(runs.after, 0)], B))
+    stretches = runs_of(~missing, layout.offsets)
+    fixed = stretches.compact(spans[rows])
+    fixed_transitions = segment_lattice.transition_counts(
+        fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
+    drop_borders(fixed_transitions, stretches, token_label[stretches.first], token_label[stretches.last])
+    indicator = np.zeros(np.shape(span_scores))
+    indicator[rows, labels[rows]] = 1.0
+    conditioned = Conditioned(_mentions(spans[rows], labels[rows]), inner_product(scores, (indicator, fixed_transitions)),
+                              (borders.scores(span_scores[free], transitions), transitions),
+                              layout_of(runs.compact(spans[free]), runs.offsets), runs.tokens)
+    return conditioned, borders, free, (indicator, fixed_transitions)
 
 
 LATTICE = SegmentLattice()

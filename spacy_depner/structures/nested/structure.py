@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..partial import gold_touches_missing, runs_of
+from ..partial import Conditioned, gold_touches_missing, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure
 from . import mentions as nested_mentions
 
@@ -96,19 +96,31 @@ class NestedMentions(Structure):
         """``partial``: the gold mentions (``gold``, per-span labels) are fixed,
         each run of missing tokens is a unit of the spans inside it (no
         transitions: the weight of an analysis is the sum of its mentions')."""
-        labels = np.asarray(gold, dtype=np.int64)
-        rows = np.flatnonzero(labels >= 0)
-        gold_touches_missing(layout.spans[rows], missing, "nested")
-        indicator = self.counts(labels, scores, layout)
-        log_z = float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum())
-        runs = runs_of(missing, layout.offsets)
-        if runs.tokens.shape[0]:
-            free = np.flatnonzero(runs.inside(layout.spans))
-            marginals = self.marginals(np.asarray(scores)[free], layout_of(runs.compact(layout.spans[free]), runs.offsets),
-                                       **options)
+        conditioned, free = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
+        indicator = self.counts(gold, scores, layout)
+        log_z = conditioned.fixed_score
+        if conditioned.tokens.shape[0]:
+            marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
             log_z += float(marginals.log_z.sum())
             indicator[free] += marginals.scores
         return log_z, indicator
+
+    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, **options) -> Conditioned:
+        """``partial.Conditioned``: ``gold`` the per-span labels; the runs as
+        units of the spans inside them (``constrained``)."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)[0]
+
+
+def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
+    """``NestedMentions.conditioned``, with the rows of the spans inside the runs."""
+    rows = np.flatnonzero(labels >= 0)
+    gold_touches_missing(layout.spans[rows], missing, "nested")
+    runs = runs_of(missing, layout.offsets)
+    free = np.flatnonzero(runs.inside(layout.spans))
+    conditioned = Conditioned(_mentions(labels, layout), float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
+                              np.asarray(scores)[free], layout_of(runs.compact(layout.spans[free]), runs.offsets),
+                              runs.tokens)
+    return conditioned, free
 
 
 NESTED = NestedMentions()
