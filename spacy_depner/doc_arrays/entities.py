@@ -101,3 +101,21 @@ def unannotated_tokens(examples: Sequence[Example], doc_offsets: np.ndarray, ann
             f"outside the annotated regions doc.spans[{annotated_key!r}]: widen the region to cover the mention, or "
             "drop the mention")
     return missing
+
+
+def preset_entities(docs: Sequence, doc_offsets: np.ndarray, labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entities the Docs already have in ``doc.ents`` (set by an earlier
+    component, e.g. an entity ruler): (M, 2) first and last token in batch
+    coordinates and label ids (M,) from 1 in ``labels`` of those whose label
+    is one of ``labels``, and (N,) bool the tokens of every one of them."""
+    label_ids = {label: i + 1 for i, label in enumerate(labels)}
+    tokens = np.zeros(int(doc_offsets[-1]), dtype=bool)
+    starts, ends, ids = [], [], []
+    for offset, doc in zip(doc_offsets.tolist(), docs):
+        for ent in doc.ents:
+            tokens[offset + ent.start:offset + ent.end] = True
+            if ent.label_ in label_ids:
+                starts.append(offset + ent.start)
+                ends.append(offset + ent.end - 1)
+                ids.append(label_ids[ent.label_])
+    return np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2), np.array(ids, dtype=np.int64), tokens

@@ -4,7 +4,7 @@ the other."""
 from typing import List, Tuple
 
 import numpy as np
-from spacy.attrs import SENT_START
+from spacy.attrs import IS_SPACE, SENT_START
 from spacy.tokens import Doc
 
 
@@ -33,3 +33,8 @@ def batch_offsets(docs: List[Doc]) -> Tuple[np.ndarray, np.ndarray]:
     in batch token coordinates (int64)."""
     doc_offsets = doc_offsets_of(docs)
     return doc_offsets, sentence_offsets_of(token_table(docs, [SENT_START])[:, 0], doc_offsets)
+
+
+def whitespace_tokens(docs: List[Doc]) -> np.ndarray:
+    """(N,) bool: the tokens made only of whitespace (``token.is_space``), which no entity may contain."""
+    return token_table(docs, [IS_SPACE])[:, 0] == 1

@@ -162,6 +162,11 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         spans = np.zeros((0, 2), dtype=np.int64) if entities is None else entities
         return Layout(chain_offsets(spans, batch.doc_offsets, batch.sentence_offsets))
 
+    def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
+        """The tags (N,) of the given entities, O elsewhere; chains joined where one crosses a sentence start."""
+        tags = linear_chain.spans_to_tags(given.entities, given.ids - 1, batch.n_tokens, self.cfg["scheme"])
+        return batch, self.layout(batch, given.entities), tags
+
     def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
         """The batch, its chains (joined by the gold entities) and the gold tags
         (N,), with the tokens whose entity annotation is missing."""

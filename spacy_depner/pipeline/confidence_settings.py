@@ -11,6 +11,9 @@ and the range.
 * ``decoding``: "map" (the most probable analysis) or "posterior" (the
   analysis with the most expected correct mentions minus
   ``posterior_penalty`` (>= 0) each).
+* ``overwrite_ents`` (bool): false (the default, as spaCy's ``ner``): the
+  entities a Doc already has in ``doc.ents`` (an entity ruler's) are kept
+  and decoding is conditioned on them; true: they are replaced.
 
 A threshold above 0 or posterior decoding computes the marginals even with
 ``scores = false``.
@@ -25,9 +28,9 @@ from ..util.numbers import is_finite_number
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
 CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
-                       "posterior_penalty": 0.5}
+                       "posterior_penalty": 0.5, "overwrite_ents": False}
 CONFIDENCE_TYPES = {"temperature": float, "label_temperatures": Dict[str, float], "threshold": float, "decoding": str,
-                    "posterior_penalty": float}
+                    "posterior_penalty": float, "overwrite_ents": bool}
 DECODINGS = ("map", "posterior")
 
 

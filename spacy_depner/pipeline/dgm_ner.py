@@ -174,14 +174,29 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         suggester's lattice lacked."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
-        missing = span_index(batch.spans, entities, batch.n_tokens) < 0
-        if self.settings["add_gold_spans"] and missing.any():
-            batch = batch._replace(spans=merge_spans(batch.spans, entities[missing], batch.n_tokens))
-        elif missing.any():
-            entities, ids = entities[~missing], ids[~missing]
-        gold = np.full(batch.spans.shape[0], -1, dtype=np.int64)
-        gold[span_index(batch.spans, entities, batch.n_tokens)] = ids
-        singles = np.flatnonzero(covered_tokens(entities, batch.n_tokens) == 0)
-        gold[span_index(batch.spans, np.stack([singles, singles], axis=1), batch.n_tokens)] = 0
+        batch, gold, n_outside = self.segment_labels(batch, entities, ids, self.settings["add_gold_spans"])
         return batch, self.layout(batch), Gold(gold, missing_entity_tokens(examples, batch.doc_offsets)), \
-            {f"{self.name}_gold_outside_lattice": int(missing.sum())}
+            {f"{self.name}_gold_outside_lattice": n_outside}
+
+    def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
+        """The lattice with the given entities added, and its per-span labels (``segment_labels``)."""
+        batch, labels, _ = self.segment_labels(batch, given.entities, given.ids, True)
+        return batch, self.layout(batch), labels
+
+    def segment_labels(self, batch: DocBatch, entities: np.ndarray, ids: np.ndarray,
+                       add: bool) -> Tuple[DocBatch, np.ndarray, int]:
+        """The batch, its lattice augmented (``add``) by every entity of
+        ``entities`` (E, 2) it lacks, else those entities left out; the label of
+        each span (S,) for the segmentation of those entities (ids (E,) from
+        1) and single-token O segments elsewhere (-1: not a segment); and
+        the number of entities the suggester's lattice lacked."""
+        outside = span_index(batch.spans, entities, batch.n_tokens) < 0
+        if add and outside.any():
+            batch = batch._replace(spans=merge_spans(batch.spans, entities[outside], batch.n_tokens))
+        elif outside.any():
+            entities, ids = entities[~outside], ids[~outside]
+        labels = np.full(batch.spans.shape[0], -1, dtype=np.int64)
+        labels[span_index(batch.spans, entities, batch.n_tokens)] = ids
+        singles = np.flatnonzero(covered_tokens(entities, batch.n_tokens) == 0)
+        labels[span_index(batch.spans, np.stack([singles, singles], axis=1), batch.n_tokens)] = 0
+        return batch, labels, int(outside.sum())

@@ -24,7 +24,8 @@ from ..doc_arrays.trees import require_parse
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..structures.protocol import Analysis, Layout, Marginals, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
-from .span_groups import write_flat_view, write_span_group
+from .given_decoding import GivenDecoding
+from .span_groups import keeping_preset, write_flat_view, write_span_group
 from .suggesters import positive_or_null
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
@@ -73,7 +74,7 @@ class Gold(NamedTuple):
     missing: Optional[np.ndarray] = None
 
 
-class EntityPipe(ConfidenceSettings, TrainablePipe):
+class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
     """The contract of every entity component.
 
     State: ``self.cfg`` holds what the trained weights depend on (``labels``
@@ -188,12 +189,20 @@ class EntityPipe(ConfidenceSettings, TrainablePipe):
 
     def predict(self, docs: Iterable[Doc]) -> Prediction:
         """The analysis (MAP, or posterior with ``decoding = "posterior"``) of
-        the scores divided by the temperatures, and, when ``needs_marginals``,
-        the probability of each of its mentions."""
+        the scores divided by the temperatures, given the entities the Docs
+        already have and their whitespace (``given``), and, when
+        ``needs_marginals``, the probability of each of its mentions."""
         batch = self.read(list(docs))
+        given = self.given(batch)
+        if given is None:
+            layout = self.layout(batch)
+        else:
+            batch, layout, encoding = self.given_problem(batch, given)
         scores = self.tempered(self.structure_scores(self.model.predict(self.model_input(batch))))
-        analysis, probabilities = self.decode(scores, self.layout(batch))
-        return Prediction(batch.doc_offsets, analysis.mentions, probabilities)
+        if given is not None:
+            return Prediction(batch.doc_offsets, *self.decode_given(scores, layout, encoding, given.missing))
+        analysis, probabilities = self.decode(scores, layout)
+        return Prediction(batch.doc_offsets, *self.off_whitespace(batch, analysis.mentions, probabilities))
 
     def decode(self, scores: Scores, layout: Layout, marginals: Optional[Marginals] = None,
                **options) -> Tuple[Analysis, Optional[np.ndarray]]:
@@ -214,7 +223,8 @@ class EntityPipe(ConfidenceSettings, TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], predictions: Prediction) -> None:
         """The confident mentions to the span group ``spans_key`` (with
         ``attrs["scores"]`` when ``scores``) and to ``doc.ents`` (a flat
-        component), or the flat view ``ents`` of them."""
+        component), or the flat view ``ents`` of them; beside the entities
+        ``doc.ents`` already has (``keeping_preset``) unless ``overwrite_ents``."""
         docs = list(docs)
         doc_offsets, mentions, probabilities = predictions
         probabilities, mentions = self.confident(probabilities, mentions)
@@ -222,7 +232,7 @@ class EntityPipe(ConfidenceSettings, TrainablePipe):
         scored = scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, self.labels, written)
         for doc, (spans, doc_probabilities) in zip(docs, scored):
             if self.writes_ents:
-                doc.set_ents(spans, default="outside")
+                doc.set_ents(spans if self.settings["overwrite_ents"] else keeping_preset(doc, spans), default="outside")
             write_span_group(doc, self.spans_key, spans, doc_probabilities)
         self.write_more(docs, doc_offsets, mentions)
         if not self.writes_ents:

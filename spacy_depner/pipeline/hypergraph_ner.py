@@ -117,6 +117,7 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
     sentence."""
 
     structure = HYPERGRAPH
+    conditions = False  # the mention hypergraph has no conditioned decoding: mentions on whitespace are dropped
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "hypergraph_ner", *, mention_penalty: float = 0.0,
                  heads: bool = False, scores: bool = True, spans_key: str = "hypergraph_ner",

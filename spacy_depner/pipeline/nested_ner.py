@@ -195,6 +195,10 @@ class NestedNER(EntityPipe, factory="nested_ner"):
     def model_input(self, batch: DocBatch):
         return batch.docs, batch.spans
 
+    def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
+        """No fixed mention (the span group reads no preset entity): only the whitespace tokens are fixed, outside every mention."""
+        return batch, self.layout(batch), np.full(batch.spans.shape[0], -1, dtype=np.int64)
+
     def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, Gold, Dict[str, float]]:
         """The batch of the examples' predicted Docs (with add_gold_spans, the
         gold mentions added to the allowed spans), the gold analysis: the

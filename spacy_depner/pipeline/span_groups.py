@@ -1,6 +1,6 @@
 """Writing predicted spans to a Doc: the one span-group writer of every
 component, and the flat view (``doc.ents``) of nested or overlapping mentions."""
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 from spacy.tokens import Doc, Span, SpanGroup
@@ -19,6 +19,19 @@ def write_span_group(doc: Doc, key: str, spans: Sequence[Span], scores: Optional
         group.attrs["scores"] = scores
     doc.spans[key] = group
     return group
+
+
+def keeping_preset(doc: Doc, spans: Sequence[Span]) -> List[Span]:
+    """The entities ``doc.ents`` already has (set by an earlier component),
+    then those of ``spans`` that overlap none of them: what a component that
+    honours preset entities writes to ``doc.ents``."""
+    preset = list(doc.ents)
+    taken = np.zeros(len(doc) + 1, dtype=np.int64)
+    for ent in preset:
+        taken[ent.start] += 1
+        taken[ent.end] -= 1
+    covered = np.cumsum(taken)[:-1] > 0
+    return preset + [span for span in spans if not covered[span.start:span.end].any()]
 
 
 # The flat views of nested or overlapping mentions a component can write to doc.ents.
@@ -51,12 +64,14 @@ def flat_view(ents: str, spans: np.ndarray, label_ids: np.ndarray, probabilities
 
 def write_flat_view(pipe, docs: Sequence[Doc], doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
                     probabilities: Optional[np.ndarray]) -> None:
-    """Replace each Doc's ``doc.ents`` by the flat view ``pipe.settings["ents"]``
-    of the batch's mentions (as ``flat_view``); nothing when it is None.
+    """Write the flat view ``pipe.settings["ents"]`` of the batch's mentions
+    (as ``flat_view``) to each Doc's ``doc.ents``: beside the entities it
+    already has (``keeping_preset``), or in their place with
+    ``overwrite_ents``; nothing when the view is None.
     ``pipe``: the entity component (its labels make the Spans)."""
     ents = pipe.settings["ents"]
     if ents is None:
         return
     kept = flat_view(ents, spans, label_ids, probabilities)
     for doc, doc_ents in zip(docs, pipe.entity_spans(docs, doc_offsets, spans[kept], np.asarray(label_ids)[kept])):
-        doc.ents = doc_ents
+        doc.ents = doc_ents if pipe.settings["overwrite_ents"] else keeping_preset(doc, doc_ents)
