@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install 'spacy-depner[docs]'")
-pytest.importorskip("material", reason="mkdocs-material is not installed: pip install 'spacy-depner[docs]'")
+pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e '.[docs]' in the checkout")
+pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e '.[docs]' in the checkout")
 
 # The build alone takes about 8 s; with the imports about 15 s.
 pytestmark = pytest.mark.slow
