@@ -10,7 +10,9 @@ and the range.
 * ``threshold`` (in [0, 1]): mentions with a lower marginal are dropped.
 * ``decoding``: "map" (the most probable analysis) or "posterior" (the
   analysis with the most expected correct mentions minus
-  ``posterior_penalty`` (>= 0) each).
+  ``posterior_penalty`` each).
+* ``posterior_penalty`` (>= 0): with ``decoding = "posterior"``, the cost of
+  each predicted mention (higher: fewer, surer mentions); "map" ignores it.
 
 A threshold above 0 or posterior decoding computes the marginals even with
 ``scores = false``.
