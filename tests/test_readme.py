@@ -42,3 +42,9 @@ def test_runnable_block_prints_entities(index, tmp_path):
     # "text LABEL probability" rows, at least two entities, each probability in (0.5, 1]
     scored = [row for row in rows if len(row) >= 3 and re.fullmatch(r"[01]\.\d\d", row[-1])]
     assert len(scored) >= 2 and all(0.5 < float(row[-1]) <= 1.0 for row in scored), done.stdout
+    # a block that renders displaCy writes the page and prints "displaCy: PATH"; the page draws the printed labels
+    pages = [Path(line.split(maxsplit=1)[1]) for line in done.stdout.splitlines() if line.startswith("displaCy: ")]
+    assert pages or "displacy.render" not in block, "the block renders displaCy HTML but writes no page"
+    for page in pages:
+        drawn = " ".join(page.read_text(encoding="utf8").split())
+        assert page.parent == tmp_path and all(f"> {row[-2]} <" in drawn for row in scored), page  # each label drawn

@@ -1,6 +1,7 @@
 """Tables read from the package itself: a component's factory settings and
 defaults (spaCy's factory meta, the factory's signature and docstring), and
 the functions it registers (its entry points)."""
+import html
 import inspect
 import json
 import re
@@ -12,10 +13,28 @@ ARCHITECTURES_MARKER = re.compile(r"^<!--\s*architectures\s*-->\s*$", re.MULTILI
 REGISTRIES = {"spacy_architectures": "architecture", "spacy_misc": "suggester", "spacy_readers": "reader",
               "spacy_scorers": "scorer", "spacy_callbacks": "callback"}
 PACKAGE = "spacy_depner"
+CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
+# Characters that markdown (emphasis, links, code) or the table (a cell's end) would read inside a cell.
+MARKDOWN_CHARACTERS = set("_*[]`|\\")
+
+
+def _code(text: str) -> str:
+    """``text`` as an HTML code element that may wrap after a dot (a <wbr>, which a copy of the
+    text leaves out), never inside a word, so that a long dotted name does not widen its table column."""
+    pieces = []
+    for i, char in enumerate(text):
+        pieces.append(f"&#{ord(char)};" if char in MARKDOWN_CHARACTERS else html.escape(char, quote=False))
+        if char == "." and text[i + 1:i + 2].isalpha():
+            pieces.append("<wbr>")
+    return "<code>" + "".join(pieces) + "</code>"
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    """``text`` on one line for a table cell: its code spans as ``_code``, ``|`` and ``<`` escaped elsewhere."""
+    # split() gives the text between code spans at 0, 3, 6, ... and each span's two groups between them.
+    pieces = CODE_SPAN.split(" ".join(text.split()))
+    return "".join(piece.replace("|", "\\|").replace("<", "&lt;") if i % 3 == 0 else _code(piece)
+                   for i, piece in enumerate(pieces) if piece is not None)
 
 
 def _package_entry_points(group: str) -> list:
@@ -53,8 +72,8 @@ def _default(value: object) -> str:
     if isinstance(value, dict):
         registered = [v for k, v in value.items() if k.startswith("@")]
         if registered:
-            return f"`{registered[0]}`"
-    return f"`{json.dumps(value)}`"
+            return _code(registered[0])
+    return _code(json.dumps(value))
 
 
 def _type_name(annotation: object) -> str:
@@ -101,7 +120,7 @@ def _signature(function: object) -> str:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         default = "" if parameter.default is parameter.empty else f" = {json.dumps(parameter.default, default=str)}"
-        shown.append(f"`{name}{default}`")
+        shown.append(_code(f"{name}{default}"))
     return ", ".join(shown)
 
 
@@ -111,7 +130,7 @@ def architectures_table() -> str:
     for group, kind in REGISTRIES.items():
         for ep in _package_entry_points(group):
             function = ep.load()
-            lines.append(f"| `{ep.name}` | {kind} | {_signature(function)} | {_cell(_summary(function))} |")
+            lines.append(f"| {_code(ep.name)} | {kind} | {_signature(function)} | {_cell(_summary(function))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -44,6 +44,8 @@ def lattice_coverage(examples: Iterable[Example], suggester: Callable) -> Option
 
 @registry.scorers("spacy_depner.entity_scorer.v1")
 def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
+    """The scorer of dgm_ner and chain_ner (``score_entities``): P/R/F of doc.ents, overall and per type, and the
+    share of gold entities in the component's lattice."""
     return score_entities
 
 
@@ -60,6 +62,8 @@ def score_entities(examples: Iterable[Example], suggester: Optional[Callable] = 
 
 @registry.scorers("spacy_depner.nested_scorer.v1")
 def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
+    """The scorer of nested_ner and hypergraph_ner (``score_nested_component``): P/R/F of the mentions in the
+    component's span group, overall and per label, and of doc.ents when the component writes a flat view."""
     return score_nested_component
 
 

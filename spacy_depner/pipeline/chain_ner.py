@@ -93,13 +93,18 @@ def make_chain_ner(
     scores_key: Optional[str] = None,
     **confidence,
 ) -> "LinearChainNER":
-    """scheme: "BIO" | "BILOU"; loss: "crf" | "perceptron"; gazetteer: path of a
-    JSONL file of {"label", "pattern"} phrases, read by initialize (null: none);
-    scores: write each entity's marginal probability to
-    doc.spans[spans_key].attrs["scores"] (false: Viterbi only, the span group
-    without scores); the confidence settings (``confidence_settings``);
-    scores_key: the name of spans_key in pipelines saved by earlier versions
-    (read, never written)."""
+    """model: the scores of each token per tag and of the tag transitions,
+    over any tok2vec (``spacy_depner.TagScorer.v1``; dependency_features = true
+    adds each token's head and dependency label); scheme: "BIO" | "BILOU";
+    loss: "crf" | "perceptron"; gazetteer: path of a JSONL file of {"label",
+    "pattern"} phrases, read by initialize (null: none); scores: write each
+    entity's marginal probability to doc.spans[spans_key].attrs["scores"]
+    (false: Viterbi only, the span group without scores); spans_key: the span
+    group that holds the entities of doc.ents a second time, with their
+    marginals; the confidence settings (``confidence_settings``); scorer: the
+    scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
+    P/R/F of doc.ents, per type); scores_key: the name of spans_key in
+    pipelines saved by earlier versions (read, never written)."""
     return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scores=scores,
                           spans_key=legacy_spans_key(name, spans_key, scores_key, "chain_ner"), scorer=scorer,
                           **confidence)

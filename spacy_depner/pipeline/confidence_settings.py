@@ -10,7 +10,9 @@ and the range.
 * ``threshold`` (in [0, 1]): mentions with a lower marginal are dropped.
 * ``decoding``: "map" (the most probable analysis) or "posterior" (the
   analysis with the most expected correct mentions minus
-  ``posterior_penalty`` (>= 0) each).
+  ``posterior_penalty`` each).
+* ``posterior_penalty`` (>= 0): with ``decoding = "posterior"``, the cost of
+  each predicted mention (higher: fewer, surer mentions); "map" ignores it.
 * ``overwrite_ents`` (bool): false (the default, as spaCy's ``ner``): the
   entities a Doc already has in ``doc.ents`` (an entity ruler's) are kept
   and decoding is conditioned on them; true: they are replaced.

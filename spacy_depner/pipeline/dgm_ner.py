@@ -94,14 +94,21 @@ def make_dgm_ner(
     scores_key: Optional[str] = None,
     **confidence,
 ) -> "DependencyGuidedNER":
-    """suggester: the candidate spans (any spaCy suggester; single tokens are
+    """model: the scores of each candidate span per label and of the
+    transitions, over any tok2vec (``spacy_depner.SpanScorer.v1``;
+    dependency_features = true adds each token's head and dependency label);
+    suggester: the candidate spans (any spaCy suggester; single tokens are
     always added); add_gold_spans: during training, add the gold entities that
     the lattice lacks so that the loss is defined; scores: compute the
     marginals and write them to doc.spans[spans_key].attrs["scores"] (false:
-    Viterbi only, faster); max_sentence_length: with a lattice of unbounded
-    span length, a longer sentence is an error (null: no limit); the
-    confidence settings (``confidence_settings``); scores_key: the name of
-    spans_key in pipelines saved by earlier versions (read, never written)."""
+    Viterbi only, faster); spans_key: the span group that holds the entities
+    of doc.ents a second time, with their marginals; max_sentence_length: with
+    a lattice of unbounded span length, a longer sentence is an error (null: no
+    limit); the confidence settings (``confidence_settings``); scorer: the
+    scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
+    P/R/F of doc.ents, per type, and the share of gold entities in the
+    lattice); scores_key: the name of spans_key in pipelines saved by earlier
+    versions (read, never written)."""
     return DependencyGuidedNER(
         nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans, scores=scores,
         spans_key=legacy_spans_key(name, spans_key, scores_key, "dgm_ner"), max_sentence_length=max_sentence_length,

@@ -52,4 +52,7 @@ class FirstStageSpans:
 
 @Language.factory("first_stage_spans", default_config={"spans_key": "first_stage"})
 def make_first_stage_spans(nlp: Language, name: str, spans_key: str) -> FirstStageSpans:
+    """spans_key: the span group that the copy of doc.ents goes to, where the
+    second stage's spacy_depner.NonLocalFeatures.v1 layer reads it (the same
+    spans_key there)."""
     return FirstStageSpans(name, spans_key)

@@ -97,15 +97,20 @@ def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty:
     (higher: more mentions); heads: also find each mention's head (sec. 3.6),
     read from and written to ``doc.spans[spans_key + "_heads"]``; scores:
     write each mention's probability to ``attrs["scores"]`` (false: skip the
-    inside-outside pass); ents: null, "outermost" or "most_probable", the flat
+    inside-outside pass); spans_key: the span group of the predicted
+    mentions, and of the gold mentions in the reference Docs; ents: null,
+    "outermost" or "most_probable", the flat
     view written to doc.ents (needs scores); temperature (> 0): the hyperedge
     scores and the mention penalty are divided by it before decoding;
     label_temperatures: {type: temperature > 0}, the divisor of that type's
     hyperedge scores instead; threshold (in [0, 1]): mentions with a lower probability (attrs["scores"])
     are dropped; decoding: "map" or "posterior" (the mention set with the most
-    expected correct mentions minus posterior_penalty (>= 0) each). A
-    threshold above 0 or posterior decoding computes the probabilities even
-    with scores = false."""
+    expected correct mentions minus posterior_penalty each), refused with
+    heads = true. A threshold above 0 or posterior decoding computes the
+    probabilities even with scores = false; scorer: the scores of
+    ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.nested_scorer.v1``:
+    P/R/F of the mentions in doc.spans[spans_key], per label, of their heads
+    with heads = true, and of doc.ents when ents is set)."""
     return HypergraphNER(nlp.vocab, model, name, mention_penalty=mention_penalty, heads=heads, scores=scores,
                          spans_key=spans_key, ents=ents, scorer=scorer, **confidence)
 

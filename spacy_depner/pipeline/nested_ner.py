@@ -101,24 +101,24 @@ def make_nested_ner(
     annotated_key: Optional[str] = None,
     **confidence,
 ) -> "NestedNER":
-    """suggester: the spans that may be mentions (default every span of each
-    sentence; spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a
-    parse); structure: "semi_markov" | "cyk" | "quadratic"; annotated_key:
-    null, or the span group of a reference Doc that marks its annotated
-    regions: in training, mentions are known only there, and the loss
-    marginalises the rest (a Doc without the group is annotated throughout);
-    scores: compute the
-    marginals for attrs["scores"] (false: Viterbi only, faster); ents: null,
+    """model: the score of each span per label, over any tok2vec
+    (``spacy_depner.MentionScorer.v1``); suggester: the spans that may be
+    mentions (default every span of each sentence;
+    spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a parse);
+    structure: "semi_markov" | "cyk" | "quadratic"; add_gold_spans: during
+    training, the gold mentions that the suggester lacks join the allowed
+    spans; annotated_key: null, or the span group of a reference Doc that
+    marks its annotated regions: in training, mentions are known only there,
+    and the loss marginalises the rest (a Doc without the group is annotated
+    throughout); scores: compute the marginals for attrs["scores"] (false:
+    Viterbi only, faster); spans_key: the span group of the predicted
+    mentions, and of the gold mentions in the reference Docs; ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
     scores); max_sentence_length: a longer sentence is an error (the spans of a
-    sentence are n (n + 1) / 2; null: no limit); temperature (> 0): the scores
-    are divided by it before decoding; label_temperatures: {label:
-    temperature > 0}, the divisor of that label's scores instead; threshold
-    (in [0, 1]): mentions with a
-    lower marginal are dropped; decoding: "map" or "posterior" (the analysis
-    with the most expected correct mentions minus posterior_penalty (>= 0)
-    each). A threshold above 0 or posterior decoding computes the marginals
-    even with scores = false."""
+    sentence are n (n + 1) / 2; null: no limit); the confidence settings
+    (``confidence_settings``); scorer: the scores of ``nlp.evaluate`` and
+    ``spacy train`` (``spacy_depner.nested_scorer.v1``: P/R/F of the mentions
+    in doc.spans[spans_key], per label, and of doc.ents when ents is set)."""
     return NestedNER(
         nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
         scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,

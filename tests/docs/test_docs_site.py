@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install 'spacy-depner[docs]'")
-pytest.importorskip("material", reason="mkdocs-material is not installed: pip install 'spacy-depner[docs]'")
+pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e '.[docs]' in the checkout")
+pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e '.[docs]' in the checkout")
 
 # The build alone takes about 8 s; with the imports about 15 s.
 pytestmark = pytest.mark.slow
@@ -33,6 +33,28 @@ def page(site: Path, name: str) -> str:
     return (site / name / "index.html").read_text(encoding="utf-8")
 
 
+def settings_pages() -> dict:
+    """{component: page name} of the component pages with a settings marker."""
+    markers = {path.stem: MARKER.search(path.read_text(encoding="utf-8"))
+               for path in (ROOT / "docs" / "components").glob("*.md")}
+    return {marker.group(1): stem for stem, marker in markers.items() if marker}
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def table_rows(text: str, header: list) -> list:
+    """The body rows, as lists of cell texts, of each table in the HTML ``text`` whose header cells are ``header``."""
+    tables = []
+    for table in re.findall(r"<table>(.*?)</table>", text, re.S):
+        head, _, body = table.partition("</thead>")
+        if [_text(cell) for cell in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)] == header:
+            tables.append([[_text(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                           for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)])
+    return tables
+
+
 def test_cli_page_lists_every_command(site):
     import typer.main
 
@@ -51,16 +73,28 @@ def test_component_pages_have_their_factory_settings(site):
     import spacy
 
     nlp = spacy.blank("en")
-    pages = {MARKER.search(path.read_text(encoding="utf-8")).group(1): path.stem
-             for path in (ROOT / "docs" / "components").glob("*.md") if MARKER.search(path.read_text(encoding="utf-8"))}
+    pages = settings_pages()
     assert {"dgm_ner", "nested_ner"} <= set(pages)
     for component, stem in pages.items():
-        text = html.unescape(page(site, f"components/{stem}"))
+        text = html.unescape(page(site, f"components/{stem}")).replace("<wbr>", "")  # a dotted default may wrap
         assert "<!-- settings:" not in text, f"{stem}: marker left in the page"
         for setting, value in nlp.get_factory_meta(component).default_config.items():
             shown = next((v for k, v in value.items() if k.startswith("@")), None) if isinstance(value, dict) else None
             assert f"<code>{setting}</code>" in text, (component, setting)
             assert f"<code>{shown or json.dumps(value)}</code>" in text, (component, setting, value)
+
+
+def test_generated_tables_describe_every_row(site):
+    pages = settings_pages()
+    assert set(pages) == {"dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner", "first_stage_spans"}
+    generated = [(f"components/{stem}", ["setting", "type", "default", "description"]) for stem in pages.values()]
+    generated.append(("components/architectures", ["registered name", "kind", "settings (default)", "what it is"]))
+    for name, header in generated:
+        tables = table_rows(page(site, name), header)
+        assert len(tables) == 1 and tables[0], (name, len(tables))
+        assert all(len(row) == len(header) for row in tables[0]), name
+        undescribed = [row[0] for row in tables[0] if not row[-1]]
+        assert not undescribed, (name, undescribed)
 
 
 def test_home_and_results_pages(site):
