@@ -33,7 +33,7 @@ def import_ray():
         import ray
         import ray.data
     except ImportError:
-        raise ValueError('Annotating on Ray needs Ray Data: pip install "spacy-depner[ray]"') from None
+        raise ValueError('Annotating on Ray needs Ray Data: pip install ".[ray]" in the spacy-depner checkout') from None
     return ray
 
 
