@@ -2,9 +2,15 @@
 
 Importing the package registers its factories, architectures, scorers and
 readers with spaCy (the entry points do the same without an import). Numba
-functions compile on first use and are cached on disk. ``displacy_options``
-gives displaCy one colour per label of a pipeline.
+functions compile on first use and are cached on disk, in a per-user cache
+directory outside the package (``NUMBA_CACHE_DIR`` moves it; see
+``util.numba_cache``), set before any module below decorates a function.
+``displacy_options`` gives displaCy one colour per label of a pipeline.
 """
+from .util.numba_cache import use_user_cache_dir
+
+use_user_cache_dir()
+
 from .readers import documents, genia, gum, uner  # noqa: F401
 from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401
 from .pipeline import chain_ner, comparable_parser_scores, dgm_ner, first_stage_spans, hypergraph_ner, nested_ner, suggesters  # noqa: F401

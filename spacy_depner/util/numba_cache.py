@@ -1,0 +1,82 @@
+"""Where numba keeps the compiled code of the ``@njit(cache=True)`` functions.
+
+By default numba writes its cache (``*.nbi``, ``*.nbc``) into ``__pycache__``
+beside each source file, that is into the installed package, where pip neither
+installed nor removes it: a later ``pip install -e`` or ``pip uninstall``
+leaves a ``spacy_depner`` folder of cache files behind that shadows the real
+package. The package instead sends the cache to a per-user cache directory,
+unless ``NUMBA_CACHE_DIR`` says where. This module is pure Python and imports
+neither numba nor spaCy: ``spacy_depner/__init__.py`` calls
+:func:`use_user_cache_dir` before any module decorates a function.
+"""
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+APP_NAME = "spacy-depner"
+
+
+def user_cache_root() -> Path:
+    """The platform's per-user cache directory: ``%LOCALAPPDATA%`` on Windows,
+    ``~/Library/Caches`` on macOS, ``$XDG_CACHE_HOME`` (if absolute) or
+    ``~/.cache`` elsewhere."""
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA")
+        return Path(local) if local else Path.home() / "AppData" / "Local"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+
+
+def temp_cache_dir() -> Path:
+    """A per-user folder in the temporary directory, for a home that cannot be written."""
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"{APP_NAME}-{user}" / "numba"
+
+
+def writable_dir(path: Path) -> bool:
+    """Create ``path`` if needed and tell whether a file can be written in it
+    (numba's own test before it uses a cache directory)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() without a home directory
+        return False
+    return True
+
+
+def default_cache_dir() -> Path | None:
+    """The first writable of the user cache directory and the temporary one;
+    ``None`` when neither is (numba then falls back to its own locations)."""
+    candidates = []
+    try:
+        candidates.append(user_cache_root() / APP_NAME / "numba")
+    except RuntimeError:  # no home directory to expand
+        pass
+    candidates.append(temp_cache_dir())
+    return next((path for path in candidates if writable_dir(path)), None)
+
+
+def use_user_cache_dir() -> str | None:
+    """Point numba's cache at :func:`default_cache_dir` unless ``NUMBA_CACHE_DIR``
+    is set; return the directory numba will use (``None``: numba's default).
+
+    The environment variable is set too, so that worker processes (``nlp.pipe``
+    with ``n_process``, Ray) use the same cache. If numba is imported already its
+    config is updated; otherwise numba is not imported here (importing the
+    package stays cheap) and reads the variable when it is.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    numba = sys.modules.get("numba")
+    if numba is not None and numba.config.CACHE_DIR:  # set in numba's config by the user
+        return numba.config.CACHE_DIR
+    path = default_cache_dir()
+    if path is None:
+        return None
+    os.environ["NUMBA_CACHE_DIR"] = str(path)
+    if numba is not None:
+        numba.config.CACHE_DIR = str(path)
+    return str(path)
