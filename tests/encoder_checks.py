@@ -1,16 +1,16 @@
 """What every transformer-encoder test holds each component to, whichever
 package runs the transformer (spacy-transformers, spacy-curated-transformers):
 the tiny training data (TINY's flat entities with trees, NESTED's mentions),
-the word-piece vocabulary of a tiny random BERT, the ``device`` fixture, and
-``check_trains_round_trips_and_batches``. Imports no transformer package."""
+the word-piece vocabulary of a tiny random BERT, and
+``check_trains_round_trips_and_batches`` (the ``device`` fixture is in
+tests/pipeline/conftest.py). Imports no transformer package."""
 from pathlib import Path
 from typing import Callable, List
 
 import numpy as np
-import pytest
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-from thinc.api import Adam, NumpyOps, Ops, set_current_ops
+from thinc.api import Adam
 
 from tiny_corpus import TINY
 
@@ -36,30 +36,6 @@ def tiny_wordpiece_vocab() -> List[str]:
     words = sorted({word.lower() for row in TINY for word in row[0]} | {"paris", "mary", "the", "of"})
     return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + [f"##{c}" for c in chars] + \
         [word for word in words if word not in chars]
-
-
-def _gpu_reason():
-    import torch
-    from thinc.util import has_cupy_gpu
-
-    return None if has_cupy_gpu and torch.cuda.is_available() else "no GPU here (thinc finds no CUDA device with cupy)"
-
-
-@pytest.fixture(params=["cpu", "ops", "gpu"])
-def device(request):
-    """cpu: NumpyOps (numba kernels); ops: thinc's base Ops, the array code a
-    GPU runs, here on numpy arrays; gpu: CupyOps, where there is a GPU."""
-    if request.param == "ops":
-        set_current_ops(Ops())
-    if request.param == "gpu":
-        reason = _gpu_reason()
-        if reason:
-            pytest.skip(reason)
-        from thinc.api import require_gpu
-
-        require_gpu()
-    yield request.param
-    set_current_ops(NumpyOps())
 
 
 def examples_for(nlp, key: str):

@@ -16,7 +16,6 @@ from thinc.api import Config
 
 from encoder_checks import COMPONENTS, STRIDE, TINY_BERT, WINDOW, check_trains_round_trips_and_batches, \
     examples_for, inputs, predictions, tiny_wordpiece_vocab, train
-from encoder_checks import device  # noqa: F401  (the fixture: cpu, ops, gpu)
 
 pytest.importorskip("spacy_curated_transformers", reason="spacy-curated-transformers is not installed: "
                                                         "pip install 'spacy-depner[curated-transformers]'")

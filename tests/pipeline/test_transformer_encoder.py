@@ -15,7 +15,6 @@ from thinc.api import Config
 
 from encoder_checks import COMPONENTS, STRIDE, TINY_BERT, WINDOW, check_trains_round_trips_and_batches, train, \
     tiny_wordpiece_vocab
-from encoder_checks import device  # noqa: F401  (the fixture: cpu, ops, gpu)
 from test_own_data_recipe import SM, TEXTS, loss_per_step, training_overrides
 from test_own_data_recipe import entity_docbin  # noqa: F401  (the fixture: the tiny corpus as a DocBin without trees)
 
