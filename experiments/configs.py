@@ -10,22 +10,25 @@ A model part names its recipe parts on a line ``# recipe: training tok2vec ewt``
 ``configs/<name>.cfg`` is the merge of those parts (in that order) and then the
 model part, so it runs as is with ``spacy train configs/<name>.cfg``;
 ``configs/transformer/<name>.cfg`` is the same on the transformer encoder of
-``recipe/transformer.cfg`` (the models of ``transformer.TRANSFORMER_MODELS``). Edit the
+``recipe/transformer.cfg`` (the models of ``transformer.TRANSFORMER_MODELS``), and
+``configs/transformer/curated_<name>.cfg`` on the curated transformer of
+``recipe/curated_transformer.cfg`` (``transformer.CURATED_MODELS``). Edit the
 parts and run this command; ``--check`` fails when a composed config is stale.
 """
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import typer
 from thinc.api import Config
 
 from .options import CONFIGS
-from .transformer import TRANSFORMER, TRANSFORMER_MODELS, with_transformer
+from .transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER, TRANSFORMER_MODELS, Encoder, \
+    with_transformer
 
 RECIPE_LINE = "# recipe:"
 TRANSFORMER_HEADER = ("# This config: the above with a transformer encoder, fine-tuned, in place of the tok2vec "
-                      "(pip install \"spacy-depner[transformers]\"; configs/transformer/<name>.cfg, paths.transformer: a "
-                      "Hugging Face name or folder).")
+                      "(pip install \"spacy-depner[{extra}]\"; configs/transformer/{prefix}<name>.cfg, paths.transformer: "
+                      "a Hugging Face name or folder).")
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
 
@@ -59,30 +62,32 @@ def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
     return header, names, config
 
 
-def compose(part: Path, recipe: Path, transformer: bool = False) -> str:
+def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
     """The text of the config of the model part ``part``: its leading
-    comment, a line naming its parts, then the ``composed`` config; with
-    ``transformer``, on the transformer encoder of RECIPE/transformer.cfg
+    comment, a line naming its parts, then the ``composed`` config; with an
+    ``encoder``, on the transformer of its part RECIPE/<encoder.part>
     (``transformer.with_transformer``) instead of the CNN tok2vec."""
     header, names, config = composed(part, recipe)
-    if transformer:
-        config = with_transformer(config, recipe)
-        names = names + [TRANSFORMER]
-        header = header + [TRANSFORMER_HEADER]
+    if encoder is not None:
+        config = with_transformer(config, recipe, encoder=encoder)
+        names = names + [Path(encoder.part).stem]
+        header = header + [TRANSFORMER_HEADER.format(extra=encoder.extra, prefix=encoder.prefix)]
     sources = " + ".join([f"recipe/{name}.cfg" for name in names] + [f"models/{part.name}"])
     return "\n".join(header + [GENERATED.format(parts=sources), config.to_str(), ""])
 
 
 def stale_configs(configs: Path, write: bool) -> List[Path]:
     """The composed configs CONFIGS/<name>.cfg, and the transformer twins
-    CONFIGS/transformer/<name>.cfg of TRANSFORMER_MODELS, that differ from
-    their parts (with ``write``, rewritten)."""
+    CONFIGS/transformer/<name>.cfg of TRANSFORMER_MODELS and
+    CONFIGS/transformer/curated_<name>.cfg of CURATED_MODELS, that differ
+    from their parts (with ``write``, rewritten)."""
     stale = []
-    targets = [(part, configs / part.name, False) for part in model_parts(configs)]
-    targets += [(configs / "models" / f"{name}.cfg", configs / TRANSFORMER / f"{name}.cfg", True)
-                for name in TRANSFORMER_MODELS]
-    for part, target, transformer in targets:
-        text = compose(part, configs / "recipe", transformer)
+    targets = [(part, configs / part.name, None) for part in model_parts(configs)]
+    targets += [(configs / "models" / f"{name}.cfg", configs / TRANSFORMER / f"{encoder.prefix}{name}.cfg", encoder)
+                for encoder, names in ((SPACY_TRANSFORMERS, TRANSFORMER_MODELS), (CURATED, CURATED_MODELS))
+                for name in names]
+    for part, target, encoder in targets:
+        text = compose(part, configs / "recipe", encoder)
         if not target.is_file() or target.read_text(encoding="utf8") != text:
             stale.append(target)
             if write:

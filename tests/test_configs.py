@@ -8,13 +8,16 @@ from spacy import util
 from thinc.api import Config
 
 from experiments.configs import compose, model_parts, stale_configs
-from experiments.transformer import TRANSFORMER_MODELS, with_transformer
+from experiments.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")
 PRETRAINED = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
 PARSERS = ("parser_ewt.cfg", "parser_gum.cfg")
 TRANSFORMER_RECIPE = Config().from_disk(CONFIGS / "recipe" / "transformer.cfg", interpolate=False)  # the studies' own parsers: not entity models
+# (encoder, model part) of every composed config of configs/transformer
+TRANSFORMER_CONFIGS = [(SPACY_TRANSFORMERS, name) for name in TRANSFORMER_MODELS] + \
+    [(CURATED, name) for name in CURATED_MODELS]
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("transformer/*.cfg")),
@@ -78,30 +81,32 @@ def test_a_changed_recipe_makes_every_config_stale(tmp_path):
     recipe.write_text(recipe.read_text().replace("dropout = 0.1", "dropout = 0.2"))
     stale = stale_configs(copy, write=True)
     assert sorted(str(path.relative_to(copy)) for path in stale) == sorted(
-        [part.name for part in model_parts(copy)] + [f"transformer/{name}.cfg" for name in TRANSFORMER_MODELS])
+        [part.name for part in model_parts(copy)] + [f"transformer/{encoder.prefix}{name}.cfg"
+                                                     for encoder, name in TRANSFORMER_CONFIGS])
     assert Config().from_disk(copy / "dgm_ewt.cfg", interpolate=False)["training"]["dropout"] == 0.2
     assert stale_configs(copy, write=False) == []
 
 
 
-@pytest.mark.parametrize("name", TRANSFORMER_MODELS)
-def test_each_transformer_config_is_its_model_on_the_shared_transformer(name):
+@pytest.mark.parametrize("encoder,name", TRANSFORMER_CONFIGS, ids=lambda x: getattr(x, "extra", x))
+def test_each_transformer_config_is_its_model_on_the_shared_transformer(encoder, name):
     cnn = Config().from_disk(CONFIGS / f"{name}.cfg", interpolate=False)
-    config = Config().from_disk(CONFIGS / "transformer" / f"{name}.cfg", interpolate=False)
+    config = Config().from_disk(CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg", interpolate=False)
+    part = Config().from_disk(CONFIGS / "recipe" / encoder.part, interpolate=False)
     assert config["nlp"]["pipeline"] == ["transformer" if c == "tok2vec" else c for c in cnn["nlp"]["pipeline"]]
     assert "tok2vec" not in config["components"]
-    assert config["components"]["transformer"] == TRANSFORMER_RECIPE["components"]["transformer"]
-    assert set(TRANSFORMER_RECIPE["training"]["optimizer"]) == {"learn_rate"}  # the recipe's optimizer, its rate only
-    assert config["training"]["optimizer"]["learn_rate"] == TRANSFORMER_RECIPE["training"]["optimizer"]["learn_rate"]
-    text = (CONFIGS / "transformer" / f"{name}.cfg").read_text()
+    assert config["components"]["transformer"] == part["components"]["transformer"]
+    assert config["initialize"]["components"].get("transformer") == part.get("initialize", {}).get(
+        "components", {}).get("transformer")  # the curated transformer's loaders of weights and word pieces
+    assert set(part["training"]["optimizer"]) == {"learn_rate"}  # the recipe's optimizer, its rate only
+    assert config["training"]["optimizer"]["learn_rate"] == part["training"]["optimizer"]["learn_rate"]
+    text = (CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg").read_text()
     assert "spacy.Tok2VecListener.v1" not in text
     listeners = [c for c in config["components"] if c != "transformer" and "model" in config["components"][c]
                  and "tok2vec" in config["components"][c]["model"]]
     assert listeners, "no model listens to the transformer"
     for component in listeners:
-        listener = config["components"][component]["model"]["tok2vec"]
-        assert listener["@architectures"] == "spacy-transformers.TransformerListener.v1"
-        assert listener["upstream"] == "transformer"
+        assert config["components"][component]["model"]["tok2vec"] == encoder.listener
     # the rest is the CNN config's: the components but their encoder, the corpora, the score weights
     for component in listeners:
         rest = {k: v for k, v in config["components"][component].items() if k != "model"}
@@ -109,16 +114,17 @@ def test_each_transformer_config_is_its_model_on_the_shared_transformer(name):
     assert config["corpora"] == {k: v for k, v in cnn["corpora"].items() if k != "pretrain"}
 
 
-@pytest.mark.parametrize("name", [n for n in TRANSFORMER_MODELS if not n.startswith("own_data")])
-def test_transformer_configs_pass_spacy_debug_config(name, tmp_path):
-    pytest.importorskip("spacy_transformers", reason="spacy-transformers is not installed: "
-                                                     "pip install 'spacy-depner[transformers]'")
+@pytest.mark.parametrize("encoder,name", [(e, n) for e, n in TRANSFORMER_CONFIGS if not n.startswith("own_data")],
+                         ids=lambda x: getattr(x, "extra", x))
+def test_transformer_configs_pass_spacy_debug_config(encoder, name, tmp_path):
+    pytest.importorskip(encoder.package, reason=f"{encoder.package} is not installed: "
+                                                f"pip install 'spacy-depner[{encoder.extra}]'")
     data = PRETRAINED.parents[1]
     if not (data / "models" / "all-MiniLM-L6-v2" / "config.json").is_file():
         pytest.skip(f"no all-MiniLM-L6-v2 under {data}/models (set DEPNER_DATA to the data folder that has models/)")
     from spacy.cli.debug_config import debug_config
 
-    debug_config(CONFIGS / "transformer" / f"{name}.cfg", overrides={"paths.data": str(data)})
+    debug_config(CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg", overrides={"paths.data": str(data)})
 
 
 def test_a_config_without_a_tok2vec_cannot_take_a_transformer():
