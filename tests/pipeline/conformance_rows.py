@@ -13,7 +13,7 @@ import json
 import multiprocessing
 import sys
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional, Tuple
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -30,7 +30,6 @@ class Row(NamedTuple):
     build: Callable[[Path], None]  # trains the pipeline and saves it to the folder
     listens: bool = False  # the component listens to a shared "tok2vec"
     ours: bool = True  # a spacy-depner component (else spaCy's own, the bar)
-    writes_ents: bool = True
 
 
 def dump(doc) -> dict:
@@ -107,10 +106,10 @@ def single(factory: str, steps: int = 20, key: Optional[str] = None):
 
 def build_two_stage(folder: Path):
     """[chain_ner, first_stage_spans, second_stage]: the second stage trained on the gold entities as first stage."""
+    from spacy.util import fix_random_seed
     from test_decoding_settings import CONFIGS
     from test_two_stage import example, second_stage_nlp
     from tiny_corpus import TINY
-    from spacy.util import fix_random_seed
 
     nlp = train_pipeline([("chain_ner", CONFIGS["chain_ner"])], tiny_examples, 20)
     second = second_stage_nlp()
@@ -173,7 +172,7 @@ ROWS = [
     Row("nested_ner_listener", "nested_ner", "nested_ner", build_listener, listens=True),
     Row("own_data_dgm", "dgm_ner", "dgm_ner", build_own_data, listens=True),
     Row("spacy_ner", "ner", "ner", build_ner, listens=True, ours=False),
-    Row("spacy_spancat", "spancat", "spancat", build_spancat, ours=False, writes_ents=False),
+    Row("spacy_spancat", "spancat", "spancat", build_spancat, ours=False),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 

@@ -32,8 +32,8 @@ from spacy.util import load_model_from_config
 from thinc.api import Config
 
 from conformance_rows import BY_NAME, ROWS, TEXTS, assert_same, dump, dumps
-from test_own_data_recipe import SM
 from spacy_depner.pipeline.entity_pipe import ENTITY_COMPONENTS
+from test_own_data_recipe import SM
 
 HERE = Path(__file__).parent
 OWN_DATA = "own_data_dgm"
@@ -349,9 +349,8 @@ FLAT_OURS = [row.name for row in ROWS if row.ours and row.factory in ("chain_ner
 @pytest.mark.parametrize("name", FLAT_OURS)
 @pytest.mark.xfail(strict=True, reason="overwrite_ents: the setting is on its own branch")
 def test_overwrite_ents_replaces_the_entities_set_before(name, baseline, saved):
-    nlp, expected = baseline(name)
-    component = BY_NAME[name].component
-    ruled = with_ruler(saved(name), **{"components": {component: {"overwrite_ents": True}}})
+    nlp, _ = baseline(name)
+    ruled = with_ruler(saved(name), components={BY_NAME[name].component: {"overwrite_ents": True}})
     assert [d["ents"] for d in dumps(ruled, PRESET_TEXTS)] == [d["ents"] for d in dumps(nlp, PRESET_TEXTS)]
 
 
