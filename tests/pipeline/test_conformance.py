@@ -38,21 +38,12 @@ from test_own_data_recipe import SM
 HERE = Path(__file__).parent
 OWN_DATA = "own_data_dgm"
 LISTENING = [row.name for row in ROWS if row.listens]
-WHITESPACE = "whitespace-only entities: the fix is on its own branch"
-PRESET = "entities set before the component: the fix is on its own branch"
-CALLBACK = "the comparable_parser_scores callback is a closure and needs the parser: the fix is on its own branch"
 EDGE = ["", "  \n ", "Paris", "!?! ... ,;: !", " ".join(["Mary lives in Paris and John Smith visited New York ."] * 30),
         "Mary\n\nSmith lives in\n\nParis , John \n\n visited\n\n New York"]
 
 
 ALL = [row.name for row in ROWS]
 OURS = {row.name for row in ROWS if row.ours}
-
-
-def xfail_for(rows, reason, names=ALL):
-    """``names`` as parameters, those in ``rows`` marked xfail (strict: they flip when fixed)."""
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) if name in rows else name
-            for name in names]
 
 
 @pytest.fixture(scope="session")
@@ -96,7 +87,7 @@ def test_the_table_has_a_row_for_every_registered_component_and_the_two_stage_pi
     assert {row.factory for row in ROWS if not row.ours} == {"ner", "spancat"}
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK))
+@pytest.mark.parametrize("name", ALL)
 def test_pickle(name, baseline):
     nlp, expected = baseline(name)
     assert_same(dumps(pickle.loads(pickle.dumps(nlp))), expected)
@@ -152,7 +143,7 @@ def others(name, baseline):
     return [pipe for pipe in baseline(name)[0].pipe_names if pipe != BY_NAME[name].component]
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK))
+@pytest.mark.parametrize("name", ALL)
 def test_load_with_each_other_component_disabled_and_enable_it_again(name, baseline, saved):
     _, expected = baseline(name)
     for other in others(name, baseline):
@@ -163,7 +154,7 @@ def test_load_with_each_other_component_disabled_and_enable_it_again(name, basel
         assert_same(dumps(nlp), expected)
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK))
+@pytest.mark.parametrize("name", ALL)
 def test_load_with_each_other_component_excluded(name, baseline, saved):
     for other in others(name, baseline):
         nlp = spacy.load(saved(name), exclude=[other])
@@ -171,7 +162,7 @@ def test_load_with_each_other_component_excluded(name, baseline, saved):
         run_or_clear_error(nlp)
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK))
+@pytest.mark.parametrize("name", ALL)
 def test_load_enabling_all_but_each_other_component(name, baseline, saved):
     for other in others(name, baseline):
         nlp = spacy.load(saved(name), enable=[p for p in baseline(name)[0].pipe_names if p != other])
@@ -198,7 +189,7 @@ def in_processes(saved, tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK))
+@pytest.mark.parametrize("name", ALL)
 def test_two_processes_under_spawn_give_the_output_of_one(name, baseline, in_processes):
     got = in_processes("spawn", name)
     assert not isinstance(got, str), got
@@ -259,7 +250,7 @@ def test_replace_listeners_gives_the_same_output_without_the_tok2vec(name, basel
     assert_same(dumps(nlp), expected)
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK, LISTENING))
+@pytest.mark.parametrize("name", LISTENING)
 def test_an_nlp_with_replaced_listeners_pickles(name, baseline, saved):
     _, expected = baseline(name)
     nlp = spacy.load(saved(name))
@@ -267,7 +258,7 @@ def test_an_nlp_with_replaced_listeners_pickles(name, baseline, saved):
     assert_same(dumps(pickle.loads(pickle.dumps(nlp))), expected)
 
 
-@pytest.mark.parametrize("name", xfail_for({OWN_DATA}, CALLBACK, LISTENING))
+@pytest.mark.parametrize("name", LISTENING)
 def test_sourcing_with_replace_listeners_gives_the_same_output_and_pickles(name, baseline, saved):
     nlp, expected = baseline(name)
     component = BY_NAME[name].component
@@ -318,7 +309,7 @@ def test_edge_inputs_run(name, baseline):
     assert len(nlp(EDGE[4])) >= 300
 
 
-@pytest.mark.parametrize("name", xfail_for(OURS, WHITESPACE))
+@pytest.mark.parametrize("name", ALL)
 def test_no_entity_or_span_is_only_whitespace(name, baseline):
     nlp, _ = baseline(name)
     for doc in nlp.pipe(EDGE):
@@ -334,7 +325,7 @@ def with_ruler(folder, **overrides):
 PRESET_TEXTS = [text for text in TEXTS if "Paris" in text]
 
 
-@pytest.mark.parametrize("name", xfail_for(OURS, PRESET))
+@pytest.mark.parametrize("name", ALL)
 def test_entities_set_before_the_component_are_kept(name, saved):
     for doc in with_ruler(saved(name)).pipe(PRESET_TEXTS):
         preset = [(t.i, t.i + 1, "MISC") for t in doc if t.text == "Paris"]
@@ -347,14 +338,12 @@ FLAT_OURS = [row.name for row in ROWS if row.ours and row.factory in ("chain_ner
 
 
 @pytest.mark.parametrize("name", FLAT_OURS)
-@pytest.mark.xfail(strict=True, reason="overwrite_ents: the setting is on its own branch")
 def test_overwrite_ents_replaces_the_entities_set_before(name, baseline, saved):
     nlp, _ = baseline(name)
     ruled = with_ruler(saved(name), components={BY_NAME[name].component: {"overwrite_ents": True}})
     assert [d["ents"] for d in dumps(ruled, PRESET_TEXTS)] == [d["ents"] for d in dumps(nlp, PRESET_TEXTS)]
 
 
-@pytest.mark.xfail(strict=True, reason=CALLBACK)
 def test_the_own_data_parser_still_scores_on_trees_of_its_own_scheme_after_load(saved):
     nlp = spacy.load(saved(OWN_DATA))
     examples = [Example(nlp.make_doc(doc.text), doc) for doc in nlp.pipe(TEXTS)]
