@@ -274,13 +274,14 @@ def component_inputs(nlp, name: str, examples: Sequence) -> List:
 
 
 def decode(pipe, docs: Sequence, **settings) -> List:
-    """The Docs annotated by the component ``pipe`` alone, with ``settings``
-    in ``pipe.settings`` for the time of the decoding (restored after);
-    the component overwrites what it wrote to the Docs before."""
+    """Copies of the Docs annotated by the component ``pipe`` alone, with
+    ``settings`` in ``pipe.settings`` for the time of the decoding (restored
+    after). Each decoding starts from the inputs (a component keeps the
+    entities a Doc already has, so it must not see those of an earlier decoding)."""
     saved = {key: pipe.settings[key] for key in settings}
     pipe.settings.update(settings)
     try:
-        return list(pipe.pipe(docs))
+        return list(pipe.pipe([doc.copy() for doc in docs]))
     finally:
         pipe.settings.update(saved)
 
