@@ -2,8 +2,9 @@
 sentence order, else by the words of each sentence (``read_uner_corpus``).
 
 The IOB2 files (``index  token  label  [-  annotator]``) follow the UD syntactic
-words. Labels outside the kept types (``B-OTH``/``I-OTH`` and the stray ``B-O``
-of the legacy UNER train file) are read as O; an ``I-X`` that does not continue
+words. Labels outside the kept types (e.g. ``B-OTH``/``I-OTH``; every type is
+kept when ``labels`` is None), and the stray ``B-O`` of the legacy UNER train
+file, are read as O; an ``I-X`` that does not continue
 an entity of type X starts one (such repairs are counted).
 
 Examples are single sentences, or with ``whole_documents`` whole CoNLL-U
@@ -102,13 +103,15 @@ def _raise_token_fault(where: str, line: str, expected: int) -> None:
     raise ValueError(f"{where}: token {columns[0]} is empty (column 2)")
 
 
-def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], int, Dict[str, int]]:
-    """Valid IOB2 over ``labels``: other types become O; an I-X that does not
-    continue an X starts one. Returns (tags, repairs, removed label counts)."""
+def clean_tags(tags: Sequence[str], labels: Optional[Sequence[str]]) -> Tuple[List[str], int, Dict[str, int]]:
+    """Valid IOB2 over ``labels`` (None: every type but the stray ``O``):
+    other types become O; an I-X that does not continue an X starts one.
+    Returns (tags, repairs, removed label counts)."""
     out, repairs, removed, previous = [], 0, {}, "O"
     for tag in tags:
         prefix, _, kind = tag.partition("-")
-        if tag == "O" or kind not in labels or prefix not in ("B", "I"):
+        kept = kind not in ("", "O") if labels is None else kind in labels
+        if tag == "O" or not kept or prefix not in ("B", "I"):
             if tag != "O":
                 removed[tag] = removed.get(tag, 0) + 1
             out.append("O")
@@ -122,9 +125,9 @@ def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], i
     return out, repairs, removed
 
 
-def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UNERCorpus:
+def read_uner_corpus(conllu, iob2, labels: Optional[Sequence[str]] = DEFAULT_LABELS) -> UNERCorpus:
     """Join an IOB2 file with a CoNLL-U file of the same sentences; the corpus
-    is in CoNLL-U order. Each IOB2 sentence is matched, in this order:
+    is in CoNLL-U order, its entities of the types ``labels`` (None: every type). Each IOB2 sentence is matched, in this order:
 
     1. by ``# sent_id``: the CoNLL-U sentence of the same id, if it has the same words;
     2. by order: when the sentences left on both sides are as many and have
