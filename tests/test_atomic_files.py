@@ -142,7 +142,7 @@ def test_a_partial_is_resumed_only_with_the_same_settings(tmp_path):
     assert check_manifest(final, settings, restart=False) is True
     other = {"format": "jsonl", "input": {"size": 11}}
     with pytest.raises(ValueError, match=r"out.jsonl.partial was left by a run with other input: rerun with the "
-                                         r"same arguments.*or delete .*out.jsonl.partial and .*--overwrite"):
+                                         r"same arguments.*or delete .*out.jsonl.partial and .*--force"):
         check_manifest(final, other, restart=False)
     assert partial_path(final).read_text() == "1\n2\n"
     manifest_path(final).unlink()

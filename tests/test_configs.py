@@ -59,6 +59,10 @@ def test_each_composed_config_builds_its_pipeline(part):
         config["paths"]["pretrained"] = str(PRETRAINED)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     assert nlp.pipe_names == list(config["nlp"]["pipeline"])
+    # spaCy's SCORE (the weights it combines from the components' defaults and the config) is the entity F
+    # alone: a sentencizer's sents_f, or spancat's default spans_sc_f, would halve it
+    weighted = {name for name, weight in nlp.config["training"]["score_weights"].items() if weight}
+    assert weighted in ({"ents_f"}, {"f_nested_ner"}), weighted
 
 
 def test_a_part_without_its_recipe_line_is_refused(tmp_path):

@@ -77,11 +77,11 @@ def input_kind(path: Path) -> str:
     return kind
 
 
-def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str) -> Iterator[Tuple[str, Meta]]:
+def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str, text_key: str = "text") -> Iterator[Tuple[str, Meta]]:
     """The (text, meta) records of a text or JSONL binary stream whose lines
     end in \\n or \\r\\n (a UTF-8 byte order mark is dropped); ``path`` names the
     file in the ValueError of a bad line (``file:line``): not UTF-8, not one
-    JSON object, or without a string ``"text"``."""
+    JSON object, or without a string under ``text_key``."""
     if kind not in (TEXT, JSONL):
         raise ValueError(f"read_lines reads {TEXT!r} or {JSONL!r} input, not {kind!r}")
     for number, raw in enumerate(stream, 1):
@@ -97,39 +97,42 @@ def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str) -> Iterator
         if kind == TEXT:
             yield line, {}
         elif line.strip():
-            yield parse_jsonl_line(line, f"{path}:{number}")
+            yield parse_jsonl_line(line, f"{path}:{number}", text_key)
 
 
-def parse_jsonl_line(line: str, where: str) -> Tuple[str, Meta]:
-    """(text, meta) of one JSONL line ``{"text": ..., other keys}``; ``where``
-    (``file:line``) names it in the ValueError of a bad line."""
+def parse_jsonl_line(line: str, where: str, text_key: str = "text") -> Tuple[str, Meta]:
+    """(text, meta) of one JSONL line ``{text_key: ..., other keys}``;
+    ``where`` (``file:line``) names it in the ValueError of a bad line."""
+    example = json.dumps({text_key: "..."})
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}: not valid JSON ({error}); each line must be one JSON object "
-                         "such as {\"text\": \"...\"}") from None
+                         f"such as {example}") from None
     if not isinstance(record, dict):
         raise ValueError(f"{where}: a JSON {type(record).__name__}, not an object; each line must be "
-                         "one JSON object such as {\"text\": \"...\"}")
-    if "text" not in record:
-        raise ValueError(f"{where}: no \"text\" key (keys: {sorted(record)}); add the document's text "
-                         "as \"text\" (other keys are kept as metadata)")
-    text = record.pop("text")
+                         f"one JSON object such as {example}")
+    if text_key not in record:
+        raise ValueError(f"{where}: no {json.dumps(text_key)} key (keys: {sorted(record)}); add the document's "
+                         f"text as {json.dumps(text_key)}, or name its key with --text-key (other keys are kept "
+                         "as metadata)")
+    text = record.pop(text_key)
     if not isinstance(text, str):
         kind = {int: "a number", float: "a number", bool: "true or false", list: "a list", dict: "an object",
                 type(None): "null"}.get(type(text), type(text).__name__)
-        raise ValueError(f"{where}: \"text\" is {kind} ({json.dumps(text)[:40]}), not a string; give the "
-                         "document's text as a JSON string, e.g. {\"text\": \"...\"}")
+        raise ValueError(f"{where}: {json.dumps(text_key)} is {kind} ({json.dumps(text)[:40]}), not a string; "
+                         f"give the document's text as a JSON string, e.g. {example}")
     return text, record
 
 
-def read_input(path: Path, vocab: Vocab) -> Iterator[Tuple[Union[str, Doc], Meta]]:
-    """Stream the (text or Doc, meta) records of an input (see ``input_kind``),
-    one line or one DocBin file in memory at a time."""
+def read_input(path: Path, vocab: Vocab, text_key: str = "text") -> Iterator[Tuple[Union[str, Doc], Meta]]:
+    """Stream the (text or Doc, meta) records of an input (see ``input_kind``;
+    a JSONL file's text under ``text_key``), one line or one DocBin file in
+    memory at a time."""
     kind = input_kind(path)
     if kind != DOCBIN:
         with open(path, "rb") as stream:
-            yield from read_lines(stream, path, kind)
+            yield from read_lines(stream, path, kind, text_key)
         return
     for file in walk_corpus(path, ".spacy") if Path(path).is_dir() else [Path(path)]:
         try:
@@ -201,7 +204,7 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
         if output.is_dir():
             raise ValueError(f"OUTPUT {output} is a directory: give a {output.suffix} file path")
         if output.exists() and not overwrite:
-            raise ValueError(f"OUTPUT {output} exists: pass --overwrite to replace it, or choose another path")
+            raise ValueError(f"OUTPUT {output} exists: pass --force to replace it, or choose another path")
         return JSONL if output.suffix.lower() == ".jsonl" else DOCBIN_FILE
     if output.suffix and not output.is_dir():
         raise ValueError(f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, a .spacy file "
@@ -210,7 +213,7 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
         raise ValueError(f"OUTPUT {output} is a file: DocBin output is a directory of shards; choose a directory path")
     if output.is_dir() and any(output.iterdir()):
         if not overwrite:
-            raise ValueError(f"OUTPUT directory {output} is not empty: pass --overwrite to replace its shards, "
+            raise ValueError(f"OUTPUT directory {output} is not empty: pass --force to replace its shards, "
                              "or choose another path")
         others = [p for p in output.rglob("*") if p.is_file() and p.suffix != ".spacy"]
         if others:
@@ -225,8 +228,16 @@ class JsonlFile:
     (``done`` of them; a torn last line is cut)."""
 
     def __init__(self, path: Path, resume: bool = False):
+        self.path = path
         self.done = complete_lines(path) if resume else 0
         self.file = open(path, "a" if resume else "w", encoding="utf8")
+
+    def done_records(self, vocab: Vocab) -> Iterator[Tuple[str, Meta]]:
+        """(text, meta) of each document the file holds."""
+        with open(self.path, encoding="utf8") as lines:
+            for line in itertools.islice(lines, self.done):
+                record = json.loads(line)
+                yield record["text"], record["meta"]
 
     def write(self, doc: Doc, meta: Meta) -> None:
         self.file.write(json_line(doc, meta) + "\n")
@@ -254,6 +265,12 @@ class DocBinShards:
                 self.shards += 1
         self.done = self.shards * shard_size
         self.docs = DocBin(store_user_data=True)
+
+    def done_records(self, vocab: Vocab) -> Iterator[Tuple[str, Meta]]:
+        """(text, meta) of each document of the shards written."""
+        for number in range(self.shards):
+            for doc in DocBin().from_disk(self.directory / SHARD_PATTERN.format(number)).get_docs(vocab):
+                yield doc.text, doc.user_data.get("meta") or {}
 
     def write(self, doc: Doc, meta: Meta) -> None:
         if meta:
@@ -290,15 +307,40 @@ def merge_shards(directory: Path, output: Path) -> None:
         merged.to_disk(temporary)
 
 
-def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int) -> Dict[str, Any]:
+def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int, text_key: str = "text") -> Dict[str, Any]:
     """What determines the output of ``annotate_corpus`` (not ``n_process``
-    or ``batch_size``): the output format and shard size, the input's and
-    the pipeline's ``path_fingerprint`` (a pipeline not loaded from disk:
-    the SHA-256 of its bytes)."""
+    or ``batch_size``): the output format and shard size, the input's path
+    and text key, the pipeline's ``path_fingerprint`` (a pipeline not loaded
+    from disk: the SHA-256 of its bytes). The input's content is checked
+    where it matters, document by document (``check_done_prefix``)."""
     pipeline = path_fingerprint(nlp.path) if nlp.path is not None else \
         {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
     return {"format": kind, "shard_size": shard_size if kind != JSONL else None,
-            "input": path_fingerprint(input_path), "pipeline": pipeline}
+            "input": str(Path(input_path).resolve()), "text_key": text_key, "pipeline": pipeline}
+
+
+def as_json(meta: Meta) -> str:
+    """The meta as canonical JSON (a DocBin gives back its lists as tuples)."""
+    return json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def check_done_prefix(records: Iterator[Tuple[Union[str, Doc], Meta]], done: Iterable[Tuple[str, Meta]],
+                      input_path: Path, partial: Path) -> None:
+    """Read from the input ``records`` one record per document ``done`` (the
+    (text, meta) a resumed partial holds) and check each is unchanged: a
+    corrected input resumes when the documents done are as they were; one
+    that differs (or an input cut short) is a ValueError naming it."""
+    number = 0
+    for number, (text, meta) in enumerate(done, 1):
+        item, input_meta = next(records, (None, None))
+        if item is None:
+            raise ValueError(f"{input_path} holds {number - 1} documents, fewer than the {partial} being resumed: "
+                             "give the input it was made from, or pass --force to start again")
+        input_text = item.text if isinstance(item, Doc) else item
+        if input_text != text or as_json(input_meta) != as_json(meta):
+            raise ValueError(f"{input_path}: document {number} is not the one {partial} holds for it ({text[:40]!r}, "
+                             f"now {input_text[:40]!r}): the documents already done must stay as they were to resume "
+                             "(later ones may change); restore it, or pass --force to start again")
 
 
 def word_progress(enabled: bool = True) -> tqdm:
@@ -322,13 +364,15 @@ def run_summary(docs: int, words: int, started: float, output: Path) -> Dict[str
 
 
 def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process: int = 1, batch_size: int = 256,
-                    shard_size: int = 1000, overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
+                    shard_size: int = 1000, overwrite: bool = False, progress: bool = True,
+                    text_key: str = "text") -> Dict[str, Any]:
     """Annotate every document of ``input_path`` with ``nlp.pipe(n_process,
     batch_size)`` and write them to ``output`` (JSONL or DocBin shards, see
     the module docstring) as they come, in input order, through its
     partial; the same bytes for any ``n_process``, and after a resume. A
-    partial left with other settings is a ValueError, or, with
-    ``overwrite``, discarded. Returns ``run_summary`` of the documents this
+    partial left with other settings, or whose documents the input no
+    longer starts with (``check_done_prefix``), is a ValueError, or, with
+    ``overwrite``, discarded (so is any partial). A JSONL input's text is under ``text_key``. Returns ``run_summary`` of the documents this
     run annotated (time from the first document read to the last one
     written) and ``"docs_kept"``, those found in the partial."""
     if min(n_process, batch_size, shard_size) < 1:
@@ -336,11 +380,15 @@ def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process:
                          "give at least 1 for each")
     input_kind(input_path)
     kind = output_kind(output, overwrite, [input_path])
-    resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size), restart=overwrite)
+    if overwrite:  # start again, also from a partial of the same settings
+        discard_partial(output)
+    resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size, text_key), restart=overwrite)
     partial = partial_path(output)
     writer = JsonlFile(partial, resume) if kind == JSONL else DocBinShards(partial, shard_size, resume)
     started, n_docs, n_words = time.perf_counter(), 0, 0
-    records = itertools.islice(read_input(input_path, nlp.vocab), writer.done, None)
+    records = read_input(input_path, nlp.vocab, text_key)
+    if writer.done:
+        check_done_prefix(records, writer.done_records(nlp.vocab), input_path, partial)
     complete = False
     try:
         with word_progress(progress) as bar:

@@ -30,7 +30,8 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
-from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, partial_path
+from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, partial_path, \
+    path_fingerprint
 from .corpus import JSONL, LINE_BREAKS, Meta, output_kind, read_input, run_settings, run_summary, word_progress, \
     progress_step
 
@@ -64,7 +65,9 @@ def rank_corpus(nlp: Language, input_path: Path, output: Path, *, measure: str =
     pipe = only_entity_pipe(nlp, component)
     if output_kind(output, overwrite, [input_path]) != JSONL:
         raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
-    settings = {**run_settings(nlp, input_path, JSONL, 0), "measure": measure, "component": pipe.name}
+    # the whole input's fingerprint: a ranked partial holds no record of the documents it read
+    settings = {**run_settings(nlp, input_path, JSONL, 0), "input": path_fingerprint(input_path), "measure": measure,
+                "component": pipe.name}
     resume = check_manifest(output, settings, restart=overwrite)
     partial = partial_path(output)
     done = complete_lines(partial) if resume else 0

@@ -60,7 +60,7 @@ class PipelineAnnotator:
         return {"json": np.array(lines, dtype=object), "words": np.array(words, dtype=np.int64)}
 
 
-def line_records(path: str, kind: str, rows_per_block: int):
+def line_records(path: str, kind: str, rows_per_block: int, text_key: str = "text"):
     """A Ray datasource of the (text, meta as JSON) records of a text or
     JSONL file, read by ``read_lines`` (errors name file:line) and handed to
     Ray ``rows_per_block`` rows at a time (Ray merges them into blocks of up
@@ -71,7 +71,7 @@ def line_records(path: str, kind: str, rows_per_block: int):
     class LineRecords(FileBasedDatasource):
         def _read_stream(self, stream, file: str) -> Iterator[Any]:
             texts, metas = [], []
-            for text, meta in read_lines(io.BufferedReader(stream), file, kind):
+            for text, meta in read_lines(io.BufferedReader(stream), file, kind, text_key):
                 texts.append(text)
                 metas.append(json.dumps(meta, ensure_ascii=False))
                 if len(texts) == rows_per_block:
@@ -112,8 +112,8 @@ def ray_error(error: BaseException) -> BaseException:
 
 def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], output: Path, *, actors: int = 2,
                  batch_size: int = 256, cpus_per_actor: float = 1, address: Optional[str] = None,
-                 overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
-    """Annotate a text or JSONL corpus with ``actors`` Ray actors running
+                 overwrite: bool = False, progress: bool = True, text_key: str = "text") -> Dict[str, Any]:
+    """Annotate a text or JSONL corpus (its text under ``text_key``) with ``actors`` Ray actors running
     ``pipeline`` (a path or package name) on batches of ``batch_size``
     documents, into the JSONL file ``output``, in input order. Uses the
     Ray instance this process has initialized, else connects to ``address``
@@ -138,7 +138,7 @@ def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], outpu
     started, n_docs, n_words = time.perf_counter(), 0, 0
     try:
         # reading takes no CPU of the actors' (else a read task can wait for one forever)
-        records = ray.data.read_datasource(line_records(path, kind, batch_size), num_cpus=0)
+        records = ray.data.read_datasource(line_records(path, kind, batch_size, text_key), num_cpus=0)
         annotated = records.map_batches(
             PipelineAnnotator, fn_constructor_kwargs={"pipeline": pipeline, "batch_size": batch_size},
             batch_size=batch_size, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),

@@ -10,7 +10,7 @@ import typer
 
 from ..annotation.corpus import annotate_corpus, input_kind
 from ..util.pipelines import load_pipeline
-from .arguments import PIPELINE_HELP
+from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT_KEY_HELP, import_code
 from ..annotation.ray_data import ray_annotate
 
 INPUT_HELP = ("Corpus: .txt (one document per line), .jsonl ({\"text\": ...} per line, other keys kept as "
@@ -22,11 +22,14 @@ def apply(
     input_path: Path = typer.Argument(..., metavar="INPUT", help=INPUT_HELP),
     output: Path = typer.Argument(..., metavar="OUTPUT",
                                   help="A .jsonl file of records, a .spacy file (one DocBin, as spacy apply writes), or a directory for DocBin shards"),
-    n_process: int = typer.Option(1, min=1, help="Processes of nlp.pipe (the output is the same for any number)"),
-    batch_size: int = typer.Option(256, min=1, help="Documents per batch of nlp.pipe"),
+    code: Optional[Path] = typer.Option(None, "--code", "-c", help=CODE_HELP),
+    text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
+    force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run the pipeline on, or -1 for the CPU"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch of nlp.pipe"),
+    n_process: int = typer.Option(1, "--n-process", "-n", min=1,
+                                  help="Processes of nlp.pipe (the output is the same for any number)"),
     shard_size: int = typer.Option(1000, min=1, help="Documents per DocBin shard (directory OUTPUT)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT, and restart instead of "
-                                   "refusing an OUTPUT.partial left by a run with other arguments"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Run a pipeline over a corpus, as spacy apply; resumable.
@@ -35,11 +38,17 @@ def apply(
     DocBin (.spacy, as `spacy apply`), or DocBin shards of at most
     --shard-size documents, in input order. They go to OUTPUT.partial,
     renamed to OUTPUT when complete; an interrupted run, rerun with the same
-    arguments, continues from there. Prints docs, words and words/s."""
+    arguments, continues from there, also after later lines of INPUT were
+    corrected (the documents already done must be unchanged). Prints docs,
+    words and words/s. The options of `spacy apply` have its names."""
+    from spacy.cli._util import setup_gpu
+
     input_kind(input_path)
+    import_code(code)
+    setup_gpu(gpu_id, silent=True)
     nlp = load_pipeline(pipeline)
     summary = annotate_corpus(nlp, input_path, output, n_process=n_process, batch_size=batch_size,
-                              shard_size=shard_size, overwrite=overwrite, progress=progress)
+                              shard_size=shard_size, overwrite=force, progress=progress, text_key=text_key)
     typer.echo(json.dumps(summary, indent=2))
 
 
@@ -48,12 +57,13 @@ def apply_ray(
     input_path: str = typer.Argument(..., metavar="INPUT", help="Corpus: .txt or .jsonl file, or a URI "
                                      "such as s3://bucket/corpus.jsonl, readable on every Ray node"),
     output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of records (written by this machine)"),
+    text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
+    force: bool = typer.Option(False, *FORCE_FLAGS, help="Replace an existing OUTPUT (--overwrite: the same)"),
     actors: int = typer.Option(2, min=1, help="Ray actors, each loading the pipeline once"),
-    batch_size: int = typer.Option(256, min=1, help="Documents per batch (per call of an actor)"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch (per call of an actor)"),
     cpus_per_actor: float = typer.Option(1.0, help="CPUs Ray reserves for each actor"),
     address: Optional[str] = typer.Option(None, help="Ray cluster address (default: RAY_ADDRESS, else a new "
                                           "local Ray instance on this machine)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Run a pipeline over a corpus on a Ray cluster.
@@ -62,5 +72,6 @@ def apply_ray(
     this machine writes the same JSONL records as `apply`, in input order. Prints docs, words and words/s (including
     the actors' start)."""
     summary = ray_annotate(pipeline, input_path, output, actors=actors, batch_size=batch_size,
-                           cpus_per_actor=cpus_per_actor, address=address, overwrite=overwrite, progress=progress)
+                           cpus_per_actor=cpus_per_actor, address=address, overwrite=force, progress=progress,
+                           text_key=text_key)
     typer.echo(json.dumps(summary, indent=2))

@@ -1,7 +1,8 @@
 """The arguments every command spells the same way: PIPELINE (a saved
 directory or an installed package), DATA (a file whose suffix gives its
 format), --iob2 (the UNER entities of a .conllu DATA), --parser,
---spans-key, and the nested corpora told apart by suffix."""
+--spans-key, the nested corpora told apart by suffix, and the flags the
+annotating commands share with ``spacy apply`` (--force/-F, --code/-c)."""
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -13,6 +14,12 @@ DATA_HELP = (".conllu (UD CoNLL-U: with --iob2, its UNER entities; alone, UD Eng
 IOB2_HELP = "UNER IOB2 file with the entities of a .conllu DATA (joined on # sent_id)"
 SPANS_KEY_HELP = "DocBin data: span group of the gold spans (default: doc.ents, else the one span group)"
 PARSER_HELP = "Parser pipeline (directory or package) whose trees replace the data's gold trees"
+# spacy apply's --force/-F; --overwrite, the earlier name, still works.
+FORCE_FLAGS = ("--force", "-F", "--overwrite")
+RESTART_HELP = ("Replace an existing OUTPUT, and start again instead of resuming or refusing an OUTPUT.partial "
+                "(--overwrite: the same)")
+CODE_HELP = "Python file with additional code (registered functions) to import before loading PIPELINE"
+TEXT_KEY_HELP = "Key of the text in each line of a .jsonl INPUT (the other keys are kept as metadata)"
 NESTED_HELP = ".jsonl (GENIA JSON lines) or .conllu (UD English-GUM, its nested mentions in Entity=)"
 
 
@@ -24,3 +31,15 @@ def nested_data(data: Path) -> Tuple[Optional[Path], Optional[Path]]:
     if kind not in ("genia", "gum"):
         raise ValueError(f"DATA {data} is a {kind} file: give {NESTED_HELP}")
     return (Path(data), None) if kind == "genia" else (None, Path(data))
+
+
+def import_code(path: Optional[Path]) -> None:
+    """Import the Python file ``path`` (``--code``), as spaCy's commands do;
+    None: nothing. A missing file is a ValueError naming it."""
+    from spacy.util import import_file
+
+    if path is None:
+        return
+    if not Path(path).is_file():
+        raise ValueError(f"--code {path}: no such Python file (check the path)")
+    import_file("python_code", path)

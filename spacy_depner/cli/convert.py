@@ -12,9 +12,9 @@ import typer
 
 from ..util.atomic_files import atomic_folder_contents, atomic_path
 from ..util.progress import progress
-from ..readers.docbins import conllu_iob2_docs, genia_docs, gum_docs, write_docbin
+from ..readers.docbins import genia_docs, gum_docs, uner_docs, write_docbin
 from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
-from ..readers.uner import DEFAULT_LABELS
+from ..readers.uner import DEFAULT_LABELS, read_uner_corpus
 
 
 class ConvertFormat(str, Enum):
@@ -33,6 +33,10 @@ def convert(
     labels: str = typer.Option(",".join(DEFAULT_LABELS), help="conllu-iob2: entity labels kept, comma-separated (others read as O)"),
     spans_key: str = typer.Option("nested_ner", help="genia, gum: span group of the mentions (nested_ner's default spans_key)"),
     documents: bool = typer.Option(False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"),
+    shared: bool = typer.Option(False, "--shared", help="conllu-iob2: keep only the sentences both files have (e.g. "
+                                "a slice of one joined with the whole other), printing how many of each were dropped"),
+    limit: int = typer.Option(0, min=0, help="Write only the first LIMIT Docs (sentences, or documents with "
+                              "--documents; 0: all): a small slice for a first try"),
     split: str = typer.Option(",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"),
 ) -> None:
     """Convert CoNLL-U + IOB2, GENIA or GUM to DocBin or JSONL.
@@ -45,6 +49,10 @@ def convert(
     renamed when complete: an interrupted run leaves the previous files."""
     if iob2 is not None and format != ConvertFormat.conllu_iob2:
         raise typer.BadParameter(f"--iob2 goes with conllu-iob2, not {format.value}")
+    if shared and format != ConvertFormat.conllu_iob2:
+        raise typer.BadParameter(f"--shared goes with conllu-iob2, not {format.value}: only it joins two files")
+    if limit and format == ConvertFormat.genia_xml:
+        raise typer.BadParameter("--limit goes with the formats written to a DocBin, not genia-xml (use --split)")
     if documents and format not in (ConvertFormat.conllu_iob2, ConvertFormat.gum):
         raise typer.BadParameter(f"--documents goes with conllu-iob2 or gum: {format.value} is read one sentence per Doc")
     if format == ConvertFormat.genia_xml:
@@ -58,18 +66,22 @@ def convert(
         raise typer.BadParameter(f"OUTPUT {output} must be a .spacy file (spacy.Corpus.v1 reads only those)")
     if output.is_dir():
         raise typer.BadParameter(f"OUTPUT {output} is a folder: give a file name ending in .spacy")
-    vocab = spacy.blank("en").vocab
+    vocab, extra = spacy.blank("en").vocab, {}
     if format == ConvertFormat.conllu_iob2:
         if iob2 is None:
             raise typer.BadParameter("conllu-iob2 needs --iob2 FILE: the UNER IOB2 entities of the CoNLL-U sentences")
         kept = [label.strip() for label in labels.split(",") if label.strip()]
         if not kept:
             raise typer.BadParameter(f"--labels must name at least one entity label, not {labels!r}")
-        docs = conllu_iob2_docs(vocab, input, iob2, kept, documents)
+        corpus = read_uner_corpus(input, iob2, kept, shared)
+        docs = uner_docs(vocab, corpus, documents)
+        if shared:
+            extra["dropped_sentences"] = corpus.dropped
     elif format == ConvertFormat.genia:
         docs = genia_docs(vocab, input, spans_key)
     else:
         docs = gum_docs(vocab, input, spans_key, documents)
+    docs = docs[:limit] if limit else docs
     with atomic_path(output) as temporary:
         summary = write_docbin(progress(docs, len(docs), "Docs written"), temporary)
-    typer.echo(json.dumps({"output": str(output), **summary.as_dict()}, indent=2))
+    typer.echo(json.dumps({"output": str(output), **summary.as_dict(), **extra}, indent=2))

@@ -7,33 +7,49 @@ from typing import Optional
 import typer
 
 from ..util.atomic_files import atomic_path
-from ..evaluation.corpus_scores import evaluate_pipeline, nested_scores
+from ..evaluation.corpus_scores import evaluate_docbin, evaluate_pipeline, nested_scores
+from ..evaluation.setting_search import data_kind
 from .arguments import IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, nested_data
+
+
+SCORING = ("Scored as spaCy's Scorer does: the gold and predicted {what} of every label, right when boundaries "
+           "and label match; the output names the labels (\"labels\") and the tokens (\"tokens\") scored.")
 
 
 def evaluate(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
-    data: Path = typer.Argument(..., metavar="DATA", help="UD CoNLL-U file (.conllu: words, gold trees) of --iob2's sentences"),
-    iob2: Path = typer.Option(..., help=IOB2_HELP),
+    data: Path = typer.Argument(..., metavar="DATA", help=".conllu (UD CoNLL-U: words, gold trees; its entities "
+                                "in --iob2) or .spacy (DocBin: the entities in doc.ents)"),
+    iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
     output: Optional[Path] = typer.Option(None, help="JSON file to write, with per-sentence (TP, FP, FN) counts (default: print only)"),
-    limit: int = typer.Option(0, help="Score only the first LIMIT sentences (0: all)"),
+    limit: int = typer.Option(0, help="Score only the first LIMIT sentences, or Docs of a DocBin (0: all)"),
 ) -> None:
-    """Score flat entities on CoNLL-U + IOB2: P/R/F, words/s.
+    """Score flat entities (CoNLL-U + IOB2 or DocBin): P/R/F.
 
     Prints P/R/F overall and per label, words/s, and with --parser that
     parser's UAS/LAS; --output also holds the per-sentence (TP, FP, FN)
-    counts that the significance tests read. For a DocBin, use spaCy's own
-    `spacy evaluate`."""
-    if Path(data).suffix.lower() != ".conllu":
-        raise ValueError(f"DATA {data} is no .conllu file: evaluate reads a UD CoNLL-U file with --iob2 (for a "
-                         ".spacy DocBin use `spacy evaluate`, for nested mentions `evaluate-nested`)")
-    result = evaluate_pipeline(pipeline, data, iob2, parser, limit=limit)
+    counts that the significance tests read. Every entity type of the IOB2
+    file is read. {scoring} Tokens: the data's own, as `spacy evaluate
+    --gold-preproc`."""
+    kind = data_kind(data, iob2)
+    if kind == "uner":
+        result = evaluate_pipeline(pipeline, data, iob2, parser, labels=None, limit=limit)
+    elif kind == "docbin":
+        result = evaluate_docbin(pipeline, data, parser, limit=limit)
+    elif kind == "gum":
+        raise ValueError(f"DATA {data} is a .conllu file without --iob2: give --iob2 FILE with its UNER entities "
+                         "(for the nested mentions of UD English-GUM use evaluate-nested)")
+    else:
+        raise ValueError(f"DATA {data} is GENIA JSON lines, nested mentions: score them with evaluate-nested")
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
     if output:
         with atomic_path(output) as temporary:
             temporary.write_text(json.dumps(result), encoding="utf8")
     typer.echo(json.dumps(summary, indent=2))
+
+
+evaluate.__doc__ = evaluate.__doc__.format(scoring=SCORING.format(what="entities"))
 
 
 def evaluate_nested(
@@ -42,17 +58,28 @@ def evaluate_nested(
     data: Path = typer.Argument(..., metavar="DATA", help=NESTED_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP + " (GUM only: GENIA has no trees)"),
     spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
+    retokenize: bool = typer.Option(False, "--retokenize/--gold-preproc",
+                                    help="Score on the text re-tokenized by the pipeline's tokenizer, the gold "
+                                    "mentions aligned to it, as `spacy evaluate` (and spacy train's dev scores); "
+                                    "default: on the data's own tokens, as `spacy evaluate --gold-preproc`"),
     output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
 ) -> None:
     """Score nested mentions on GENIA or GUM: P/R/F, words/s.
 
     On GUM with its gold trees, or with --parser's (its time excluded, its
-    UAS/LAS reported)."""
+    UAS/LAS reported). {scoring} Tokens: the data's own, as `spacy evaluate
+    --gold-preproc` (the default), or with --retokenize the text re-tokenized
+    as `spacy evaluate` does and the own-data configs train on it."""
     jsonl, gum = nested_data(data)
     if parser is not None and gum is None:
         raise typer.BadParameter(f"--parser goes with a GUM .conllu DATA: GENIA ({data}) has no trees")
-    result = nested_scores(pipeline, jsonl, gum, parser, spans_key)
+    if parser is not None and retokenize:
+        raise typer.BadParameter("--parser's trees are on the data's own tokens: leave out --parser or --retokenize")
+    result = nested_scores(pipeline, jsonl, gum, parser, spans_key, retokenize)
     if output:
         with atomic_path(output) as temporary:
             temporary.write_text(json.dumps(result, indent=2), encoding="utf8")
     typer.echo(json.dumps(result, indent=2))
+
+
+evaluate_nested.__doc__ = evaluate_nested.__doc__.format(scoring=SCORING.format(what="mentions"))

@@ -11,7 +11,7 @@ from ..annotation.ranking import rank_corpus
 from ..pipeline.uncertainty import MEASURES
 from ..util.pipelines import load_pipeline
 from .apply import INPUT_HELP
-from .arguments import PIPELINE_HELP
+from .arguments import FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP
 
 
 def rank(
@@ -22,8 +22,7 @@ def rank(
     component: Optional[str] = typer.Option(None, help="The entity component (default: the pipeline's only one)"),
     top: Optional[int] = typer.Option(None, min=1, help="Keep only the TOP most uncertain documents (default: all)"),
     batch_size: int = typer.Option(256, min=1, help="Documents per batch"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT, and restart instead of "
-                                   "refusing an OUTPUT.partial left by a run with other arguments"),
+    overwrite: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Rank documents by uncertainty: what to annotate next.

@@ -14,19 +14,42 @@ from ..structures.trees import forest
 from .tokens import doc_offsets_of, sentence_offsets_of, token_table
 
 
-def require_parse(docs: Iterable[Doc], component: str) -> None:
-    """Raise a clear error for a non-empty Doc without a dependency parse."""
+class MissingParse(ValueError):
+    """A non-empty Doc without a dependency parse, found by the component
+    ``component`` or by ``reader``, a part of one (a suggester, a model
+    layer); where the part does not know its component, ``in_component``
+    names it."""
+
+    def __init__(self, index: int, text: str, component: Optional[str] = None, reader: Optional[str] = None):
+        self.index, self.text, self.component, self.reader = index, text, component, reader
+        super().__init__(missing_parse_message(index, text, component, reader))
+
+    def in_component(self, component: str) -> "MissingParse":
+        """The same error, naming the component whose part found it."""
+        return MissingParse(self.index, self.text, component, self.reader)
+
+
+def missing_parse_message(index: int, text: str, component: Optional[str], reader: Optional[str]) -> str:
+    """What reads the trees, the Doc without them, and both fixes: a parser
+    before the component in a config (annotating), or in Python."""
+    who = f"'{component}' (its {reader})" if component and reader else f"'{component or reader}'"
+    where = f"'{component}'" if component else f"the component that uses '{reader}'"
+    before = f", before=\"{component}\"" if component else ""
+    return (f"{who} needs dependency trees, but Doc {index} of the batch has no dependency parse "
+            f"(text: {text[:60]!r}). Put a parser before {where} in the pipeline: with spacy train, list it in "
+            "[training] annotating_components so that its trees reach the Docs in training too; in Python, "
+            f"nlp.add_pipe(\"parser\"{before}) (or source a trained one) and train with "
+            "nlp.update(examples, annotates=[\"parser\"]). Or pass Docs whose heads and deps are set (for example "
+            "with the spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"). Dependency features and the "
+            "DGM suggesters read the trees; spacy_depner.all_spans_suggester.v1 does not.")
+
+
+def require_parse(docs: Iterable[Doc], component: Optional[str] = None, reader: Optional[str] = None) -> None:
+    """Raise ``MissingParse`` for a non-empty Doc without a dependency parse,
+    naming the component, or ``reader``, the part of a component that reads the trees."""
     for i, doc in enumerate(docs):
         if len(doc) and not doc.has_annotation("DEP"):
-            raise ValueError(
-                f"'{component}' needs dependency trees, but Doc {i} of the batch has no dependency parse "
-                f"(text: {doc.text[:60]!r}). Put a parser before '{component}' in the pipeline "
-                "(and list it in [training] annotating_components to train on its trees), "
-                "or pass Docs whose heads and deps are set (for example with the "
-                "spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"). "
-                "Dependency features and the DGM suggesters read the trees; "
-                "spacy_depner.all_spans_suggester.v1 does not."
-            )
+            raise MissingParse(i, doc.text, component, reader)
 
 
 def _checked_trees(docs: List[Doc], table: np.ndarray, component: Optional[str]):
@@ -90,7 +113,7 @@ def batch_heads_and_labels(docs: List[Doc], component: str = "dependency_feature
     and its dependency label hash (N, 1) uint64. ``require_parse`` and
     ``require_forest`` first, with ``component`` in their messages."""
     docs = list(docs)
-    require_parse(docs, component)
+    require_parse(docs, reader=component)
     table = token_table(docs, [HEAD, SENT_START, DEP])
     heads, _, _ = _checked_trees(docs, table[:, :2], component)
     heads = np.where(heads == -1, np.arange(heads.shape[0], dtype=np.int64), heads)

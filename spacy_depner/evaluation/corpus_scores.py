@@ -7,7 +7,7 @@ import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from ..util.pipelines import load_pipeline
 from ..readers.conllu import sentences_to_doc
@@ -15,6 +15,10 @@ from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
 from .metrics import prf_from_counts, uas_las
 from ..util.progress import progress
 from .significance import item_counts
+
+# The tokens a score is on: the data's own, or the text re-tokenized by the pipeline.
+DATA_TOKENS = "the data's own (as spacy evaluate --gold-preproc)"
+RETOKENIZED = "the text re-tokenized by the pipeline's tokenizer, gold aligned to it (as spacy evaluate)"
 
 
 def parses(nlp) -> bool:
@@ -137,8 +141,9 @@ def first_sentences(corpus: UNERCorpus, limit: int) -> UNERCorpus:
     return replace(corpus, sentences=corpus.sentences[:limit], tags=corpus.tags[:limit]) if limit else corpus
 
 
-def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels=DEFAULT_LABELS) -> UNERCorpus:
-    """The joined corpus, cut to its first ``limit`` sentences (0: all)."""
+def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels: Optional[Sequence[str]] = DEFAULT_LABELS) -> UNERCorpus:
+    """The joined corpus, its entities of the types ``labels`` (None: every
+    type), cut to its first ``limit`` sentences (0: all)."""
     return first_sentences(read_uner_corpus(conllu, uner, labels), limit)
 
 
@@ -159,47 +164,115 @@ def input_docs(vocab, corpus: UNERCorpus, parsed=None, trees: bool = True) -> Li
     return [with_vocab(vocab, d) for d in parsed]
 
 
-def score_pipeline(nlp, corpus: UNERCorpus, docs, labels=DEFAULT_LABELS, batch_size: int = 256) -> Dict:
-    """P/R/F (fractions) overall and per type, words/s and per-sentence (TP,
-    FP, FN) of ``nlp`` run on ``docs`` (the corpus's sentences)."""
-    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+def without_trees(doc):
+    """A copy of the Doc with its words, spaces and sentence starts only."""
+    from spacy.tokens import Doc
+
+    starts = [bool(t.is_sent_start) for t in doc] if doc.has_annotation("SENT_START") else None
+    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc], sent_starts=starts)
+
+
+def input_doc(reference):
+    """The input Doc of a reference Doc: its words and spaces, and its trees
+    or else its sentence starts, if it has them."""
+    return with_vocab(reference.vocab, reference) if reference.has_annotation("DEP") else without_trees(reference)
+
+
+def judged_entities(predicted, gold) -> set:
+    """(start, end, label) of the predicted Doc's entities that spaCy's Scorer
+    judges against the gold Doc (same tokens): none when the gold Doc has no
+    entity annotation, and none over a gold token whose annotation is missing
+    (such a prediction is neither right nor wrong)."""
+    if not gold.has_annotation("ENT_IOB"):
+        return set()
+    missing = [t.ent_iob == 0 for t in gold]
+    return {(e.start, e.end, e.label_) for e in predicted.ents if not any(missing[e.start:e.end])}
+
+
+def score_docs(nlp, gold_docs, docs, batch_size: int = 256) -> Dict:
+    """P/R/F (fractions) overall and per label, words/s and per-Doc (TP, FP,
+    FN) of ``nlp`` run on ``docs`` against the entities of ``gold_docs`` (the
+    same tokens: the data's own, as ``spacy evaluate --gold-preproc``). The
+    rule of spaCy's Scorer (``ents_p``, ...): gold and predicted entities of
+    every label, each right when its boundaries and label match a gold one
+    (``judged_entities``); ``labels`` lists the labels scored."""
     n_words = sum(len(doc) for doc in docs)
     start = time.perf_counter()
     predicted = list(progress(nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size), len(docs), "evaluate"))
     seconds = time.perf_counter() - start
-    gold_sets, predicted_sets = entity_sets(gold_docs), entity_sets(predicted)
+    gold_sets = entity_sets(gold_docs)
+    predicted_sets = [judged_entities(p, g) for p, g in zip(predicted, gold_docs)]
     counts = item_counts(gold_sets, predicted_sets)
     warn_if_nothing_predicted(sum(map(len, predicted_sets)), sum(map(len, gold_sets)), "entity in doc.ents")
+    labels = sorted({e[2] for doc_set in gold_sets + predicted_sets for e in doc_set})
     result = prf_from_counts(counts)
     result["per_type"] = {
         label: prf_from_counts(item_counts([{e for e in g if e[2] == label} for g in gold_sets],
                                            [{e for e in p if e[2] == label} for p in predicted_sets]))
         for label in labels
     }
-    result.update({"words": n_words, "seconds": round(seconds, 3), "words_per_second": round(n_words / max(seconds, 1e-9), 1),
-                   "sentence_counts": counts.tolist()})
+    result.update({"labels": labels, "tokens": DATA_TOKENS, "words": n_words, "seconds": round(seconds, 3),
+                   "words_per_second": round(n_words / max(seconds, 1e-9), 1), "sentence_counts": counts.tolist()})
     return result
 
 
+def score_pipeline(nlp, corpus: UNERCorpus, docs, batch_size: int = 256) -> Dict:
+    """``score_docs`` of ``nlp`` run on ``docs`` (the corpus's sentences)
+    against the corpus's entities (those of the labels it was read with)."""
+    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+    return score_docs(nlp, gold_docs, docs, batch_size)
+
+
+def trees_source(nlp, parser: Optional[Path], data_trees: bool) -> str:
+    """Where the trees the pipeline reads come from: "predicted" (the parser
+    ``parser``), "the pipeline's parser", "given" (the data's) or "none"."""
+    if parser:
+        return "predicted"
+    return "the pipeline's parser" if parses(nlp) else "given" if data_trees else "none"
+
+
 def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Path] = None,
-                      labels=DEFAULT_LABELS, batch_size: int = 256, limit: int = 0) -> Dict:
-    """Entity scores of the pipeline at ``model`` on the corpus, with gold trees
-    (``parser`` None) or the trees of the parser pipeline at ``parser``."""
+                      labels: Optional[Sequence[str]] = None, batch_size: int = 256, limit: int = 0) -> Dict:
+    """Entity scores (``score_docs``) of the pipeline at ``model`` on the
+    corpus, its entities of the types ``labels`` (None: every type), with
+    gold trees (``parser`` None) or the trees of the parser pipeline at ``parser``."""
 
     nlp = load_pipeline(model)
     require_entity_writer(nlp, model)
     corpus = load_corpus(conllu, uner, limit, labels)
     result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
-                    "trees": "predicted" if parser else "given"}
+                    "trees": trees_source(nlp, parser, True)}
     require_no_second_parser(nlp, model, parser)
     parsed = None
     if parser:
         parsed, _ = parse_corpus(parser, corpus, batch_size)
         result["parser"] = {"path": str(parser), **attachment_scores(parsed, corpus)}
-    if parses(nlp):  # the pipeline's own parser gives the trees
-        result["trees"] = "the pipeline's parser"
     docs = input_docs(nlp.vocab, corpus, parsed, trees=trees_given(nlp))
-    result.update(score_pipeline(nlp, corpus, docs, labels, batch_size))
+    result.update(score_pipeline(nlp, corpus, docs, batch_size))
+    return result
+
+
+def evaluate_docbin(model: Path, path: Path, parser: Optional[Path] = None, batch_size: int = 256,
+                    limit: int = 0) -> Dict:
+    """Entity scores (``score_docs``) of the pipeline at ``model`` on the
+    ``doc.ents`` of a DocBin file's first ``limit`` Docs (0: all), with the
+    Docs' trees if they have them, or those of the parser pipeline at
+    ``parser`` (its UAS/LAS reported when the Docs have trees)."""
+    from ..readers.docbins import read_docbin
+
+    nlp = load_pipeline(model)
+    require_entity_writer(nlp, model)
+    require_no_second_parser(nlp, model, parser)
+    references = read_docbin(nlp.vocab, path)
+    references = references[:limit] if limit else references
+    data_trees = bool(references) and all(doc.has_annotation("DEP") for doc in references)
+    result: Dict = {"model": str(model), "data": str(path), "trees": trees_source(nlp, parser, data_trees)}
+    docs = [input_doc(d) if trees_given(nlp, parser) else without_trees(d) for d in references]
+    if parser:
+        docs = [with_vocab(nlp.vocab, d) for d in parsed_docs(parser, docs, batch_size)]
+        if data_trees:
+            result["parser"] = {"path": str(parser), **tree_agreement(docs, references)}
+    result.update(score_docs(nlp, references, docs, batch_size))
     return result
 
 
@@ -218,20 +291,33 @@ def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], span
 
 
 def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
-                  spans_key: str = "nested_ner") -> Dict:
+                  spans_key: str = "nested_ner", retokenize: bool = False) -> Dict:
     """P/R/F (fractions) of nested mentions (overall and per label) and
     words/s of the pipeline at ``model`` on a GENIA file or a GUM file; on
     GUM with the gold trees, or with those of the parser pipeline at
-    ``parser`` (its time excluded; its UAS/LAS against the gold trees reported)."""
+    ``parser`` (its time excluded; its UAS/LAS against the gold trees
+    reported). The rule of spaCy's Scorer (mentions of every label, right
+    when boundaries and label match a gold one) on the data's own tokens, as
+    ``spacy evaluate --gold-preproc``; with ``retokenize`` on the text
+    re-tokenized by the pipeline's tokenizer, the gold mentions aligned to
+    it, as ``spacy evaluate``. ``labels`` and ``tokens`` say which."""
+
+    from spacy.training import Example
 
     from .scorers import score_nested
 
     if parser is not None and gum is None:
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
+    if parser is not None and retokenize:
+        raise ValueError("a parser's trees are on the data's own tokens: leave out the parser, or score the data's "
+                         "tokens (no --retokenize)")
     nlp = load_pipeline(model)
     require_no_second_parser(nlp, model, parser)
     extra = {}
     examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "given" if trees_given(nlp, parser) else "predicted")
+    if retokenize:
+        examples = [eg if eg.reference.has_unknown_spaces else Example(nlp.make_doc(eg.reference.text), eg.reference)
+                    for eg in examples]  # as spaCy's Corpus: a text of unknown spaces keeps its tokens
     if parser is not None:
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
@@ -245,10 +331,10 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     for eg, doc in zip(examples, progress(nlp.pipe([eg.predicted for eg in examples], batch_size=256), len(examples), "evaluate")):
         eg.predicted = doc
     seconds = time.perf_counter() - start
-    scores = score_nested(examples, spans_key=spans_key)
+    scores = {k.replace(f"spans_{spans_key}_", ""): v for k, v in score_nested(examples, spans_key=spans_key).items()}
     warn_if_nothing_predicted(sum(len(eg.predicted.spans.get(spans_key, [])) for eg in examples),
                               sum(len(eg.reference.spans.get(spans_key, [])) for eg in examples), f"span in doc.spans[{spans_key!r}]")
-    trees = "predicted" if parser else "the pipeline's parser" if parses(nlp) and gum is not None else "given"
+    trees = trees_source(nlp, parser, gum is not None and not retokenize)
     return {"model": str(model), "file": str(jsonl or gum), "trees": trees, **extra,
-            "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1),
-            **{k.replace(f"spans_{spans_key}_", ""): v for k, v in scores.items()}}
+            "labels": sorted(scores.get("per_type") or {}), "tokens": RETOKENIZED if retokenize else DATA_TOKENS,
+            "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1), **scores}

@@ -24,7 +24,7 @@ import numpy as np
 from ..util.pipelines import load_pipeline
 from ..pipeline.entity_pipe import EntityPipe, entity_factories
 from ..util.atomic_files import atomic_path
-from .corpus_scores import nested_file_examples, parsed_docs, parses, with_vocab
+from .corpus_scores import input_doc, nested_file_examples, parsed_docs, parses, with_vocab, without_trees
 from .metrics import prf
 from ..util.progress import progress
 
@@ -149,20 +149,6 @@ def data_kind(path: Path, uner: Optional[Path] = None) -> str:
     return kinds[suffix]
 
 
-def without_trees(doc):
-    """A copy of the Doc with its words, spaces and sentence starts only."""
-    from spacy.tokens import Doc
-
-    starts = [bool(t.is_sent_start) for t in doc] if doc.has_annotation("SENT_START") else None
-    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc], sent_starts=starts)
-
-
-def input_doc(reference):
-    """The input Doc of a reference Doc: its words and spaces, and its trees
-    or else its sentence starts, if it has them."""
-    return with_vocab(reference.vocab, reference) if reference.has_annotation("DEP") else without_trees(reference)
-
-
 def docbin_gold_key(references, path: Path, spans_key: Optional[str]) -> Optional[str]:
     """Where the gold spans of DocBin references are: ``spans_key``, else
     ``doc.ents`` (None) if some reference has entities, else the one span
@@ -197,9 +183,9 @@ def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optio
     GUM .conllu file (nested mentions), a UD .conllu file with its UNER IOB2
     file ``uner`` (entities), or a .spacy DocBin (``doc.ents``, or the span
     group ``spans_key``)."""
-    from spacy.tokens import DocBin
     from spacy.training import Example
 
+    from ..readers.docbins import read_docbin
     from ..readers.uner import corpus_examples, read_uner_corpus
 
     kind, key = data_kind(path, uner), spans_key or GOLD_KEY
@@ -208,9 +194,7 @@ def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optio
     elif kind == "uner":
         examples, key = corpus_examples(nlp.vocab, read_uner_corpus(path, uner), "given"), None
     else:
-        if not Path(path).is_file():
-            raise ValueError(f"{path}: no such DocBin file (check the path)")
-        references = list(DocBin().from_disk(path).get_docs(nlp.vocab))
+        references = read_docbin(nlp.vocab, path)
         key = docbin_gold_key(references, path, spans_key)
         examples = [Example(input_doc(doc), doc) for doc in references]
     if parser is not None:

@@ -43,7 +43,7 @@ from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch, read_batch
 from ..doc_arrays.entities import missing_entity_tokens
-from ..doc_arrays.spans import chain_offsets, covered_tokens, suggested_spans, with_single_tokens
+from ..doc_arrays.spans import chain_offsets, covered_tokens, with_single_tokens
 from ..structures.lattice.structure import LATTICE, layout as lattice_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
@@ -162,7 +162,7 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         batch = read_batch(docs)
         check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, spans_per_token(self.suggester),
                                self.settings["max_sentence_length"], f"'{self.name}'", component_limit(self.name))
-        spans = suggested_spans(docs, self.suggester, batch.doc_offsets, self.model.ops)
+        spans = self.suggest(docs, batch.doc_offsets)
         return batch._replace(spans=with_single_tokens(spans, batch.n_tokens))
 
     def layout(self, batch: DocBatch) -> Layout:

@@ -20,7 +20,8 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 
 from ..doc_arrays.batch import DocBatch, read_batch
 from ..doc_arrays.entities import gold_entities, scored_entity_spans
-from ..doc_arrays.trees import require_parse
+from ..doc_arrays.spans import suggested_spans
+from ..doc_arrays.trees import MissingParse, require_parse
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..structures.protocol import Analysis, Layout, Marginals, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
@@ -154,6 +155,14 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """A model with dependency features needs a parse: ``require_parse``."""
         if self.model.attrs.get("dependency_features"):
             require_parse(docs, self.name)
+
+    def suggest(self, docs: List[Doc], doc_offsets: np.ndarray) -> np.ndarray:
+        """``suggested_spans`` of the component's suggester; a suggester that
+        finds no parse is named as this component's part."""
+        try:
+            return suggested_spans(docs, self.suggester, doc_offsets, self.model.ops)
+        except MissingParse as error:
+            raise error.in_component(self.name) from None
 
     # --- the one call path: Docs -> arrays -> structure -> Docs -------------
 

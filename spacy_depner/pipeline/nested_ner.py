@@ -46,7 +46,6 @@ from thinc.api import Config, Model
 from ..doc_arrays.batch import DocBatch, read_batch
 from .score_names import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
-from ..doc_arrays.spans import suggested_spans
 from ..structures.nested import mentions as nested_mentions
 from ..structures.nested.structure import NESTED, largest_subset, layout as nested_layout
 from ..structures.protocol import Layout
@@ -185,7 +184,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         batch = read_batch(docs)
         check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, None, self.settings["max_sentence_length"],
                                f"'{self.name}'", component_limit(self.name), dense=True)
-        spans = suggested_spans(docs, self.suggester, batch.doc_offsets, self.model.ops)
+        spans = self.suggest(docs, batch.doc_offsets)
         sentence_of = np.searchsorted(batch.sentence_offsets, spans, side="right") - 1
         return batch._replace(spans=spans[sentence_of[:, 0] == sentence_of[:, 1]])
 

@@ -160,7 +160,7 @@ def tree_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, single_arc: bo
     ``max_sentence_length`` with a quadratic lattice, or a Doc with more
     possible spans than a Ragged holds is a ValueError."""
     docs = list(docs)
-    require_parse(docs, name)
+    require_parse(docs, reader=name)
     heads, sentence_offsets, doc_offsets = tree_arrays(docs, name)
     _check_lengths(name, doc_offsets, sentence_offsets, 2 if single_arc else max_length, max_sentence_length)
     spans = (single_arc_spans if single_arc else valid_spans)(heads, sentence_offsets, max_length)

@@ -24,14 +24,27 @@ from spacy.vocab import Vocab
 
 from .genia import genia_examples, read_genia
 from .gum import gum_examples, read_gum
-from .uner import DEFAULT_LABELS, corpus_examples, read_uner_corpus
+from .uner import DEFAULT_LABELS, UNERCorpus, corpus_examples, read_uner_corpus
+
+
+def read_docbin(vocab: Vocab, path) -> List[Doc]:
+    """The Docs of the DocBin file ``path`` (``.spacy``) in ``vocab``; a
+    missing file is a ValueError naming it."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path}: no such DocBin file (check the path)")
+    return list(DocBin().from_disk(path).get_docs(vocab))
 
 
 def conllu_iob2_docs(vocab: Vocab, conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, documents: bool = False) -> List[Doc]:
     """Docs of a CoNLL-U file joined with a UNER IOB2 file (``read_uner_corpus``:
     on ``# sent_id``, else by order, else by words): trees, tags and
     ``doc.ents`` of the ``labels`` (other labels read as O)."""
-    corpus = read_uner_corpus(conllu, iob2, labels)
+    return uner_docs(vocab, read_uner_corpus(conllu, iob2, labels), documents)
+
+
+def uner_docs(vocab: Vocab, corpus: UNERCorpus, documents: bool = False) -> List[Doc]:
+    """The reference Docs of a joined corpus, one per sentence or, with
+    ``documents``, per CoNLL-U document."""
     return [eg.reference for eg in corpus_examples(vocab, corpus, "given", whole_documents=documents)]
 
 

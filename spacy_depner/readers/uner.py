@@ -2,8 +2,9 @@
 sentence order, else by the words of each sentence (``read_uner_corpus``).
 
 The IOB2 files (``index  token  label  [-  annotator]``) follow the UD syntactic
-words. Labels outside the kept types (``B-OTH``/``I-OTH`` and the stray ``B-O``
-of the legacy UNER train file) are read as O; an ``I-X`` that does not continue
+words. Labels outside the kept types (e.g. ``B-OTH``/``I-OTH``; every type is
+kept when ``labels`` is None), and the stray ``B-O`` of the legacy UNER train
+file, are read as O; an ``I-X`` that does not continue
 an entity of type X starts one (such repairs are counted).
 
 Examples are single sentences, or with ``whole_documents`` whole CoNLL-U
@@ -42,13 +43,16 @@ class TaggedSentence:
 class UNERCorpus:
     """Sentences in CoNLL-U order with their entity tags; ``repairs`` counts
     I- tags that had to start an entity; ``joined_by`` how many sentences the
-    join matched by sent_id, by order and by words (``read_uner_corpus``)."""
+    join matched by sent_id, by order and by words, and ``dropped`` how many
+    of each file's sentences had no partner in the other (with ``shared``;
+    ``read_uner_corpus``)."""
 
     sentences: List[Sentence]
     tags: List[List[str]]
     repairs: int = 0
     removed: Dict[str, int] = field(default_factory=dict)
     joined_by: Dict[str, int] = field(default_factory=lambda: dict.fromkeys(JOIN_METHODS, 0))
+    dropped: Dict[str, int] = field(default_factory=lambda: {"conllu": 0, "iob2": 0})
 
 
 def read_iob2(path) -> Iterator[TaggedSentence]:
@@ -102,13 +106,15 @@ def _raise_token_fault(where: str, line: str, expected: int) -> None:
     raise ValueError(f"{where}: token {columns[0]} is empty (column 2)")
 
 
-def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], int, Dict[str, int]]:
-    """Valid IOB2 over ``labels``: other types become O; an I-X that does not
-    continue an X starts one. Returns (tags, repairs, removed label counts)."""
+def clean_tags(tags: Sequence[str], labels: Optional[Sequence[str]]) -> Tuple[List[str], int, Dict[str, int]]:
+    """Valid IOB2 over ``labels`` (None: every type but the stray ``O``):
+    other types become O; an I-X that does not continue an X starts one.
+    Returns (tags, repairs, removed label counts)."""
     out, repairs, removed, previous = [], 0, {}, "O"
     for tag in tags:
         prefix, _, kind = tag.partition("-")
-        if tag == "O" or kind not in labels or prefix not in ("B", "I"):
+        kept = kind not in ("", "O") if labels is None else kind in labels
+        if tag == "O" or not kept or prefix not in ("B", "I"):
             if tag != "O":
                 removed[tag] = removed.get(tag, 0) + 1
             out.append("O")
@@ -122,9 +128,9 @@ def clean_tags(tags: Sequence[str], labels: Sequence[str]) -> Tuple[List[str], i
     return out, repairs, removed
 
 
-def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UNERCorpus:
+def read_uner_corpus(conllu, iob2, labels: Optional[Sequence[str]] = DEFAULT_LABELS, shared: bool = False) -> UNERCorpus:
     """Join an IOB2 file with a CoNLL-U file of the same sentences; the corpus
-    is in CoNLL-U order. Each IOB2 sentence is matched, in this order:
+    is in CoNLL-U order, its entities of the types ``labels`` (None: every type). Each IOB2 sentence is matched, in this order:
 
     1. by ``# sent_id``: the CoNLL-U sentence of the same id, if it has the same words;
     2. by order: when the sentences left on both sides are as many and have
@@ -135,11 +141,16 @@ def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UN
     ``UNERCorpus.joined_by`` counts the sentences of each step. An IOB2
     sentence that none matches is a ValueError naming it (FILE:LINE) and, when
     a CoNLL-U sentence has its id or position, the first token where the two
-    differ; so is a CoNLL-U sentence left without entities."""
-    sentences = list(read_conllu(conllu))
-    pairs, joined_by = join_sentences(conllu, sentences, iob2, list(read_iob2(iob2)))
+    differ; so is a CoNLL-U sentence left without entities. With ``shared``
+    such sentences are dropped instead (a slice of one file joined with the
+    whole other), and ``UNERCorpus.dropped`` counts them."""
+    sentences, tagged = list(read_conllu(conllu)), list(read_iob2(iob2))
+    pairs, joined_by = join_sentences(conllu, sentences, iob2, tagged, shared)
     corpus = UNERCorpus([], [], joined_by=joined_by)
+    corpus.dropped = {"conllu": pairs.count(None), "iob2": len(tagged) - (len(pairs) - pairs.count(None))}
     for sentence, entry in zip(sentences, pairs):
+        if entry is None:
+            continue
         tags, repairs, removed = clean_tags(entry.tags, labels)
         corpus.sentences.append(sentence)
         corpus.tags.append(tags)
@@ -149,9 +160,10 @@ def read_uner_corpus(conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS) -> UN
     return corpus
 
 
-def join_sentences(conllu, sentences: List[Sentence], iob2, tagged: List[TaggedSentence]):
-    """(the IOB2 sentence of each CoNLL-U sentence, counts per join step); the
-    steps of ``read_uner_corpus``. Sentence ids are unique on each side."""
+def join_sentences(conllu, sentences: List[Sentence], iob2, tagged: List[TaggedSentence], shared: bool = False):
+    """(the IOB2 sentence of each CoNLL-U sentence, None for one without
+    with ``shared``; counts per join step); the steps of ``read_uner_corpus``.
+    Sentence ids are unique on each side."""
     pairs: List[Optional[TaggedSentence]] = [None] * len(sentences)
     joined_by = dict.fromkeys(JOIN_METHODS, 0)
     by_id = {s.sent_id: i for i, s in enumerate(sentences)}
@@ -174,22 +186,30 @@ def join_sentences(conllu, sentences: List[Sentence], iob2, tagged: List[TaggedS
             same_words.setdefault(tuple(sentences[i].words), deque()).append(i)
         for position, entry in enumerate(left):
             candidates = same_words.get(tuple(entry.words))
+            if not candidates and shared:
+                continue
             if not candidates:
                 counterpart = by_id.get(entry.sent_id, free[position] if len(free) == len(left) else None)
                 detail = "" if counterpart is None else (
                     f"; CoNLL-U sentence {sentences[counterpart].sent_id!r} ({conllu}:{sentences[counterpart].line}) "
                     + token_difference(entry.words, sentences[counterpart].words))
                 raise ValueError(f"{iob2}:{entry.line}: sentence {entry.sent_id!r} matches no sentence of {conllu} by "
-                                 f"sent_id, by order or by its words{detail}; use the UD release the entities were "
-                                 "made on")
+                                 f"sent_id, by order or by its words{detail}; {mismatch_hint(sentences, tagged)}")
             pairs[candidates.popleft()] = entry
             joined_by["words"] += 1
     missing = [s for s, pair in zip(sentences, pairs) if pair is None]
-    if missing:
+    if missing and not shared:
         raise ValueError(f"{conllu}:{missing[0].line}: sentence {missing[0].sent_id!r} is not in {iob2} "
-                         f"({len(missing)} CoNLL-U sentences have no entities); give the IOB2 file of the same "
-                         "sentences")
+                         f"({len(missing)} CoNLL-U sentences have no entities); {mismatch_hint(sentences, tagged)}")
     return pairs, joined_by
+
+
+def mismatch_hint(sentences: Sequence[Sentence], tagged: Sequence[TaggedSentence]) -> str:
+    """How to go on when a sentence of one file is not in the other."""
+    if len(sentences) != len(tagged):
+        return (f"the CoNLL-U file has {len(sentences)} sentences and the IOB2 file {len(tagged)}: if one is a slice "
+                "of the other, keep only the sentences both have (convert --shared), else give the two files of the same UD release")
+    return "give the CoNLL-U file of the UD release the entities were made on"
 
 
 def token_difference(iob2_words: Sequence[str], conllu_words: Sequence[str], context: int = 3) -> str:

@@ -167,7 +167,7 @@ def check_manifest(final: PathLike, settings: Dict[str, Any], restart: bool) -> 
             differ = sorted(k for k in set(settings) | set(previous or {}) if (previous or {}).get(k) != settings.get(k))
             cause = f"a run with other {', '.join(differ)}" if previous is not None else f"a run without {manifest}"
             raise ValueError(f"{partial} was left by {cause}: rerun with the same arguments to resume it, "
-                             f"or delete {partial} and {manifest} (or pass --overwrite) to start again")
+                             f"or delete {partial} and {manifest} (or pass --force) to start again")
         remove_path(partial)
     write_manifest(final, settings)
     return False

@@ -78,7 +78,7 @@ def test_spacy_output_is_one_docbin_as_spacy_apply_writes(pipeline, nlp, records
         [[(e["start"], e["end"], e["label"]) for e in record["ents"]] for record in direct]
     assert any(record["ents"] for record in direct)
     done = cli("apply", pipeline, corpus, tmp_path / "out.spacy", "--no-progress")
-    assert done.exit_code != 0 and "--overwrite" in str(done.exception or done.output)
+    assert done.exit_code != 0 and "--force" in str(done.exception or done.output)
 
 
 def test_text_input_is_one_document_per_line(nlp, tmp_path):
@@ -199,13 +199,13 @@ def test_bad_inputs_and_outputs_are_refused(nlp, corpus, tmp_path):
 def test_an_existing_output_needs_overwrite(pipeline, nlp, corpus, tmp_path):
     (tmp_path / "out.jsonl").write_text("old\n")
     done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--no-progress")
-    assert isinstance(done.exception, ValueError) and "exists: pass --overwrite" in str(done.exception)
+    assert isinstance(done.exception, ValueError) and "exists: pass --force" in str(done.exception)
     assert (tmp_path / "out.jsonl").read_text() == "old\n"
     done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--overwrite", "--no-progress")
     assert done.exit_code == 0 and len(read_jsonl(tmp_path / "out.jsonl")) == 37
     # a shard directory is replaced as a whole (no stale shard is left), unless it holds other files
     annotate_corpus(nlp, corpus, tmp_path / "shards", shard_size=5, progress=False)
-    with pytest.raises(ValueError, match="is not empty: pass --overwrite"):
+    with pytest.raises(ValueError, match="is not empty: pass --force"):
         annotate_corpus(nlp, corpus, tmp_path / "shards", shard_size=20, progress=False)
     annotate_corpus(nlp, corpus, tmp_path / "shards", shard_size=20, overwrite=True, progress=False)
     assert len(list((tmp_path / "shards").iterdir())) == 2

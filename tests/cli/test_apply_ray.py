@@ -19,7 +19,7 @@ def test_ray_refuses_what_it_cannot_do_before_starting(pipeline, corpus, tmp_pat
     with pytest.raises(ValueError, match="neither a directory nor an installed package"):
         ray_annotate(tmp_path / "missing", corpus, tmp_path / "out.jsonl")
     (tmp_path / "out.jsonl").write_text("old\n")
-    with pytest.raises(ValueError, match="exists: pass --overwrite"):
+    with pytest.raises(ValueError, match="exists: pass --force"):
         ray_annotate(pipeline, corpus, tmp_path / "out.jsonl")
     with pytest.raises(ValueError, match="actors=0"):
         ray_annotate(pipeline, corpus, tmp_path / "new.jsonl", actors=0)

@@ -1,7 +1,8 @@
 """``annotate`` killed part way (SIGKILL) and run again with the same
 arguments writes the bytes of an uninterrupted run, JSONL and DocBin shards;
 OUTPUT exists only complete; a partial left with other arguments is refused
-with a clear error, or restarted with --overwrite."""
+with a clear error, or restarted with --force; a corrected input resumes
+while the documents done are unchanged."""
 import json
 import os
 import signal
@@ -12,6 +13,8 @@ import time
 import pytest
 
 from spacy_depner.annotation import annotate_corpus
+
+from test_apply import cli
 from spacy_depner.util.atomic_files import manifest_path, partial_path
 
 DOCS = 1500  # about two seconds of annotation with the tiny pipeline
@@ -60,13 +63,13 @@ def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
     kept = lines_in(partial_path(output))
     with open(partial_path(output), "ab") as partial:  # a line torn by the kill
         partial.write(b'{"text": "torn')
-    # other arguments: the input changed since (its modification time)
-    stat = big_corpus.stat()
-    os.utime(big_corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    with pytest.raises(ValueError, match=r"out.jsonl.partial was left by a run with other input: rerun with the same "
-                                         r"arguments to resume it, or delete .* \(or pass --overwrite\)"):
+    # a document already done changed since: refused
+    original = big_corpus.read_bytes()
+    big_corpus.write_bytes(original.replace(b'"text": "', b'"text": "changed ', 1))
+    with pytest.raises(ValueError, match=r"corpus.jsonl: document 1 is not the one .*out.jsonl.partial holds .*"
+                                         r"pass --force to start again"):
         annotate_corpus(nlp, big_corpus, output, progress=False)
-    os.utime(big_corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    big_corpus.write_bytes(original)
     assert lines_in(partial_path(output)) == kept
 
     summary = rerun(args)
@@ -101,23 +104,49 @@ def test_killed_shard_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
     assert not shards.exists() and not manifest_path(output).exists()
 
 
-def test_a_failed_run_resumes_or_restarts_with_overwrite(nlp, records, tmp_path):
-    """A bad line stops the run after the batches before it; once the line
-    is fixed (another input), the partial is refused, and --overwrite
-    restarts it: the output of a clean run, and no partial left."""
+def bad_line_corpus(tmp_path, records):
+    """A corpus of 20 records whose line 11 is not JSON, and its 20 good lines."""
     good = [json.dumps({"text": text}) for text, _ in records[:20]]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(good[:10] + ["{bad"] + good[10:]) + "\n", encoding="utf8")
+    return corpus, good
+
+
+def test_a_corrected_input_resumes_after_the_documents_done(nlp, records, tmp_path):
+    """A bad line stops the run after the batches before it; once the line
+    is fixed, the run resumes after the 8 documents done: the bytes of a
+    clean run, and no partial left."""
+    corpus, good = bad_line_corpus(tmp_path, records)
     with pytest.raises(ValueError, match="corpus.jsonl:11: not valid JSON"):
         annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
     with pytest.raises(ValueError, match="corpus.jsonl:11"):  # resumed after the 8 records kept
         annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
     assert lines_in(partial_path(tmp_path / "out.jsonl")) == 8
     corpus.write_text("\n".join(good) + "\n", encoding="utf8")
-    with pytest.raises(ValueError, match="other input"):
-        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", progress=False)
-    summary = annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", overwrite=True, progress=False)
-    assert summary["docs_kept"] == 0 and summary["docs"] == 20
+    summary = annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", progress=False)
+    assert summary["docs_kept"] == 8 and summary["docs"] == 12
+    assert not partial_path(tmp_path / "out.jsonl").exists()
     annotate_corpus(nlp, corpus, tmp_path / "clean.jsonl", progress=False)
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "clean.jsonl").read_bytes()
-    assert sorted(os.listdir(tmp_path)) == ["clean.jsonl", "corpus.jsonl", "out.jsonl"]
+
+
+@pytest.mark.parametrize("shard_size", [None, 4])
+def test_a_changed_document_done_is_refused_and_force_restarts(pipeline, records, tmp_path, shard_size):
+    """An input whose documents done changed, or another input, is refused
+    with how to go on; --force (spacy apply's name) restarts."""
+    corpus, good = bad_line_corpus(tmp_path, records)
+    output = tmp_path / ("out.jsonl" if shard_size is None else "shards")
+    options = ["--batch-size", "4", "--no-progress"] + ([] if shard_size is None else ["--shard-size", str(shard_size)])
+    done = cli("apply", pipeline, corpus, output, *options)
+    assert "corpus.jsonl:11" in str(done.exception)
+    corpus.write_text("\n".join([json.dumps({"text": "another first document"})] + good[1:]) + "\n", encoding="utf8")
+    done = cli("apply", pipeline, corpus, output, *options)
+    assert isinstance(done.exception, ValueError)
+    assert "document 1 is not the one" in str(done.exception) and "pass --force to start again" in str(done.exception)
+    other = tmp_path / "other.jsonl"
+    other.write_text("\n".join(good) + "\n", encoding="utf8")
+    done = cli("apply", pipeline, other, output, *options)
+    assert "left by a run with other input" in str(done.exception) and "--force" in str(done.exception)
+    done = cli("apply", pipeline, corpus, output, *options, "-F")
+    assert done.exit_code == 0, done.exception
+    assert json.loads(done.output)["docs_kept"] == 0 and json.loads(done.output)["docs"] == 20

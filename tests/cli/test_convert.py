@@ -156,3 +156,33 @@ def test_bad_input_is_one_line(capsys, tmp_path):
     assert "'conllu-iob2', 'genia', 'gum', 'genia-xml'" in error(capsys, "ewt", CONLLU, tmp_path / "x.spacy")
     assert "add up to 5" in error(capsys, "genia-xml", DATA / "genia_3.02_fixture.xml", tmp_path / "g", "--split", "1,1,1")
     assert not list(tmp_path.iterdir())
+
+
+def first_sentences(path: Path, n: int, out: Path) -> Path:
+    """The first ``n`` sentences of a CoNLL-U or IOB2 file (blocks between blank lines), written to ``out``."""
+    blocks = [b for b in path.read_text(encoding="utf8").split("\n\n") if b.strip()]
+    out.write_text("\n\n".join(blocks[:n]) + "\n\n", encoding="utf8")
+    return out
+
+
+def test_a_slice_joins_on_the_sentences_both_files_have(capsys, tmp_path):
+    head = first_sentences(CONLLU, 2, tmp_path / "head.conllu")
+    line = error(capsys, "conllu-iob2", head, tmp_path / "x.spacy", "--iob2", IOB2)
+    assert "the CoNLL-U file has 2 sentences and the IOB2 file 3" in line and "--shared" in line
+    summary = convert(capsys, "conllu-iob2", head, tmp_path / "head.spacy", "--iob2", IOB2, "--shared")
+    assert summary["docs"] == 2 and summary["dropped_sentences"] == {"conllu": 0, "iob2": 1}
+    assert [[t.text for t in doc] for doc in read_back(tmp_path / "head.spacy")] == \
+        [["John", "Smith", "visited", "New", "York", "."], ["I", "do", "n't", "like", "Acme", "Corp", "in", "Paris"]]
+    # the IOB2 file sliced instead: its first block is s2 (tiny.iob2 is not in CoNLL-U order)
+    iob2_head = first_sentences(IOB2, 1, tmp_path / "head.iob2")
+    summary = convert(capsys, "conllu-iob2", CONLLU, tmp_path / "s2.spacy", "--iob2", iob2_head, "--shared")
+    assert summary["docs"] == 1 and summary["dropped_sentences"] == {"conllu": 2, "iob2": 0}
+    assert [t.text for t in read_back(tmp_path / "s2.spacy")[0]][:2] == ["I", "do"]
+    assert "--shared goes with conllu-iob2" in error(capsys, "genia", GENIA, tmp_path / "x.spacy", "--shared")
+
+
+def test_limit_writes_the_first_docs(capsys, tmp_path):
+    summary = convert(capsys, "conllu-iob2", CONLLU, tmp_path / "one.spacy", "--iob2", IOB2, "--limit", 1)
+    assert summary["docs"] == 1 and [t.text for t in read_back(tmp_path / "one.spacy")[0]][0] == "John"
+    summary = convert(capsys, "genia", GENIA, tmp_path / "genia.spacy", "--limit", 2)
+    assert summary["docs"] == 2 and "dropped_sentences" not in summary

@@ -226,13 +226,24 @@ def test_join_errors_name_the_sentence_left_over(tmp_path):
     blocks = sentence_blocks(IOB2.read_text(encoding="utf8"))
     fewer = tmp_path / "fewer.iob2"
     fewer.write_text("\n\n".join(blocks[:2]) + "\n", encoding="utf8")  # s2, s1: s3 has no entities
-    with pytest.raises(ValueError, match=r"tiny\.conllu:24: sentence 's3' is not in .*fewer\.iob2"):
+    with pytest.raises(ValueError, match=r"tiny\.conllu:24: sentence 's3' is not in .*fewer\.iob2.*--shared"):
         read_uner_corpus(CONLLU, fewer)
     extra = tmp_path / "extra.iob2"
     extra.write_text(IOB2.read_text(encoding="utf8") + "\n# sent_id = s4\n1\tHello\tO\n", encoding="utf8")
     with pytest.raises(ValueError, match=r"extra\.iob2:25: sentence 's4' matches no sentence of .*tiny\.conllu by "
-                                         r"sent_id, by order or by its words; use the UD release"):
+                                         r"sent_id, by order or by its words; the CoNLL-U file has 3 sentences and "
+                                         r"the IOB2 file 4: .*--shared"):
         read_uner_corpus(CONLLU, extra)
+    # the same number of sentences, one of other words: no slice, another release
+    other = tmp_path / "other.iob2"
+    other.write_text(IOB2.read_text(encoding="utf8").replace("Visit", "Go"), encoding="utf8")
+    with pytest.raises(ValueError, match=r"give the CoNLL-U file of the UD release the entities were made on"):
+        read_uner_corpus(CONLLU, other)
+    # with shared, the sentences without a partner are dropped and counted
+    corpus = read_uner_corpus(CONLLU, extra, shared=True)
+    assert [s.sent_id for s in corpus.sentences] == ["s1", "s2", "s3"] and corpus.dropped == {"conllu": 0, "iob2": 1}
+    corpus = read_uner_corpus(CONLLU, fewer, shared=True)
+    assert [s.sent_id for s in corpus.sentences] == ["s1", "s2"] and corpus.dropped == {"conllu": 1, "iob2": 0}
 
 
 @pytest.mark.parametrize("lines, message", [
