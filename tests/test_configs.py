@@ -7,8 +7,8 @@ import pytest
 from spacy import util
 from thinc.api import Config
 
-from experiments.configs import compose, model_parts, stale_configs
-from experiments.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
+from experiments.configs.compose import compose, model_parts, stale_configs
+from experiments.configs.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")

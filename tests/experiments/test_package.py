@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from experiments.app import app
-from experiments.package_pipelines import package_licence, pipeline_sources, seed_accuracy
+from experiments.packaging.pipelines import package_licence, pipeline_sources, seed_accuracy
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, train_component
 
 ROOT = Path(__file__).resolve().parents[2]
