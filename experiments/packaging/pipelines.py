@@ -1,5 +1,6 @@
-"""``python -m experiments package``: a pip-installable package (``spacy
-package``, an sdist; with ``--wheel`` also a wheel) of one trained model of a
+"""``python -m experiments package``: a pip-installable package (the
+library's ``spacy_depner.workflows.packaging``, as ``python -m spacy_depner
+package``: an sdist; with ``--wheel`` also a wheel) of one trained model of a
 study, the pipeline of its best seed on dev.
 
     MODELS/seed_<s>/MODEL/model-best   the trained pipelines (or --folder, e.g. model-tuned)
@@ -18,17 +19,14 @@ non-commercial), and the P/R/F of the model over every seed of the
 evaluation JSON files given (mean and sample sd), as ``performance`` and in
 the ``notes`` of its README.
 """
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 import srsly
 import typer
-from spacy.util import get_minor_version_range, load_config
+
+from spacy_depner.workflows.packaging import build_package, package_meta, training_scores
 
 from ..kit.seeds import parse_seeds, seed_folder, seeds_present
 from ..kit.tables import mean_sd
@@ -71,7 +69,6 @@ SOURCES = {
 LICENCES = ["MIT", "Apache-2.0", "CC BY 3.0", "CC BY-SA 4.0", "CC BY-NC-SA 4.0"]
 # The trees of the study's evaluation splits (dev_given, test_pretrained, ...).
 TREES = {"given": "gold trees", "predicted": "the study parser's trees", "pretrained": "the trees of the pipeline's own parser"}
-NON_COMMERCIAL = "Non-commercial use only: trained on data licensed CC BY-NC-SA 4.0."
 
 
 def pipeline_sources(config_text: str) -> List[str]:
@@ -85,16 +82,6 @@ def package_licence(sources: Sequence[str]) -> str:
         raise ValueError("the pipeline has no known source, so its licence is unknown: give --sources "
                          f"(some of {', '.join(SOURCES)})")
     return max((SOURCES[key][1]["license"] for key in sources), key=LICENCES.index)
-
-
-def training_scores(pipeline: Path) -> Dict[str, Tuple[float, float]]:
-    """The dev scores in PIPELINE's meta.json ``performance`` that its
-    config's [training.score_weights] weighs (not null, not per type):
-    {name: (score, weight)}."""
-    performance = srsly.read_json(pipeline / "meta.json").get("performance", {})
-    weights = load_config(pipeline / "config.cfg", interpolate=False)["training"]["score_weights"]
-    return {name: (performance[name], weight) for name, weight in weights.items()
-            if weight is not None and isinstance(performance.get(name), (int, float))}
 
 
 def dev_score(pipeline: Path) -> Optional[float]:
@@ -167,64 +154,15 @@ def accuracy_notes(accuracy: Dict[str, Dict[str, Dict[str, float]]], seed: int, 
     return heading + f"This package holds the pipeline of seed {seed}, {chosen_by}."
 
 
-def package_meta(pipeline: Path, name: str, version: str, model: str, sources: List[str], accuracy: Dict,
-                 seed: int, chosen_by: str, description: Optional[str]) -> Dict:
-    """The meta.json that ``spacy package --meta-path`` lays over PIPELINE's
-    (spaCy adds its labels, components and the requirements its config implies)."""
-    import spacy_depner
-
-    lang = srsly.read_json(pipeline / "meta.json").get("lang", "en")
-    licence = package_licence(sources)
+def study_meta(pipeline: Path, name: str, version: str, model: str, sources: List[str], accuracy: Dict,
+               seed: int, chosen_by: str, description: Optional[str]) -> Dict:
+    """The library's package meta with the study's sources, their most
+    restrictive licence, and the accuracy over the seeds."""
     names = ", ".join(SOURCES[key][1]["name"].partition(" (")[0] for key in sources)
-    text = description or f"spacy-depner model {model} trained on {names}."
-    if licence == "CC BY-NC-SA 4.0":
-        text += " " + NON_COMMERCIAL
-    return {
-        "lang": lang,
-        "name": name[len(lang) + 1:] if name.startswith(lang + "_") else name,
-        "version": version,
-        "description": text,
-        "license": licence,
-        "requirements": [f"spacy-depner{get_minor_version_range(spacy_depner.__version__)}"],
-        "sources": [SOURCES[key][1] for key in sources],
-        "performance": {**{name: score for name, (score, _) in training_scores(pipeline).items()},
-                        **accuracy_performance(accuracy), "seeds": {"packaged": seed, "evaluated": seed_lists(accuracy)}},
-        "notes": accuracy_notes(accuracy, seed, chosen_by),
-    }
-
-
-def licences_text(meta: Dict) -> str:
-    """LICENSES_SOURCES: the package's licence and every source's."""
-    lines = [f"{meta['lang']}_{meta['name']} {meta['version']}: licence {meta['license']}, the most restrictive of its "
-             "sources.", *([NON_COMMERCIAL] if meta["license"] == "CC BY-NC-SA 4.0" else []), "", "Sources:"]
-    lines += [f"- {s['name']}: {s['license']}; {s['author']}; {s['url']}" for s in meta["sources"]]
-    return "\n".join(lines) + "\n"
-
-
-def build_package(pipeline: Path, output: Path, meta: Dict, wheel: bool) -> List[Path]:
-    """``spacy package`` of PIPELINE with META (and a LICENSES_SOURCES file)
-    into OUTPUT: the sdist, and with WHEEL the wheel that pip builds from it
-    (offline, no build isolation); their paths."""
-    from spacy.cli.package import package
-
-    output.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as staging:
-        staged = Path(staging) / "pipeline"
-        shutil.copytree(pipeline, staged)
-        (staged / "LICENSES_SOURCES").write_text(licences_text(meta), encoding="utf8")
-        srsly.write_json(Path(staging) / "meta.json", meta)
-        package(staged, output, meta_path=Path(staging) / "meta.json", create_sdist=True, require_parent=True,
-                force=True, silent=True)
-    full = f"{meta['lang']}_{meta['name']}-{meta['version']}"
-    built = [output / full / "dist" / f"{full}.tar.gz"]
-    if not built[0].is_file():
-        raise RuntimeError(f"spacy package wrote no {built[0]}")
-    if wheel:
-        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                   "--wheel-dir", str(built[0].parent), str(built[0])]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        built += sorted(built[0].parent.glob(f"{full}-*.whl"))
-    return built
+    performance = {**accuracy_performance(accuracy), "seeds": {"packaged": seed, "evaluated": seed_lists(accuracy)}}
+    return package_meta(pipeline, name, version, performance, accuracy_notes(accuracy, seed, chosen_by),
+                        description or f"spacy-depner model {model} trained on {names}.", package_licence(sources),
+                        [SOURCES[key][1] for key in sources])
 
 
 def package_pipeline(
@@ -266,7 +204,7 @@ def package_pipeline(
         chosen_by = "the seed asked for" if seed is not None else "the only seed"
     else:
         chosen_by = f"the best on dev in training (score {scores[chosen]:.4f}) of seeds {', '.join(map(str, sorted(scores)))}"
-    meta = package_meta(pipeline, name, version, model, keys, accuracy, chosen, chosen_by, description)
+    meta = study_meta(pipeline, name, version, model, keys, accuracy, chosen, chosen_by, description)
     for path in build_package(pipeline, output, meta, wheel):
         typer.echo(f"{path} ({path.stat().st_size / 1e6:.1f} MB)")
     typer.echo(f"{name} {version}: {model} of seed {chosen}, {chosen_by}; licence {meta['license']}")
