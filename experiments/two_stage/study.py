@@ -4,7 +4,8 @@ Manning (2006) on UD English-EWT + UNER, one Example per document.
     crossval  trains the first stage on all of train and, for k-fold
               cross-validation, on every fold's complement; writes the
               first-stage entities of train (each document from the model
-              that did not see it), dev and test as JSON lines
+              that did not see it, as ``python -m spacy_depner
+              first-stage-folds``), dev and test as JSON lines
     train     trains the second stage on those entities (non-local features)
     evaluate  first stage alone vs the assembled two-stage pipeline on test:
               P/R/F, approximate randomization (Krishnan & Manning's test),
@@ -18,7 +19,7 @@ the steps after ``crossval`` take ``--seeds`` or find the seeds in OUTPUT.
 """
 import json
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
 import typer
 
@@ -27,6 +28,7 @@ from spacy_depner.evaluation.corpus_scores import entity_counts
 from spacy_depner.evaluation.metrics import prf_from_counts
 from spacy_depner.evaluation.significance import approximate_randomization
 from spacy_depner.pipeline.corpus_counts import counting_pipe
+from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_overrides, predict_records
 
 from ..kit.data_files import data_file
 from ..kit.options import CORPUS, DATA, JOBS, JSON_OUTPUT, RESUME, SEEDS, SPLIT, TRAIN_SEEDS
@@ -63,16 +65,6 @@ def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str =
     return document_examples(vocab, data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit=limit)
 
 
-def predict_records(model: Path, examples, ids: Sequence[int]) -> List[Dict]:
-    """First-stage records of the documents ``ids`` of ``examples``, by the pipeline at ``model``."""
-    import spacy
-
-    from spacy_depner.readers.documents import first_stage_records
-
-    docs = list(spacy.load(model).pipe([examples[i].predicted.copy() for i in ids], batch_size=64))
-    return first_stage_records(docs, ids)
-
-
 @two_stage.command("crossval")
 def crossval(
     data: Path = DATA,
@@ -89,8 +81,6 @@ def crossval(
     """For each seed: the first stage on all of train, and on each fold's
     complement; its entities on train (cross-validated), dev and test to
     OUTPUT/seed_<s>/first_stage_*.jsonl. Wall times per seed to OUTPUT/crossval_seconds.json."""
-    from spacy_depner.readers.documents import fold_indices
-
     if folds < 2:
         raise typer.BadParameter("cross-validation needs at least 2 folds")
     check_corpus(corpus)
@@ -100,8 +90,8 @@ def crossval(
         folder = seed_folder(output, seed)
         runs[seed] = {"first": train_command(config, folder / "first", data, steps, limit, [], seed)}
         for f in range(folds):
-            runs[seed][f"fold{f}"] = train_command(config, folder / f"fold{f}", data, steps, limit,
-                                                   ["--paths.folds", str(folds), "--paths.exclude_fold", str(f)], seed)
+            overrides = [arg for key, value in fold_overrides(folds, f).items() for arg in (f"--{key}", str(value))]
+            runs[seed][f"fold{f}"] = train_command(config, folder / f"fold{f}", data, steps, limit, overrides, seed)
     seconds = run_seeds(runs, output, jobs, "crossval_seconds.json", resume, folds=folds, steps=steps)
     import spacy
 
@@ -110,11 +100,8 @@ def crossval(
     other_examples = {split: split_documents(vocab, data, split, limit if split == "dev" else 0, corpus) for split in ("dev", "test")}
     for seed in chosen:
         folder = seed_folder(output, seed)
-        records = []
-        for f in range(folds):
-            records += predict_records(folder / f"fold{f}" / "model-best", train_examples,
-                                       fold_indices(len(train_examples), folds, only_fold=f))
-        write_jsonl(first_stage_file(folder, "train"), sorted(records, key=lambda r: r["document"]))
+        fold_models = [folder / f"fold{f}" / "model-best" for f in range(folds)]
+        write_jsonl(first_stage_file(folder, "train"), cross_validated_records(fold_models, train_examples))
         for split, examples in other_examples.items():
             write_jsonl(first_stage_file(folder, split), predict_records(folder / "first" / "model-best", examples, range(len(examples))))
     typer.echo(json.dumps(seconds, indent=2))

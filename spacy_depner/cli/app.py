@@ -4,7 +4,7 @@ import typer
 
 from .. import __version__
 
-from . import apply, calibrate, convert, coverage, evaluate, package, pretrain_text, rank, tune
+from . import apply, calibrate, convert, coverage, evaluate, first_stage_folds, package, pretrain_text, rank, tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="spacy-depner: structured NER for spaCy")
@@ -36,3 +36,4 @@ COMMANDS = (("apply", apply.apply), ("apply-ray", apply.apply_ray), ("rank", ran
             ("package", package.package))
 for name, function in COMMANDS:
     command(name, function)
+command("first-stage-folds", first_stage_folds.first_stage_folds, context_settings=first_stage_folds.OVERRIDES)
