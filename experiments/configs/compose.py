@@ -8,8 +8,10 @@ from the one shared recipe and its model's own part.
 
 A model part names its recipe parts on a line ``# recipe: training tok2vec ewt``;
 ``configs/<name>.cfg`` is the merge of those parts (in that order) and then the
-model part, so it runs as is with ``spacy train configs/<name>.cfg``;
-``configs/transformer/<name>.cfg`` is the same on the transformer encoder of
+model part, so it runs as is with ``spacy train configs/<name>.cfg``; the
+user's own-data configs (parts ``own_data_*``) go to ``configs/own_data/``,
+apart from the studies'. ``configs/transformer/<name>.cfg`` (own data:
+``configs/own_data/transformer/``) is the same on the transformer encoder of
 ``recipe/transformer.cfg`` (the models of ``transformer.TRANSFORMER_MODELS``), and
 ``configs/transformer/curated_<name>.cfg`` on the curated transformer of
 ``recipe/curated_transformer.cfg`` (``transformer.CURATED_MODELS``). Edit the
@@ -26,8 +28,9 @@ from .transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORME
     with_transformer
 
 RECIPE_LINE = "# recipe:"
+OWN_DATA = "own_data"  # the user's configs (models own_data_*): configs/own_data/, apart from the studies' configs
 TRANSFORMER_HEADER = ("# This config: the above with a transformer encoder, fine-tuned, in place of the tok2vec "
-                      "(pip install \"spacy-depner[{extra}]\"; configs/transformer/{prefix}<name>.cfg, paths.transformer: "
+                      "(pip install \"spacy-depner[{extra}]\"; configs/[own_data/]transformer/{prefix}<name>.cfg, paths.transformer: "
                       "a Hugging Face name or folder).")
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
@@ -35,6 +38,19 @@ GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit th
 def model_parts(configs: Path) -> List[Path]:
     """The model parts under CONFIGS/models, sorted by name."""
     return sorted((configs / "models").glob("*.cfg"))
+
+
+def composed_path(configs: Path, name: str, encoder: Optional[Encoder] = None) -> Path:
+    """Where the config composed from the model part NAME lies: CONFIGS/<name>.cfg,
+    or CONFIGS/own_data/<name>.cfg for the user's own-data configs; with an
+    ``encoder``, in the folder's transformer/ as <encoder.prefix><name>.cfg."""
+    folder = configs / OWN_DATA if name.startswith(f"{OWN_DATA}_") else configs
+    return folder / f"{name}.cfg" if encoder is None else folder / TRANSFORMER / f"{encoder.prefix}{name}.cfg"
+
+
+def composed_paths(configs: Path) -> List[Path]:
+    """Every composed config (and hand-written one) beside the parts: CONFIGS/*.cfg and CONFIGS/own_data/*.cfg."""
+    return sorted(configs.glob("*.cfg")) + sorted((configs / OWN_DATA).glob("*.cfg"))
 
 
 def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
@@ -77,13 +93,13 @@ def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
 
 
 def stale_configs(configs: Path, write: bool) -> List[Path]:
-    """The composed configs CONFIGS/<name>.cfg, and the transformer twins
-    CONFIGS/transformer/<name>.cfg of TRANSFORMER_MODELS and
-    CONFIGS/transformer/curated_<name>.cfg of CURATED_MODELS, that differ
+    """The composed configs CONFIGS/<name>.cfg (own data: CONFIGS/own_data/),
+    and the transformer twins transformer/<name>.cfg of TRANSFORMER_MODELS and
+    transformer/curated_<name>.cfg of CURATED_MODELS beside them, that differ
     from their parts (with ``write``, rewritten)."""
     stale = []
-    targets = [(part, configs / part.name, None) for part in model_parts(configs)]
-    targets += [(configs / "models" / f"{name}.cfg", configs / TRANSFORMER / f"{encoder.prefix}{name}.cfg", encoder)
+    targets = [(part, composed_path(configs, part.stem), None) for part in model_parts(configs)]
+    targets += [(configs / "models" / f"{name}.cfg", composed_path(configs, name, encoder), encoder)
                 for encoder, names in ((SPACY_TRANSFORMERS, TRANSFORMER_MODELS), (CURATED, CURATED_MODELS))
                 for name in names]
     for part, target, encoder in targets:
