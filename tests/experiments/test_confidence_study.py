@@ -16,7 +16,7 @@ import spacy
 import typer
 from spacy.tokens import Doc, DocBin
 
-from experiments.confidence_study import (DataFile, check_penalty_step, confidence, confidence_study,
+from experiments.confidence.study import (DataFile, check_penalty_step, confidence, confidence_study,
                                           parse_models)
 from spacy_depner.cli.errors import run
 from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
