@@ -2,7 +2,7 @@
 also those inside functions): no module imports a layer below its own, in
 the order docs/architecture.md gives, and no circle joins modules. Layers
 from the inside out: structures, Doc arrays, ml, pipeline, readers,
-evaluation, annotation, cli, then experiments (not shipped); ``util`` may be
+evaluation, annotation, workflows, cli, then experiments (not shipped); ``util`` may be
 imported by every layer; the package's own ``__init__``/``__main__`` sit on
 top."""
 import ast
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Dict, Set
 
 ROOT = Path(__file__).parents[1]
-LAYERS = ["structures", "doc_arrays", "ml", "pipeline", "readers", "evaluation", "annotation", "cli", "experiments"]
+LAYERS = ["structures", "doc_arrays", "ml", "pipeline", "readers", "evaluation", "annotation", "workflows", "cli",
+          "experiments"]
 ANYWHERE = {"util"}
 
 
