@@ -4,7 +4,6 @@ OUTPUT exists only complete; a partial left with other arguments is refused
 with a clear error, or restarted with --force; a corrected input resumes
 while the documents done are unchanged."""
 import json
-import os
 import signal
 import subprocess
 import sys

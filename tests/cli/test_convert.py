@@ -5,7 +5,6 @@ the output, and the GENIA 3.02 XML to JSON lines."""
 import json
 from pathlib import Path
 
-import pytest
 import spacy
 from spacy.tokens import DocBin
 from spacy.util import registry

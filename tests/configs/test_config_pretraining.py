@@ -2,7 +2,6 @@
 that section is non-empty, so every config with a tok2vec has one naming
 it, and a composed config given weights from ``spacy pretrain`` starts
 training from them."""
-from pathlib import Path
 from typing import List, Tuple
 
 import numpy as np

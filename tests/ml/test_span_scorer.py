@@ -137,10 +137,10 @@ def test_mention_scorer_gradients_match_finite_differences(ops):
 def test_span_scorer_backprop_is_unchanged_by_the_backend():
     docs = make_docs()
     inputs = (docs, batch_spans(docs))
-    gradients = []
+    gradients, first = [], None
     for ops in (NumpyOps(), Ops()):
         model = make_scorer(build_span_scorer, 3, docs)
-        if gradients:
+        if first is not None:
             copy_weights(first, model)
         else:
             first = model

@@ -152,7 +152,7 @@ def test_gold_outside_lattice_is_counted_and_added():
     ents = ["B-LOC", "I-LOC", "I-LOC", "O"]
     for add_gold in (True, False):
         nlp = spacy.blank("en")
-        ner = nlp.add_pipe("dgm_ner", config={"add_gold_spans": add_gold})
+        nlp.add_pipe("dgm_ner", config={"add_gold_spans": add_gold})
         examples = [make_example(nlp, words, heads, deps, ents)]
         optimizer = nlp.initialize(lambda: examples)
         losses = nlp.update(examples, sgd=optimizer, losses={})
