@@ -8,9 +8,8 @@ import numpy as np
 
 from ..util.pipelines import load_pipeline
 from ..doc_arrays.tokens import batch_offsets
-from ..structures.hypergraph import mention_hypergraph
-from ..structures.hypergraph.structure import HYPERGRAPH
-from ..structures.protocol import Layout
+from ..structures import hypergraph
+from ..structures.hypergraph import HYPERGRAPH
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
@@ -32,9 +31,9 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
     doc_offsets, sentence_offsets = batch_offsets(docs)
     batches = [component.hyperedge_scores(docs[i:i + batch_size]) for i in range(0, len(docs), batch_size)]
     edge_scores = np.concatenate(batches) if batches else \
-        np.zeros((0, len(component.labels), mention_hypergraph.n_kinds(heads)), dtype=np.float32)
+        np.zeros((0, len(component.labels), HYPERGRAPH.n_kinds(heads)), dtype=np.float32)
     gold = {tuple(row) for row in component.gold_mentions(examples, doc_offsets).tolist()}
-    layout = Layout(sentence_offsets)
+    layout = hypergraph.layout(sentence_offsets)
 
     def scores(penalty: float) -> Dict[str, float]:
         best = HYPERGRAPH.viterbi(edge_scores, layout, mention_penalty=penalty, heads=heads)
