@@ -50,7 +50,10 @@ Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the scores of a batch sit, in batch token coordinates.
+    """Where the scores of a batch sit, in batch token coordinates. Built by
+    the family's constructor (``chain.layout(offsets)``,
+    ``lattice.layout(spans, offsets)``, ``nested.layout(spans, offsets)``,
+    ``hypergraph.layout(offsets)``), which sets the fields the family reads.
 
     offsets (U + 1,) int64: the independent units the structure decodes
         (documents, sentences or chains): tokens offsets[u]:offsets[u+1].

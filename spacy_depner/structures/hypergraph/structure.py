@@ -63,9 +63,12 @@ class MentionHypergraph(Structure):
             _no_heads(heads, "the mention marginals")
             return posterior.mention_marginals(scores, layout.offsets, mention_penalty, heads, floor)
 
+        positive = []  # every mention of positive marginal, computed once
+
         def of(mentions: np.ndarray) -> np.ndarray:
-            every, values = above(0.0)
-            return lookup(mentions[:, :3], every, values)
+            if not positive:
+                positive.append(above(0.0))
+            return lookup(mentions[:, :3], *positive[0])
 
         def starts(mentions: np.ndarray) -> np.ndarray:
             return 1.0 - edge_marginals[mentions[:, 0], mentions[:, 2], KIND_T_X]
