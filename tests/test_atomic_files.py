@@ -171,7 +171,7 @@ def test_fingerprints_change_with_the_content(tmp_path):
 def test_a_missing_parent_folder_is_made(tmp_path):
     """The writers of every command (``atomic_path``, experiments' ``write_json``)
     make the output's folders, so that ``--output metrics/x/y.json`` works in a fresh clone."""
-    from experiments.outputs import write_json
+    from experiments.kit.outputs import write_json
 
     final = tmp_path / "metrics" / "study" / "own.json"
     with atomic_path(final) as temporary:

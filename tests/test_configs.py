@@ -7,8 +7,8 @@ import pytest
 from spacy import util
 from thinc.api import Config
 
-from experiments.configs import compose, model_parts, stale_configs
-from experiments.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
+from experiments.configs.compose import compose, composed_path, composed_paths, model_parts, stale_configs
+from experiments.configs.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")
@@ -20,7 +20,8 @@ TRANSFORMER_CONFIGS = [(SPACY_TRANSFORMERS, name) for name in TRANSFORMER_MODELS
     [(CURATED, name) for name in CURATED_MODELS]
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("transformer/*.cfg")),
+@pytest.mark.parametrize("path", composed_paths(CONFIGS) + sorted(CONFIGS.glob("transformer/*.cfg"))
+                         + sorted(CONFIGS.glob("own_data/transformer/*.cfg")),
                          ids=lambda path: str(path.relative_to(CONFIGS)))
 def test_every_entity_config_trains_with_the_recipes_optimizer(path):
     """The recipe's optimizer, parameter averaging included; on a transformer
@@ -39,7 +40,7 @@ def test_committed_configs_are_composed_from_their_parts():
 
 @pytest.mark.parametrize("corpus", ["ewt", "genia", "gum"])
 def test_the_models_of_a_comparison_share_the_recipe_and_the_encoder(corpus):
-    configs = {part.stem: Config().from_disk(CONFIGS / part.name, interpolate=False)
+    configs = {part.stem: Config().from_disk(composed_path(CONFIGS, part.stem), interpolate=False)
                for part in model_parts(CONFIGS) if f" {corpus}" in part.read_text().split("# recipe:")[1].split("\n")[0]}
     assert len(configs) >= 3
     for section in SHARED:
@@ -52,7 +53,7 @@ def test_the_models_of_a_comparison_share_the_recipe_and_the_encoder(corpus):
 
 @pytest.mark.parametrize("part", model_parts(CONFIGS), ids=lambda path: path.stem)
 def test_each_composed_config_builds_its_pipeline(part):
-    config = util.load_config(CONFIGS / part.name, interpolate=False)
+    config = util.load_config(composed_path(CONFIGS, part.stem), interpolate=False)
     if "pretrained" in config["paths"]:  # the own-data configs source a pretrained pipeline's parts
         if not (PRETRAINED / "config.cfg").is_file():
             pytest.skip(f"no en_core_web_sm at {PRETRAINED} (set DEPNER_DATA to the data folder that has models/)")
@@ -84,9 +85,10 @@ def test_a_changed_recipe_makes_every_config_stale(tmp_path):
     recipe = copy / "recipe" / "training.cfg"
     recipe.write_text(recipe.read_text().replace("dropout = 0.1", "dropout = 0.2"))
     stale = stale_configs(copy, write=True)
-    assert sorted(str(path.relative_to(copy)) for path in stale) == sorted(
-        [part.name for part in model_parts(copy)] + [f"transformer/{encoder.prefix}{name}.cfg"
-                                                     for encoder, name in TRANSFORMER_CONFIGS])
+    assert sorted(stale) == sorted([composed_path(copy, part.stem) for part in model_parts(copy)]
+                                   + [composed_path(copy, name, encoder) for encoder, name in TRANSFORMER_CONFIGS])
+    assert {"own_data/own_data_dgm.cfg", "own_data/transformer/own_data_dgm.cfg", "dgm_ewt.cfg",
+            "transformer/dgm_ewt.cfg"} <= {str(path.relative_to(copy)) for path in stale}  # the user's configs apart
     assert Config().from_disk(copy / "dgm_ewt.cfg", interpolate=False)["training"]["dropout"] == 0.2
     assert stale_configs(copy, write=False) == []
 
@@ -94,8 +96,8 @@ def test_a_changed_recipe_makes_every_config_stale(tmp_path):
 
 @pytest.mark.parametrize("encoder,name", TRANSFORMER_CONFIGS, ids=lambda x: getattr(x, "extra", x))
 def test_each_transformer_config_is_its_model_on_the_shared_transformer(encoder, name):
-    cnn = Config().from_disk(CONFIGS / f"{name}.cfg", interpolate=False)
-    config = Config().from_disk(CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg", interpolate=False)
+    cnn = Config().from_disk(composed_path(CONFIGS, name), interpolate=False)
+    config = Config().from_disk(composed_path(CONFIGS, name, encoder), interpolate=False)
     part = Config().from_disk(CONFIGS / "recipe" / encoder.part, interpolate=False)
     assert config["nlp"]["pipeline"] == ["transformer" if c == "tok2vec" else c for c in cnn["nlp"]["pipeline"]]
     assert "tok2vec" not in config["components"]
@@ -104,7 +106,7 @@ def test_each_transformer_config_is_its_model_on_the_shared_transformer(encoder,
         "components", {}).get("transformer")  # the curated transformer's loaders of weights and word pieces
     assert set(part["training"]["optimizer"]) == {"learn_rate"}  # the recipe's optimizer, its rate only
     assert config["training"]["optimizer"]["learn_rate"] == part["training"]["optimizer"]["learn_rate"]
-    text = (CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg").read_text()
+    text = composed_path(CONFIGS, name, encoder).read_text()
     assert "spacy.Tok2VecListener.v1" not in text
     listeners = [c for c in config["components"] if c != "transformer" and "model" in config["components"][c]
                  and "tok2vec" in config["components"][c]["model"]]
@@ -128,7 +130,7 @@ def test_transformer_configs_pass_spacy_debug_config(encoder, name, tmp_path):
         pytest.skip(f"no all-MiniLM-L6-v2 under {data}/models (set DEPNER_DATA to the data folder that has models/)")
     from spacy.cli.debug_config import debug_config
 
-    debug_config(CONFIGS / "transformer" / f"{encoder.prefix}{name}.cfg", overrides={"paths.data": str(data)})
+    debug_config(composed_path(CONFIGS, name, encoder), overrides={"paths.data": str(data)})
 
 
 def test_a_config_without_a_tok2vec_cannot_take_a_transformer():

@@ -67,7 +67,8 @@ def test_every_module_imports_on_its_own():
 
 @pytest.mark.parametrize("package, expected", [
     ("spacy_depner", {"evaluate", "evaluate-nested", "coverage", "convert", "find-penalty", "find-threshold", "calibration-report",
-                      "calibrate", "apply", "apply-ray", "pretrain-text", "rank"}),
+                      "calibrate", "apply", "apply-ray", "pretrain-text", "rank", "package",
+                      "first-stage-folds"}),
     ("experiments", {"study", "nested-study", "two-stage", "bench", "bench-nested", "bench-types", "configs", "jackknife-trees", "confidence",
                      "pretrain", "bench-stages", "bench-structures", "transformer-report", "partial-study",
                      "active-learning-study", "publish-results", "package"}),

@@ -41,6 +41,17 @@ def train_component(factory: str, config: dict, make_examples, steps: int):
     return nlp, component, examples, history
 
 
+def tiny_chain_ner(steps: int = 40):
+    """A chain_ner on a small tok2vec trained on the tiny corpus (seed 0) that
+    has learned "Mary lives in Paris" (Mary PER, Paris LOC): (nlp, those entities)."""
+    model = {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}
+    nlp, _, _, _ = train_component("chain_ner", {"model": model},
+                                   lambda nlp: [make_example(nlp, *row, trees=False) for row in TINY], steps)
+    learned = [[e.text, e.label_] for e in nlp("Mary lives in Paris").ents]
+    assert learned == [["Mary", "PER"], ["Paris", "LOC"]]
+    return nlp, learned
+
+
 def check_unknown_gold_label(factory: str, config: dict, make_examples, labels, unknown: str):
     """A blank English pipeline with ``factory`` initialized with ``labels``:
     updating it on ``make_examples(nlp)``, whose gold has the label

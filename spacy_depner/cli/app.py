@@ -4,7 +4,7 @@ import typer
 
 from .. import __version__
 
-from . import apply, calibrate, convert, coverage, evaluate, pretrain_text, rank, tune
+from . import apply, calibrate, convert, coverage, evaluate, first_stage_folds, package, pretrain_text, rank, tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="spacy-depner: structured NER for spaCy")
@@ -23,15 +23,17 @@ def options(version: bool = typer.Option(False, "--version", callback=print_vers
 
 
 
-def command(name: str, function) -> None:
+def command(name: str, function, **settings) -> None:
     """Register ``function`` as the command ``name``, its summary the first line of its docstring."""
-    app.command(name, short_help=function.__doc__.strip().splitlines()[0])(function)
+    app.command(name, short_help=function.__doc__.strip().splitlines()[0], **settings)(function)
 
 
 COMMANDS = (("apply", apply.apply), ("apply-ray", apply.apply_ray), ("rank", rank.rank),
             ("evaluate", evaluate.evaluate), ("evaluate-nested", evaluate.evaluate_nested),
             ("find-threshold", tune.find_threshold), ("find-penalty", tune.find_penalty),
             ("calibrate", calibrate.calibrate), ("calibration-report", calibrate.calibration_report),
-            ("coverage", coverage.coverage), ("convert", convert.convert), ("pretrain-text", pretrain_text.pretrain_text))
+            ("coverage", coverage.coverage), ("convert", convert.convert), ("pretrain-text", pretrain_text.pretrain_text),
+            ("package", package.package))
 for name, function in COMMANDS:
     command(name, function)
+command("first-stage-folds", first_stage_folds.first_stage_folds, context_settings=first_stage_folds.OVERRIDES)

@@ -1,10 +1,19 @@
 """The trees of a batch of Docs, read and checked once where they enter the
-package: ``require_parse`` (the error every component and model raises for
-a Doc without a parse), ``tree_arrays`` (heads and sentences as flat arrays)
-and ``batch_heads_and_labels`` (what the dependency features read), both
-after ``require_forest``: spaCy accepts any heads, cycles included, and a
-cycle would give a lattice duplicate spans (``structures.trees.forest``)."""
-from typing import Iterable, List, Optional, Tuple
+package: ``read_trees`` reads the heads, sentences and dependency labels of
+a batch with one token table, after ``require_parse`` (the error every
+component and model raises for a Doc without a parse) and with one
+``require_forest`` (spaCy accepts any heads, cycles included, and a cycle
+would give a lattice duplicate spans: ``structures.trees.forest``).
+
+A component reads its batch once (``doc_arrays.batch.read_batch``) and puts
+the checked trees in scope (``trees_in_scope``) while its suggester and its
+model run: ``batch_trees`` (the DGM suggesters' ``tree_arrays``, the
+dependency features' ``batch_heads_and_labels``) takes them from there for
+the same Docs, and reads and checks them itself otherwise (a suggester in
+spaCy's ``spancat``, a model called alone)."""
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.attrs import DEP, HEAD, SENT_START
@@ -12,6 +21,22 @@ from spacy.tokens import Doc
 
 from ..structures.trees import forest
 from .tokens import doc_offsets_of, sentence_offsets_of, token_table
+
+
+class Trees(NamedTuple):
+    """The checked trees of a batch: heads (N,) absolute, -1 for a root (every
+    token of a Doc without a parse); labels (N, 1) uint64, the dependency
+    label hashes; sentence_offsets (U + 1,) and doc_offsets (B + 1,) in
+    batch token coordinates."""
+
+    heads: np.ndarray
+    labels: np.ndarray
+    sentence_offsets: np.ndarray
+    doc_offsets: np.ndarray
+
+    def heads_or_self(self) -> np.ndarray:
+        """The heads (N,) with each root its own head (what the dependency features read)."""
+        return np.where(self.heads == -1, np.arange(self.heads.shape[0], dtype=np.int64), self.heads)
 
 
 class MissingParse(ValueError):
@@ -52,25 +77,56 @@ def require_parse(docs: Iterable[Doc], component: Optional[str] = None, reader: 
             raise MissingParse(i, doc.text, component, reader)
 
 
-def _checked_trees(docs: List[Doc], table: np.ndarray, component: Optional[str]):
-    """heads (N,) absolute, -1 for a root; sentence_offsets (U + 1,);
-    doc_offsets (B + 1,) from the HEAD and SENT_START columns ``table`` (N, 2),
-    after ``require_forest``."""
+def read_trees(docs: Sequence[Doc], component: Optional[str] = None, reader: Optional[str] = None,
+               parsed: bool = True) -> Trees:
+    """The ``Trees`` of a batch from one token table (HEAD, SENT_START, DEP):
+    ``require_parse`` first (with ``parsed``), then ``require_forest`` once;
+    the errors name ``component`` (and ``reader``, its part that reads the trees)."""
+    docs = list(docs)
+    if parsed:
+        require_parse(docs, component, reader)
+    table = token_table(docs, [HEAD, SENT_START, DEP])
     doc_offsets = doc_offsets_of(docs)
     relative = table[:, 0]
     heads = np.where(relative == 0, -1, relative + np.arange(relative.shape[0], dtype=np.int64))
     sentence_offsets = sentence_offsets_of(table[:, 1], doc_offsets)
-    require_forest(docs, heads, sentence_offsets, doc_offsets, component)
-    return heads, sentence_offsets, doc_offsets
+    require_forest(docs, heads, sentence_offsets, doc_offsets, component or reader)
+    return Trees(heads, np.ascontiguousarray(table[:, 2:3]).view(np.uint64), sentence_offsets, doc_offsets)
+
+
+# The Docs of the batch a component is working on and their checked trees (``trees_in_scope``).
+_IN_SCOPE: ContextVar[Optional[Tuple[List[Doc], Trees]]] = ContextVar("spacy_depner_trees_in_scope", default=None)
+
+
+@contextmanager
+def trees_in_scope(docs: Sequence[Doc], trees: Optional[Trees]) -> Iterator[None]:
+    """While the block runs, ``batch_trees`` of the same Docs gives ``trees``
+    (read and checked already) instead of reading them again; nothing when
+    ``trees`` is None."""
+    token = _IN_SCOPE.set(None if trees is None else (list(docs), trees))
+    try:
+        yield
+    finally:
+        _IN_SCOPE.reset(token)
+
+
+def batch_trees(docs: Sequence[Doc], component: Optional[str] = None, reader: Optional[str] = None) -> Trees:
+    """The checked ``Trees`` of ``docs``: those in scope when they are the
+    trees of these very Docs (``trees_in_scope``), else ``read_trees``."""
+    docs = list(docs)
+    scoped = _IN_SCOPE.get()
+    if scoped is not None and len(scoped[0]) == len(docs) and all(a is b for a, b in zip(scoped[0], docs)):
+        return scoped[1]
+    return read_trees(docs, component, reader)
 
 
 def tree_arrays(docs: List[Doc], component: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """heads (N,) absolute, -1 for a root (every token of a Doc without a
     parse), sentence_offsets (U + 1,) and doc_offsets (B + 1,) of a batch; a
     ValueError (``require_forest``, naming ``component`` if given) if the heads
-    of a Doc are not a forest within each of its sentences."""
-    docs = list(docs)
-    return _checked_trees(docs, token_table(docs, [HEAD, SENT_START]), component)
+    of a Doc are not a forest within each of its sentences. No parse check."""
+    trees = read_trees(docs, component, parsed=False)
+    return trees.heads, trees.sentence_offsets, trees.doc_offsets
 
 
 def require_forest(docs: List[Doc], heads: np.ndarray, sentence_offsets: np.ndarray, doc_offsets: np.ndarray,
@@ -110,11 +166,8 @@ def require_forest(docs: List[Doc], heads: np.ndarray, sentence_offsets: np.ndar
 
 def batch_heads_and_labels(docs: List[Doc], component: str = "dependency_features") -> Tuple[np.ndarray, np.ndarray]:
     """Absolute head of each token in the batch (a root is its own head) (N,)
-    and its dependency label hash (N, 1) uint64. ``require_parse`` and
-    ``require_forest`` first, with ``component`` in their messages."""
-    docs = list(docs)
-    require_parse(docs, reader=component)
-    table = token_table(docs, [HEAD, SENT_START, DEP])
-    heads, _, _ = _checked_trees(docs, table[:, :2], component)
-    heads = np.where(heads == -1, np.arange(heads.shape[0], dtype=np.int64), heads)
-    return heads, np.ascontiguousarray(table[:, 2:3]).view(np.uint64)
+    and its dependency label hash (N, 1) uint64, from ``batch_trees``
+    (``require_parse`` and ``require_forest`` with ``component`` in their
+    messages, unless the batch's trees are in scope)."""
+    trees = batch_trees(docs, reader=component)
+    return trees.heads_or_self(), trees.labels

@@ -4,12 +4,7 @@ T -> I hyperedge), by the grid search of ``setting_search``."""
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
-import numpy as np
-
 from ..util.pipelines import load_pipeline
-from ..doc_arrays.tokens import batch_offsets
-from ..structures import hypergraph
-from ..structures.hypergraph import HYPERGRAPH
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
@@ -21,28 +16,35 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
     of low, low + step, ..., high with the best F1 of the mentions (with heads:
     boundaries + type + head) on ``examples``, whose predicted Docs are the
     component's inputs (a fixed-step search; the first best value on ties).
-    The hyperedge scores are computed once; each value costs one MAP
-    decoding. Returns the chosen penalty and its P/R/F (``tuned_*``) and
-    those of the previous penalty (``before_*``), P/R/F as fractions."""
+    Each batch goes through the component's own steps: ``problem`` once (read,
+    model, temperatures), then, for each value, ``solve`` (its decoding, the
+    mentions off the whitespace) and its ``threshold``, the marginals computed
+    only where the mentions need them. Returns the chosen penalty and its
+    P/R/F (``tuned_*``) and those of the previous penalty (``before_*``),
+    P/R/F as fractions."""
     grid = grid_values(low, high, step)
     examples = list(examples)
-    docs = [eg.predicted for eg in examples]
-    heads = component.cfg["heads"]
-    doc_offsets, sentence_offsets = batch_offsets(docs)
-    batches = [component.hyperedge_scores(docs[i:i + batch_size]) for i in range(0, len(docs), batch_size)]
-    edge_scores = np.concatenate(batches) if batches else \
-        np.zeros((0, len(component.labels), HYPERGRAPH.n_kinds(heads)), dtype=np.float32)
-    gold = {tuple(row) for row in component.gold_mentions(examples, doc_offsets).tolist()}
-    layout = hypergraph.layout(sentence_offsets)
+    chunks = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+    problems = [component.problem([eg.predicted for eg in chunk]) for chunk in chunks]
+    golds = [{tuple(row) for row in component.gold_mentions(chunk, problem.batch.doc_offsets).tolist()}
+             for chunk, problem in zip(chunks, problems)]
+    previous = component.mention_penalty
 
     def scores(penalty: float) -> Dict[str, float]:
-        best = HYPERGRAPH.viterbi(edge_scores, layout, mention_penalty=penalty, heads=heads)
-        predicted = {tuple(row) for row in best.mentions.tolist()}
-        tp = len(gold & predicted)
-        return prf(tp, len(predicted) - tp, len(gold) - tp)
+        component.mention_penalty = penalty
+        tp = n_predicted = n_gold = 0
+        for problem, gold in zip(problems, golds):
+            prediction = component.solve(problem, with_probabilities=False)
+            _, mentions = component.confident(prediction.probabilities, prediction.mentions)
+            predicted = {tuple(row) for row in mentions.tolist()}
+            tp, n_predicted, n_gold = tp + len(gold & predicted), n_predicted + len(predicted), n_gold + len(gold)
+        return prf(tp, n_predicted - tp, n_gold - tp)
 
-    before = {"penalty": component.mention_penalty, **scores(component.mention_penalty)}
-    best, _ = grid_search(grid, scores, "penalty")
+    try:
+        before = {"penalty": previous, **scores(previous)}
+        best, _ = grid_search(grid, scores, "penalty")
+    finally:
+        component.mention_penalty = previous
     component.mention_penalty = best["penalty"]
     return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}
 

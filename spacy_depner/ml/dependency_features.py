@@ -3,8 +3,10 @@
 ``with_dependency_features(tok2vec, width)`` is a ``Model[List[Doc],
 Floats2d]``: each token's tok2vec vector joined with its head's vector and an
 embedding of its dependency label, (N, 2 * tok2vec width + width). It reads
-the trees with ``doc_arrays.trees.batch_heads_and_labels`` (checked: a parse,
-a forest). ``token_encoder`` picks it or the plain tok2vec for the scorers.
+the trees with ``doc_arrays.trees.batch_heads_and_labels``: those a
+component read and checked with its batch (in scope while its model runs),
+else read and checked here (a parse, a forest). ``token_encoder`` picks it or
+the plain tok2vec for the scorers.
 """
 from typing import Callable, List
 

@@ -147,7 +147,13 @@ class ConfidenceSettings:
     def needs_marginals(self) -> bool:
         """Whether prediction computes the marginals: for ``attrs["scores"]``,
         a threshold above 0 or posterior decoding."""
-        return bool(self.settings["scores"] or self.settings["threshold"] > 0 or self.settings["decoding"] == "posterior")
+        return bool(self.settings["scores"] or self.mentions_need_marginals)
+
+    @property
+    def mentions_need_marginals(self) -> bool:
+        """Whether the predicted mentions depend on the marginals: a threshold
+        above 0 or posterior decoding."""
+        return bool(self.settings["threshold"] > 0 or self.settings["decoding"] == "posterior")
 
     def confident(self, probabilities: Optional[np.ndarray], *arrays: np.ndarray):
         """The rows of ``arrays`` (each (M, ...)) and of ``probabilities`` (M,)

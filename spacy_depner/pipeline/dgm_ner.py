@@ -41,7 +41,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets, covered_tokens, with_single_tokens
 from ..structures.lattice import LATTICE, layout as lattice_layout
@@ -158,11 +158,10 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
     def read(self, docs: List[Doc]) -> DocBatch:
         """The lattice of the Docs: the suggester's spans and every single
         token, after the parse check and the sentence lengths."""
-        self.check_parse(docs)
-        batch = read_batch(docs)
+        batch = super().read(docs)
         check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, spans_per_token(self.suggester),
                                self.settings["max_sentence_length"], f"'{self.name}'", component_limit(self.name))
-        spans = self.suggest(docs, batch.doc_offsets)
+        spans = self.suggest(batch)
         return batch._replace(spans=with_single_tokens(spans, batch.n_tokens))
 
     def layout(self, batch: DocBatch) -> Layout:

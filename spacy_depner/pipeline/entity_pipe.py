@@ -21,11 +21,11 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 from ..doc_arrays.batch import DocBatch, read_batch
 from ..doc_arrays.entities import gold_entities, scored_entity_spans
 from ..doc_arrays.spans import suggested_spans
-from ..doc_arrays.trees import MissingParse, require_parse
+from ..doc_arrays.trees import MissingParse
 from ..ml.corpus_layers import initialize_corpus_layers
 from ..structures.protocol import Analysis, Layout, Marginals, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
-from .given_decoding import GivenDecoding
+from .given_decoding import Given, GivenDecoding
 from .span_groups import keeping_preset, write_flat_view, write_span_group
 from .suggesters import positive_or_null
 
@@ -62,6 +62,19 @@ class Prediction(NamedTuple):
     doc_offsets: np.ndarray
     mentions: np.ndarray
     probabilities: Optional[np.ndarray]
+
+
+class Problem(NamedTuple):
+    """A batch ready to decode (``EntityPipe.problem``): the batch (a
+    lattice's spans with the given entities added), its layout, the
+    tempered scores, the ``Given`` (None: nothing fixed) and the structure's
+    encoding of the given entities (None without)."""
+
+    batch: DocBatch
+    layout: Layout
+    scores: Scores
+    given: Optional[Given]
+    encoding: object
 
 
 class Gold(NamedTuple):
@@ -151,27 +164,42 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """Keyword arguments of the scorer: the labels and the settings."""
         return {"labels": self.labels, **self.settings}
 
-    def check_parse(self, docs: List[Doc]) -> None:
-        """A model with dependency features needs a parse: ``require_parse``."""
+    def tree_readers(self) -> Tuple[bool, Optional[str]]:
+        """Whether the component reads the trees (dependency features, or a
+        suggester with a ``tree_reader``), and the part named in a missing-parse
+        error: None when the model reads them (the component is named alone),
+        else the suggester's name."""
         if self.model.attrs.get("dependency_features"):
-            require_parse(docs, self.name)
+            return True, None
+        reader = getattr(self.settings.get("suggester"), "tree_reader", None)
+        return reader is not None, reader
 
-    def suggest(self, docs: List[Doc], doc_offsets: np.ndarray) -> np.ndarray:
-        """``suggested_spans`` of the component's suggester; a suggester that
-        finds no parse is named as this component's part."""
+    def suggest(self, batch: DocBatch) -> np.ndarray:
+        """``suggested_spans`` of the component's suggester, with the batch's
+        trees in scope (not read again); a suggester that finds no parse is
+        named as this component's part."""
         try:
-            return suggested_spans(docs, self.suggester, doc_offsets, self.model.ops)
+            with batch.in_scope():
+                return suggested_spans(batch.docs, self.suggester, batch.doc_offsets, self.model.ops)
         except MissingParse as error:
             raise error.in_component(self.name) from None
 
     # --- the one call path: Docs -> arrays -> structure -> Docs -------------
 
     def read(self, docs: List[Doc]) -> DocBatch:
-        """The batch as arrays, read once (``doc_arrays``): the parse check of
-        a model with dependency features, then offsets (and spans, in
-        components with a suggester)."""
-        self.check_parse(docs)
-        return read_batch(docs)
+        """The batch as arrays, read once (``doc_arrays``): offsets and, in a
+        component that reads the trees, the trees after one parse check and
+        one forest check (components with a suggester add its spans)."""
+        trees, reader = self.tree_readers()
+        return read_batch(docs, trees=trees, component=self.name, reader=reader)
+
+    def model_output(self, batch: DocBatch, is_train: bool = False):
+        """The model on the batch (``model_input``), with the batch's trees in
+        scope: ``model.predict``, or ``model.begin_update`` with ``is_train``."""
+        with batch.in_scope():
+            if is_train:
+                return self.model.begin_update(self.model_input(batch))
+            return self.model.predict(self.model_input(batch))
 
     def layout(self, batch: DocBatch) -> Layout:
         """Where the structure's scores sit in the batch."""
@@ -196,31 +224,48 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """The structure's keyword options in prediction."""
         return self.structure_options()
 
+    def problem(self, docs: List[Doc], conditioned: bool = True) -> Problem:
+        """What ``predict`` decodes: the batch read once, what it is decoded
+        given (``given``; none without ``conditioned``), its layout and the
+        model's scores divided by the temperatures."""
+        batch = self.read(list(docs))
+        given = self.given(batch) if conditioned else None
+        encoding = None
+        if given is None:
+            layout = self.layout(batch)
+        else:
+            batch, layout, encoding = self.given_problem(batch, given)
+        scores = self.tempered(self.structure_scores(self.model_output(batch)))
+        return Problem(batch, layout, scores, given, encoding)
+
+    def solve(self, problem: Problem, with_probabilities: bool = True) -> Prediction:
+        """The ``Prediction`` of a ``problem`` by the settings: decoded given
+        its entities and whitespace, or off the whitespace in a structure that
+        cannot condition. ``with_probabilities`` False: the marginals only where
+        the mentions need them (a threshold, posterior decoding)."""
+        if problem.given is not None:
+            return Prediction(problem.batch.doc_offsets, *self.decode_given(
+                problem.scores, problem.layout, problem.encoding, problem.given.missing, with_probabilities))
+        analysis, found = self.decode(problem.scores, problem.layout, with_probabilities=with_probabilities)
+        return Prediction(problem.batch.doc_offsets, *self.off_whitespace(problem.batch, analysis.mentions, found))
+
     def predict(self, docs: Iterable[Doc]) -> Prediction:
         """The analysis (MAP, or posterior with ``decoding = "posterior"``) of
         the scores divided by the temperatures, given the entities the Docs
         already have and their whitespace (``given``), and, when
         ``needs_marginals``, the probability of each of its mentions."""
-        batch = self.read(list(docs))
-        given = self.given(batch)
-        if given is None:
-            layout = self.layout(batch)
-        else:
-            batch, layout, encoding = self.given_problem(batch, given)
-        scores = self.tempered(self.structure_scores(self.model.predict(self.model_input(batch))))
-        if given is not None:
-            return Prediction(batch.doc_offsets, *self.decode_given(scores, layout, encoding, given.missing))
-        analysis, probabilities = self.decode(scores, layout)
-        return Prediction(batch.doc_offsets, *self.off_whitespace(batch, analysis.mentions, probabilities))
+        return self.solve(self.problem(list(docs)))
 
     def decode(self, scores: Scores, layout: Layout, marginals: Optional[Marginals] = None,
-               **options) -> Tuple[Analysis, Optional[np.ndarray]]:
+               with_probabilities: bool = True, **options) -> Tuple[Analysis, Optional[np.ndarray]]:
         """The analysis of ``scores`` by the settings (``decoding``,
-        ``posterior_penalty``; marginals when ``needs_marginals``, unless
-        given) and the probabilities (M,) of its mentions (None without
-        marginals). ``options`` override ``decoding_options``."""
+        ``posterior_penalty``; marginals when ``needs_marginals``, or with
+        ``with_probabilities`` False when the mentions need them, unless given)
+        and the probabilities (M,) of its mentions (None without marginals).
+        ``options`` override ``decoding_options``."""
         options = {**self.decoding_options(), **options}
-        if marginals is None and self.needs_marginals:
+        needed = self.needs_marginals if with_probabilities else self.mentions_need_marginals
+        if marginals is None and needed:
             marginals = self.structure.marginals(scores, layout, **options)
         if self.settings["decoding"] == "posterior":
             analysis = self.structure.posterior_decode(marginals, layout, penalty=self.settings["posterior_penalty"],
@@ -249,7 +294,8 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
             write_span_group(doc, self.spans_key, spans, doc_probabilities)
         self.write_more(docs, doc_offsets, mentions)
         if not self.writes_ents:
-            write_flat_view(self, docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written)
+            write_flat_view(self.settings, docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written,
+                            [spans for spans, _ in scored])
 
     def write_more(self, docs: List[Doc], doc_offsets: np.ndarray, mentions: np.ndarray) -> None:
         """What a component writes besides its mentions (nothing by default)."""
@@ -280,7 +326,7 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """Forward and backward pass on a batch with at least one token: the
         loss, and the values to add to ``extra_losses``."""
         batch, layout, gold, extra = self.training_batch(examples)
-        output, backprop = self.model.begin_update(self.model_input(batch))
+        output, backprop = self.model_output(batch, is_train=True)
         loss, gradient = self.loss(self.structure_scores(output), layout, gold)
         backprop(self.model_gradient(gradient, output))
         return loss, extra

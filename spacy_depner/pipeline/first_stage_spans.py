@@ -1,7 +1,9 @@
 """The glue of the two-stage model (Krishnan & Manning 2006): the
 ``first_stage_spans`` component, placed between a first-stage entity
-recognizer and a second-stage one, copies the first stage's ``doc.ents`` to
-``doc.spans[spans_key]``, where the second stage's
+recognizer and a second-stage one, moves the first stage's ``doc.ents`` to
+``doc.spans[spans_key]`` (``doc.ents`` is left empty, its tokens unannotated:
+the first stage's entities are the second stage's features, not entities set
+before it, which it would keep), where the second stage's
 ``spacy_depner.NonLocalFeatures.v1`` layer reads them (every entity
 component gives such layers their labels and the corpus counts of the first
 stage's entities on the training corpus at initialization:
@@ -23,7 +25,7 @@ from .span_groups import write_span_group
 
 
 class FirstStageSpans:
-    """Copies ``doc.ents`` to ``doc.spans[spans_key]``."""
+    """Moves ``doc.ents`` to ``doc.spans[spans_key]``."""
 
     def __init__(self, name: str, spans_key: str):
         self.name = name
@@ -31,6 +33,7 @@ class FirstStageSpans:
 
     def __call__(self, doc: Doc) -> Doc:
         write_span_group(doc, self.spans_key, doc.ents)
+        doc.set_ents([], default="missing")
         return doc
 
     def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterable[Doc]:
@@ -52,7 +55,7 @@ class FirstStageSpans:
 
 @Language.factory("first_stage_spans", default_config={"spans_key": "first_stage"})
 def make_first_stage_spans(nlp: Language, name: str, spans_key: str) -> FirstStageSpans:
-    """spans_key: the span group that the copy of doc.ents goes to, where the
+    """spans_key: the span group that doc.ents moves to, where the
     second stage's spacy_depner.NonLocalFeatures.v1 layer reads it (the same
     spans_key there)."""
     return FirstStageSpans(name, spans_key)

@@ -60,17 +60,19 @@ class GivenDecoding:
         other token)."""
         raise NotImplementedError
 
-    def decode_given(self, scores: Scores, layout: Layout, encoding, missing: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    def decode_given(self, scores: Scores, layout: Layout, encoding, missing: np.ndarray,
+                     with_probabilities: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """The mentions (M, 3) (sorted by first, last, label) and their
         probabilities (M,) (None without marginals) of the analysis decoded
         by the settings (``decode``) given the fixed mentions of ``encoding``
         and the tokens not ``missing`` (``Structure.conditioned``): the fixed
         mentions, probability 1, and the decoded mentions of the runs of
-        missing tokens."""
+        missing tokens. ``with_probabilities`` as in ``decode``."""
         conditioned = self.structure.conditioned(scores, layout, encoding, missing, **self.decoding_options())
         mentions, probabilities = conditioned.fixed, np.ones(conditioned.fixed.shape[0])
         if conditioned.tokens.shape[0]:
-            analysis, run_probabilities = self.decode(conditioned.scores, conditioned.layout)
+            analysis, run_probabilities = self.decode(conditioned.scores, conditioned.layout,
+                                                      with_probabilities=with_probabilities)
             mentions = np.concatenate([mentions, conditioned.lift(analysis.mentions)])
             probabilities = None if run_probabilities is None else np.concatenate([probabilities, run_probabilities])
         order = np.lexsort((mentions[:, 2], mentions[:, 1], mentions[:, 0]))

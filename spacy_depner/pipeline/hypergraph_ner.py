@@ -42,10 +42,10 @@ the mention set, among those a sub-hypergraph reads, with the largest sum of
 Gold mentions whose set decodes to another set (type-II pairs) are counted in
 the loss ``{name}_gold_ambiguous``.
 
-The public interface used by the penalty search: ``hyperedge_scores(docs)``
-(N, T, K), ``gold_mentions(examples, doc_offsets)``, ``cfg["heads"]``,
-``spans_key`` and ``mention_penalty`` (the attribute is
-``settings["mention_penalty"]``).
+The penalty search (``evaluation.penalty_tuning``) decodes through the
+component's own steps (``problem`` once, ``solve`` per penalty) and reads
+``gold_mentions(examples, doc_offsets)`` and ``mention_penalty`` (the
+attribute is ``settings["mention_penalty"]``).
 """
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -175,13 +175,6 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
     def structure_scores(self, output) -> Scores:
         """(N, T, K) hyperedge scores on the CPU from the model's (N, T * K) output."""
         return self.model.ops.to_numpy(output).reshape(output.shape[0], len(self.labels), self.n_kinds)
-
-    def hyperedge_scores(self, docs: List[Doc]) -> np.ndarray:
-        """(N, T, K) float32 hyperedge scores of the batch, K = ``n_kinds``
-        (what the penalty search decodes with other penalties): the model's
-        own, which ``predict`` divides by the temperature, with the penalty."""
-        batch = self.read(list(docs))
-        return self.structure_scores(self.model.predict(self.model_input(batch)))
 
     def write_more(self, docs: List[Doc], doc_offsets: np.ndarray, mentions: np.ndarray) -> None:
         """With heads, the head of each mention to ``doc.spans[spans_key + "_heads"]``, in the same order."""

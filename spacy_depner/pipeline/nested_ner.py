@@ -43,7 +43,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..doc_arrays.batch import DocBatch, read_batch
+from ..doc_arrays.batch import DocBatch
 from .score_names import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
 from ..structures.nested import NESTED, layout as nested_layout
@@ -179,11 +179,10 @@ class NestedNER(EntityPipe, factory="nested_ner"):
     def read(self, docs: List[Doc]) -> DocBatch:
         """The sentences and the suggested spans inside them, after the parse
         check and the sentence lengths."""
-        self.check_parse(docs)
-        batch = read_batch(docs)
+        batch = super().read(docs)
         check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, None, self.settings["max_sentence_length"],
                                f"'{self.name}'", component_limit(self.name), dense=True)
-        spans = self.suggest(docs, batch.doc_offsets)
+        spans = self.suggest(batch)
         sentence_of = np.searchsorted(batch.sentence_offsets, spans, side="right") - 1
         return batch._replace(spans=spans[sentence_of[:, 0] == sentence_of[:, 1]])
 

@@ -62,16 +62,26 @@ def flat_view(ents: str, spans: np.ndarray, label_ids: np.ndarray, probabilities
     return np.flatnonzero(interval_selection.most_probable(spans, weights, rank))
 
 
-def write_flat_view(pipe, docs: Sequence[Doc], doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
-                    probabilities: Optional[np.ndarray]) -> None:
-    """Write the flat view ``pipe.settings["ents"]`` of the batch's mentions
-    (as ``flat_view``) to each Doc's ``doc.ents``: beside the entities it
+def write_flat_view(settings, docs: Sequence[Doc], doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
+                    probabilities: Optional[np.ndarray], doc_spans: Sequence[Sequence[Span]]) -> None:
+    """Write the flat view ``settings["ents"]`` of the batch's mentions (as
+    ``flat_view``) to each Doc's ``doc.ents``: beside the entities it
     already has (``keeping_preset``), or in their place with
-    ``overwrite_ents``; nothing when the view is None.
-    ``pipe``: the entity component (its labels make the Spans)."""
-    ents = pipe.settings["ents"]
+    ``settings["overwrite_ents"]``; nothing when the view is None.
+    ``doc_spans``: the Spans already made of the rows of ``spans``, per Doc
+    in their order in ``spans`` (``doc_arrays.entities.scored_entity_spans``),
+    which the view takes rather than making them again."""
+    ents = settings["ents"]
     if ents is None:
         return
     kept = flat_view(ents, spans, label_ids, probabilities)
-    for doc, doc_ents in zip(docs, pipe.entity_spans(docs, doc_offsets, spans[kept], np.asarray(label_ids)[kept])):
-        doc.ents = doc_ents if pipe.settings["overwrite_ents"] else keeping_preset(doc, doc_ents)
+    doc_of = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
+    made = np.empty(spans.shape[0], dtype=np.int64)  # row -> its place among the made Spans, Doc after Doc
+    made[np.argsort(doc_of, kind="stable")] = np.arange(spans.shape[0])
+    kept = kept[np.argsort(doc_of[kept], kind="stable")]
+    bounds = np.searchsorted(doc_of[kept], np.arange(len(docs) + 1)).tolist()
+    every = [span for spans_of_doc in doc_spans for span in spans_of_doc]
+    chosen = [every[i] for i in made[kept].tolist()]
+    for d, doc in enumerate(docs):
+        doc_ents = chosen[bounds[d]:bounds[d + 1]]
+        doc.ents = doc_ents if settings["overwrite_ents"] else keeping_preset(doc, doc_ents)

@@ -30,6 +30,11 @@ before making any span, a sentence longer than its ``max_sentence_length``
 (default null: no limit) when its lattice is quadratic (or L is larger), and
 a Doc whose spans could outgrow a Ragged (``RAGGED_SPANS``). ``dgm_ner``
 checks its own ``max_sentence_length`` the same way (``check_sentence_lengths``).
+
+The DGM suggesters state their name in ``tree_reader``: a component with one
+reads and checks the trees once with its batch, and the suggester, called
+with that batch's trees in scope, takes them (``doc_arrays.trees.batch_trees``);
+called alone (spaCy's ``spancat``) it reads and checks them itself.
 """
 from functools import partial
 from typing import Callable, Iterable, Optional
@@ -43,7 +48,7 @@ from thinc.types import Ragged
 
 from ..structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
 from ..util.numbers import is_positive_int
-from ..doc_arrays.trees import require_parse, tree_arrays
+from ..doc_arrays.trees import batch_trees
 from ..doc_arrays.spans import spans_to_ragged
 from ..doc_arrays.tokens import batch_offsets
 
@@ -158,10 +163,11 @@ def tree_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, single_arc: bo
     """DGM valid spans (``single_arc``: DGM-S spans) of each sentence, as a
     suggester's Ragged; a non-empty Doc without a parse, a sentence over
     ``max_sentence_length`` with a quadratic lattice, or a Doc with more
-    possible spans than a Ragged holds is a ValueError."""
-    docs = list(docs)
-    require_parse(docs, reader=name)
-    heads, sentence_offsets, doc_offsets = tree_arrays(docs, name)
+    possible spans than a Ragged holds is a ValueError. The trees are those
+    of a component's batch when it calls the suggester (``batch_trees``:
+    read and checked once), else read and checked here."""
+    trees = batch_trees(docs, reader=name)
+    heads, sentence_offsets, doc_offsets = trees.heads, trees.sentence_offsets, trees.doc_offsets
     _check_lengths(name, doc_offsets, sentence_offsets, 2 if single_arc else max_length, max_sentence_length)
     spans = (single_arc_spans if single_arc else valid_spans)(heads, sentence_offsets, max_length)
     return spans_to_ragged(spans, doc_offsets, ops)
@@ -177,8 +183,12 @@ def sentence_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, max_length
     return spans_to_ragged(all_spans(sentence_offsets, max_length), doc_offsets, ops)
 
 
-def _declared(suggester: partial, per_token: Optional[int]) -> Suggester:
+def _declared(suggester: partial, per_token: Optional[int], tree_reader: Optional[str] = None) -> Suggester:
+    """``suggester`` with its ``spans_per_token`` and, for one that reads the
+    trees, ``tree_reader``: its name, so that a component reads and checks
+    the trees with the batch and names the suggester in the errors."""
     suggester.spans_per_token = per_token
+    suggester.tree_reader = tree_reader
     return suggester
 
 
@@ -190,7 +200,7 @@ def build_dgm_suggester(max_length: Optional[int] = None, max_sentence_length: O
     max_length = positive_or_null(max_length, "max_length", DGM)
     max_sentence_length = positive_or_null(max_sentence_length, "max_sentence_length", DGM)
     return _declared(partial(tree_spans, single_arc=False, max_length=max_length,
-                             max_sentence_length=max_sentence_length, name=DGM), max_length)
+                             max_sentence_length=max_sentence_length, name=DGM), max_length, DGM)
 
 
 @registry.misc(DGM_S)
@@ -198,7 +208,7 @@ def build_dgm_s_suggester(max_length: Optional[int] = None) -> Suggester:
     """DGM-S spans of each sentence (single tokens and arcs), at most
     ``max_length`` tokens; at most 2 n spans in n tokens."""
     max_length = positive_or_null(max_length, "max_length", DGM_S)
-    return _declared(partial(tree_spans, single_arc=True, max_length=max_length, name=DGM_S), 2)
+    return _declared(partial(tree_spans, single_arc=True, max_length=max_length, name=DGM_S), 2, DGM_S)
 
 
 @registry.misc(ALL_SPANS)

@@ -15,8 +15,11 @@ with p(m) the marginal probability of a mention m under the model:
 * ``least_probable``: 1 - the smallest p(m) of a predicted mention (0 when
   nothing is predicted).
 
-Each Doc is its own batch for the structure (the model runs once per batch
-of Docs), so every measure is exactly the Doc's.
+The batch goes through the component's own steps (``EntityPipe.problem``:
+read once, the model once, the temperatures; then ``decode``), except that
+each Doc is its own batch for the structure, so every measure is exactly the
+Doc's, and nothing is fixed in advance (no ``given`` entities or whitespace:
+the measures are those of the model's whole distribution over the Doc).
 """
 from typing import List, NamedTuple, Optional
 
@@ -48,9 +51,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     if pipe.cfg.get("heads"):
         raise ValueError(f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
                          "marginal of a mention is not available; rank a hypergraph_ner without heads")
-    batch = pipe.read(docs)
-    output = pipe.model.predict(pipe.model_input(batch))
-    scores = pipe.tempered(pipe.structure_scores(output))
+    problem = pipe.problem(docs, conditioned=False)
+    batch, scores = problem.batch, problem.scores
     rows_part = scores[0] if isinstance(scores, tuple) else scores
     options = pipe.decoding_options()
     found, start = [], 0

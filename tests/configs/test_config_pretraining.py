@@ -19,7 +19,7 @@ from corpus_copies import ROOT, write_ewt
 from spacy_depner.cli.pretrain_text import TextFormat, sentence_words, write_pretrain_text
 
 CONFIGS = ROOT / "configs"
-ALL_CONFIGS = sorted(CONFIGS.glob("*.cfg"))
+ALL_CONFIGS = sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("own_data/*.cfg"))
 SOURCED = {"own_data_dgm.cfg"}  # sources a parser package (en_core_web_sm): not built here
 
 

@@ -43,7 +43,7 @@ def test_default_score_columns_differ(factory):
         assert {h[0] for h in headers} == {"P", "R", "F"}
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("own_data/*.cfg")), ids=lambda p: p.name)
 def test_every_configs_score_columns_differ(path):
     overrides = {}
     if "own_data" in path.name:  # the own-data configs source components from a pretrained pipeline

@@ -5,7 +5,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from experiments.bench_stages import WHOLE, stage_rows, stage_seconds
+from experiments.bench.stages import WHOLE, stage_rows, stage_seconds
 
 
 @Language.component("test_bench_stages_slow")

@@ -16,7 +16,7 @@ import spacy
 import typer
 from spacy.tokens import Doc, DocBin
 
-from experiments.confidence_study import (DataFile, check_penalty_step, confidence, confidence_study,
+from experiments.confidence.study import (DataFile, check_penalty_step, confidence, confidence_study,
                                           parse_models)
 from spacy_depner.cli.errors import run
 from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
@@ -58,12 +58,13 @@ def scorer(architecture: str) -> dict:
 
 @pytest.fixture(scope="module")
 def ewt_model(tmp_path_factory) -> Path:
-    """spaCy's ner, dgm_ner over every span up to 4 words and chain_ner, trained on the tiny corpus."""
+    """spaCy's ner, dgm_ner over every span up to 4 words and chain_ner, trained on the tiny corpus, side by
+    side: each replaces the entities of the one before (``overwrite_ents``), so that each is studied alone."""
     return trained(tmp_path_factory, "ewt", [
         ("ner", {}),
         ("dgm_ner", {"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
-                     "model": scorer("spacy_depner.SpanScorer.v1")}),
-        ("chain_ner", {"model": scorer("spacy_depner.TagScorer.v1")})],
+                     "model": scorer("spacy_depner.SpanScorer.v1"), "overwrite_ents": True}),
+        ("chain_ner", {"model": scorer("spacy_depner.TagScorer.v1"), "overwrite_ents": True})],
         lambda nlp: [make_example(nlp, *row) for row in TINY], 10)
 
 

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from spacy.util import load_config
 
-from experiments import dgm_report, dgm_study
-from experiments.dgm_models import MODELS, TREE_READERS, TWINS, gold_trained, model_names, study_models, twin_names
-from experiments.seeds import seed_folder
+from experiments.dgm import report as dgm_report
+from experiments.dgm import study as dgm_study
+from experiments.dgm.models import MODELS, TREE_READERS, TWINS, gold_trained, model_names, study_models, twin_names
+from experiments.kit.seeds import seed_folder
 from test_seeds import prf, table_rows
 
 ROOT = Path(__file__).parents[2]

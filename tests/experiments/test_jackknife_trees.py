@@ -2,7 +2,7 @@
 lines rewritten with a parse."""
 import pytest
 
-from experiments.jackknife_trees import conllu_blocks, document_folds, with_trees
+from experiments.dgm.jackknife_trees import conllu_blocks, document_folds, with_trees
 
 CONLLU = """# newdoc id = a
 # sent_id = a-1
@@ -58,7 +58,7 @@ def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
     import json
 
     from corpus_copies import ROOT, TESTS, replicate_conllu, write_ewt
-    from experiments.jackknife_trees import jackknife
+    from experiments.dgm.jackknife_trees import jackknife
 
     data = tmp_path / "data"
     write_ewt(data, {"train": 32, "dev": 2})

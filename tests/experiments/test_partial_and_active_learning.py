@@ -4,8 +4,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from experiments.active_learning_study import share_needed
-from experiments.partial_study import remove_entities
+from experiments.active_learning.study import share_needed
+from experiments.partial.study import remove_entities
 
 
 def test_removed_entities_are_missing_or_outside_and_complete_docs_lost_none():

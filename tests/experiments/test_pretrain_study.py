@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from spacy.util import load_config
 
-from experiments import dgm_study
+from experiments.dgm import study as dgm_study
 from experiments.__main__ import app
-from experiments.dgm_models import MODELS, study_models
-from experiments.pretrain import pretrained_weights, tok2vec_weights
+from experiments.dgm.models import MODELS, study_models
+from experiments.pretrain.tok2vec import pretrained_weights, tok2vec_weights
 from spacy_depner.cli.errors import run
 
 ROOT = Path(__file__).parents[2]

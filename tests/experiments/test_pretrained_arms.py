@@ -11,10 +11,10 @@ import spacy
 from spacy.tokens import Doc
 from spacy.util import load_config, load_model_from_config
 
-from experiments.dgm_models import MODELS, PRETRAINED_MODELS, model_names, study_models
-from experiments.dgm_study import training_runs
-from experiments.pretrained import pretrained_config
-from experiments.pretrained_ner import MappedEntities
+from experiments.dgm.models import MODELS, PRETRAINED_MODELS, model_names, study_models
+from experiments.dgm.study import training_runs
+from experiments.configs.pretrained import pretrained_config
+from experiments.dgm.pretrained_ner import MappedEntities
 from spacy_depner.readers.conllu import read_conllu, sentences_to_doc
 
 ROOT = Path(__file__).parents[2]
@@ -126,7 +126,7 @@ def test_a_pipeline_that_parses_is_scored_on_its_own_trees():
 
 
 def test_a_pretrained_arm_without_its_pipeline_is_refused(tmp_path):
-    from experiments.pretrained import model_config
+    from experiments.configs.pretrained import model_config
 
     assert model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm", False, None) == ROOT / "configs" / "dgm_ewt.cfg"
     with pytest.raises(ValueError, match="give it with --pretrained-pipeline"):
@@ -134,8 +134,8 @@ def test_a_pretrained_arm_without_its_pipeline_is_refused(tmp_path):
 
 
 def test_the_nested_studys_all_leaves_the_pretrained_models_to_be_named():
-    from experiments.nested_models import MODELS as NESTED
-    from experiments.nested_models import model_names as nested_names
+    from experiments.nested.models import MODELS as NESTED
+    from experiments.nested.models import model_names as nested_names
 
     pretrained = [m.name for m in NESTED if m.pretrained]
     assert nested_names("all") == [m.name for m in NESTED if not m.pretrained] and not set(pretrained) & set(nested_names("all"))

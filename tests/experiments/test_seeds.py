@@ -8,13 +8,15 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import dgm_report, nested_report, two_stage_study
-from experiments import runs
-from experiments.runs import finished, run_seeds, train_command
-from experiments.seed_tests import over_seeds, significance_per_seed
-from experiments import nested_study
-from experiments.seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
-from experiments.tables import mean_sd, seeds_caption
+from experiments.dgm import report as dgm_report
+from experiments.nested import report as nested_report
+from experiments.two_stage import study as two_stage_study
+from experiments.kit import runs
+from experiments.kit.runs import finished, run_seeds, train_command
+from experiments.kit.seed_tests import over_seeds, significance_per_seed
+from experiments.nested import study as nested_study
+from experiments.kit.seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
+from experiments.kit.tables import mean_sd, seeds_caption
 from spacy_depner.evaluation.significance import approximate_randomization, paired_bootstrap
 
 
@@ -281,14 +283,14 @@ def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(t
 
 
 def test_p_values_print_below_a_thousandth_as_such_and_with_three_decimals():
-    from experiments.tables import p_value
+    from experiments.kit.tables import p_value
 
     assert [p_value(p) for p in (0.0, 0.0004, 0.001, 0.0123, 0.04, 0.5, 1.0, None)] == \
         ["< 0.001", "< 0.001", "0.001", "0.012", "0.040", "0.500", "1.000", None]
 
 
 def test_tables_name_every_column_and_leave_out_empty_ones():
-    from experiments.tables import table
+    from experiments.kit.tables import table
 
     text = table(["model", "F", "ratio"], [["a", 0.5, None], ["b", 0.25, None]])
     assert text.splitlines()[:2] == ["| model | F |", "|---|---|"] and "–" not in text
@@ -316,7 +318,7 @@ def test_study_report_names_every_column_prints_p_values_and_links_every_output(
                  "seed_0/x.json", "report.tmp-0123abcd.md"):
         (metrics / name).parent.mkdir(parents=True, exist_ok=True)
         (metrics / name).write_text("x")
-    from experiments.outputs import write_linked_report
+    from experiments.kit.outputs import write_linked_report
 
     written = write_linked_report(metrics / "report.md", "# Report\n")
     links = [line for line in written.splitlines() if line.startswith("- [")]

@@ -2,7 +2,7 @@
 met or missed, missing inputs named."""
 import json
 
-from experiments.transformer_report import transformer_report_command
+from experiments.transformers.report import transformer_report_command
 
 
 def write(path, value):

@@ -151,13 +151,13 @@ def build_spancat(folder: Path):
 
 
 def build_own_data(folder: Path):
-    """configs/own_data_dgm.cfg on en_core_web_sm with ``spacy train``, a few steps on the tiny corpus."""
+    """configs/own_data/own_data_dgm.cfg on en_core_web_sm with ``spacy train``, a few steps on the tiny corpus."""
     from spacy.cli.train import train
     from test_own_data_recipe import ROOT, SM, training_overrides
     from tiny_corpus import write_tiny_docbin
 
     data = str(write_tiny_docbin(folder.parent / f"{folder.name}.spacy"))
-    train(ROOT / "configs" / "own_data_dgm.cfg", folder.parent / f"{folder.name}_training", overrides={
+    train(ROOT / "configs" / "own_data" / "own_data_dgm.cfg", folder.parent / f"{folder.name}_training", overrides={
         "paths.train": data, "paths.dev": data, "paths.pretrained": str(SM),
         **training_overrides(folder.parent / f"{folder.name}.jsonl", 12, 12)})
     (folder.parent / f"{folder.name}_training" / "model-last").rename(folder)

@@ -300,7 +300,7 @@ def test_a_trained_tiny_model_decodes_posterior_and_scores_with_nlp_evaluate(nam
 
 @pytest.mark.slow
 def test_spacy_train_with_posterior_decoding_in_the_config(tmp_path):
-    """The own-data recipe (configs/own_data_nested.cfg) with decoding =
+    """The own-data recipe (configs/own_data/own_data_nested.cfg) with decoding =
     "posterior" and a threshold: spacy train scores its dev set with them,
     and the trained pipeline keeps them."""
     from pathlib import Path
@@ -318,7 +318,7 @@ def test_spacy_train_with_posterior_decoding_in_the_config(tmp_path):
     docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(root / "tests/data/nested_genia.jsonl"), "nested_ner")]
     DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
     data = str(tmp_path / "mentions.spacy")
-    train(root / "configs" / "own_data_nested.cfg", tmp_path / "out", overrides={
+    train(root / "configs" / "own_data" / "own_data_nested.cfg", tmp_path / "out", overrides={
         "paths.train": data, "paths.dev": data, "paths.pretrained": str(pretrained), "training.max_steps": 30,
         "training.eval_frequency": 15,
         "components.nested_ner.decoding": "posterior", "components.nested_ner.posterior_penalty": 0.4,

@@ -122,10 +122,16 @@ def test_outermost_view_is_written_scored_and_shown(nested):
     fewer[1].reference.ents = [fewer[1].reference.ents[0]]
     scores = nlp.evaluate(fewer)
     assert scores["ents_p"] == 3 / 4 and scores["ents_r"] == 1.0 and scores[f"spans_{KEY}_f"] == 1.0
-    # an earlier component's entities are replaced
+    # an earlier component's entities are kept (the view's mentions that overlap none of them join them),
+    # or replaced with overwrite_ents
     doc = Doc(nlp.vocab, words=NESTED[2][0])
     doc.ents = [Span(doc, 1, 3, label="OTHER")]
-    assert ents_of(nlp(doc)) == [(0, 1, "LOC")]
+    assert ents_of(nlp(doc.copy())) == [(0, 1, "LOC"), (1, 3, "OTHER")]
+    nlp.get_pipe(KEY).settings["overwrite_ents"] = True
+    try:
+        assert ents_of(nlp(doc.copy())) == [(0, 1, "LOC")]
+    finally:
+        nlp.get_pipe(KEY).settings["overwrite_ents"] = False
     html = displacy.render(docs, style="ent")
     for doc in docs:
         for ent in doc.ents:

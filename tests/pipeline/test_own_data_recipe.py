@@ -1,9 +1,9 @@
 """The "train on your own data" recipe end to end, with spaCy's own train and
 evaluate: DocBins without trees (words, spaces, sentence starts and entities,
-as an annotation tool exports them); ``configs/own_data_dgm.cfg`` with a parser
+as an annotation tool exports them); ``configs/own_data/own_data_dgm.cfg`` with a parser
 trained on the fixture trees, sourced, frozen and annotating, in both kinds
 (listening to a ``tok2vec`` component as en_core_web_sm's does, or with its
-own tok2vec); ``configs/own_data_nested.cfg`` on a span group with no parser."""
+own tok2vec); ``configs/own_data/own_data_nested.cfg`` on a span group with no parser."""
 import os
 import warnings
 from pathlib import Path
@@ -88,7 +88,7 @@ def parser_path(request, tmp_path_factory) -> Path:
 
 
 def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(entity_docbin, parser_path, tmp_path):
-    config = ROOT / "configs" / "own_data_dgm.cfg"
+    config = ROOT / "configs" / "own_data" / "own_data_dgm.cfg"
     if "tok2vec" not in spacy.load(parser_path).pipe_names:
         # a pipeline with no tok2vec to share: the recipe's own CNN tok2vec in its place, as the config's header says
         composed = Config().from_disk(config, interpolate=False)
@@ -126,7 +126,7 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
 @needs_sm
 def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, tmp_path):
     """The README's first example: own_data_dgm.cfg with the real en_core_web_sm."""
-    train(ROOT / "configs" / "own_data_dgm.cfg", tmp_path / "out", overrides={
+    train(ROOT / "configs" / "own_data" / "own_data_dgm.cfg", tmp_path / "out", overrides={
         "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM),
         **training_overrides(tmp_path / "log.jsonl", 60, 20)})
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
@@ -153,7 +153,7 @@ def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
     docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(DATA / "nested_genia.jsonl"), "nested_ner")]
     DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
     data = str(tmp_path / "mentions.spacy")
-    train(ROOT / "configs" / "own_data_nested.cfg", tmp_path / "out", overrides={
+    train(ROOT / "configs" / "own_data" / "own_data_nested.cfg", tmp_path / "out", overrides={
         "paths.train": data, "paths.dev": data, "paths.pretrained": str(SM),
         **training_overrides(tmp_path / "log.jsonl", 60, 20)})
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "nested_ner")

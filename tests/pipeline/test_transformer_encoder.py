@@ -86,14 +86,14 @@ def test_every_token_of_a_doc_longer_than_the_window_gets_a_vector(tiny_bert, de
 
 @pytest.mark.slow
 def test_the_readmes_transformer_command_trains_dgm_ner_in_en_core_web_sm(request, tiny_bert, tmp_path):
-    """`spacy train configs/transformer/own_data_dgm.cfg` with the real en_core_web_sm and the tiny BERT."""
+    """`spacy train configs/own_data/transformer/own_data_dgm.cfg` with the real en_core_web_sm and the tiny BERT."""
     import spacy
     from spacy.cli.train import train
 
     if not (SM / "config.cfg").is_file():
         pytest.skip(f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
     docbin = request.getfixturevalue("entity_docbin")
-    train(CONFIG_FOLDER / "own_data_dgm.cfg", tmp_path / "out", overrides={
+    train(CONFIG_FOLDER.parent / "own_data" / "transformer" / "own_data_dgm.cfg", tmp_path / "out", overrides={
         "paths.train": str(docbin), "paths.dev": str(docbin), "paths.pretrained": str(SM),
         "paths.transformer": str(tiny_bert), "training.optimizer.learn_rate.initial_rate": 0.003,
         "training.optimizer.learn_rate.warmup_steps": 2, **training_overrides(tmp_path / "log.jsonl", 40, 20)})

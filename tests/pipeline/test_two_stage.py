@@ -68,7 +68,10 @@ def test_records_round_trip_and_check_the_document_length():
         attach_first_stage(Doc(nlp.vocab, words=["Kim"]), record, "first_stage")
 
 
-def test_first_stage_spans_copies_the_entities(tmp_path):
+def test_first_stage_spans_moves_the_entities(tmp_path):
+    """The first stage's entities go to the span group and leave doc.ents
+    (unannotated), so the second stage decodes freely instead of keeping
+    them as entities set before it."""
     nlp = spacy.blank("en")
     nlp.add_pipe("first_stage_spans", config={"spans_key": "firsts"})
 
@@ -76,6 +79,7 @@ def test_first_stage_spans_copies_the_entities(tmp_path):
         doc = pipeline.make_doc("Kim met Lee in Paris")
         doc.ents = [Span(doc, 0, 1, "PER"), Span(doc, 2, 3, "PER"), Span(doc, 4, 5, "LOC")]
         doc = pipeline.get_pipe("first_stage_spans")(doc)
+        assert list(doc.ents) == [] and {t.ent_iob_ for t in doc} == {""}
         return [(s.start, s.end, s.label_) for s in doc.spans["firsts"]]
 
     assert copied(nlp) == [(0, 1, "PER"), (2, 3, "PER"), (4, 5, "LOC")]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from spacy_depner.structures.trees import forest
 from spacy_depner.structures.trees.candidate_spans import valid_spans
-from experiments.random_trees import random_forest
+from experiments.bench.random_trees import random_forest
 
 
 def test_fault_codes_match_the_reference():

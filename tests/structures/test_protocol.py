@@ -19,7 +19,7 @@ import pytest
 
 import brute_analyses
 from budgets import cases
-from experiments.random_trees import random_forest
+from experiments.bench.random_trees import random_forest
 from spacy_depner.structures import chain, hypergraph
 from spacy_depner.structures.chain import CHAIN
 from spacy_depner.structures.hypergraph import HYPERGRAPH

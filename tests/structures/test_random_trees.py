@@ -6,7 +6,7 @@ import pytest
 from brute_candidate_spans import is_tree
 
 from spacy_depner.structures.trees.candidate_spans import valid_spans
-from experiments.random_trees import _prufer_heads, random_forest, random_tree
+from experiments.bench.random_trees import _prufer_heads, random_forest, random_tree
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 57])

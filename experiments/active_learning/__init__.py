@@ -1,0 +1,1 @@
+"""The active-learning study (``python -m experiments active-learning-study``)."""

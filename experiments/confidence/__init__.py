@@ -1,0 +1,1 @@
+"""The confidence study (``python -m experiments confidence``)."""

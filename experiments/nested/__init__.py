@@ -1,0 +1,1 @@
+"""The nested-mention study (``python -m experiments nested-study``): its models and report."""

@@ -1,0 +1,1 @@
+"""The partial-annotation study (``python -m experiments partial-study``)."""

@@ -1,0 +1,1 @@
+"""Tok2vec pretraining on the training text (``python -m experiments pretrain``)."""

@@ -1,0 +1,1 @@
+"""The report of the transformer runs (``python -m experiments transformer-report``)."""

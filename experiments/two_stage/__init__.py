@@ -1,0 +1,1 @@
+"""The two-stage non-local consistency study (``python -m experiments two-stage``)."""

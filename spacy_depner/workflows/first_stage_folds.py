@@ -1,0 +1,94 @@
+"""The first stage's cross-validated entities that the second stage of a
+two-stage model (Krishnan & Manning 2006) trains on: the training documents
+are dealt into folds (document i in fold i % folds, as the document readers
+deal them), a first stage is trained on every fold's complement, and each
+document gets the entities of the model that did not see it, so the second
+stage learns from output as noisy as on new text.
+
+The first-stage config reads its training documents with
+``spacy_depner.UNERDocuments.v1`` or ``GUMNamedDocuments.v1`` whose
+``folds`` and ``exclude_fold`` are ``${paths.folds}`` and
+``${paths.exclude_fold}``; the records go to a JSON-lines file that the
+readers' ``first_stage`` setting reads back into the second stage's Docs.
+"""
+from pathlib import Path
+from typing import Dict, List, Sequence, Union
+
+import srsly
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import load_config, resolve_dot_names
+
+from ..readers.documents import first_stage_records, fold_indices
+from ..util.atomic_files import atomic_path
+from ..util.progress import progress
+
+FOLD_PATHS = ("folds", "exclude_fold")
+
+
+def fold_overrides(folds: int, fold: int) -> Dict[str, int]:
+    """The config overrides that train the first stage of FOLD: on every document outside it."""
+    return {"paths.folds": folds, "paths.exclude_fold": fold}
+
+
+def check_fold_paths(config_path: Path) -> None:
+    """A ValueError unless the config's [paths] has ``folds`` and ``exclude_fold``."""
+    paths = load_config(config_path, interpolate=False).get("paths", {})
+    missing = [name for name in FOLD_PATHS if name not in paths]
+    if missing:
+        raise ValueError(f"{config_path} has no [paths] {' and '.join(missing)}: its [corpora.train] reader "
+                         "(spacy_depner.UNERDocuments.v1 or GUMNamedDocuments.v1) must take folds = ${paths.folds} "
+                         "and exclude_fold = ${paths.exclude_fold}, as configs/two_stage_first_ewt.cfg does")
+
+
+def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
+    """Every document of the config's training corpus, fold or not."""
+    import spacy
+
+    config = load_config(config_path, overrides={**overrides, **fold_overrides(0, -1)}, interpolate=True)
+    nlp = spacy.blank(config["nlp"]["lang"])
+    (corpus,) = resolve_dot_names(config, [config["training"]["train_corpus"]])
+    return list(corpus(nlp))
+
+
+def predict_records(model: Union[str, Path, Language], examples: Sequence[Example], ids: Sequence[int]) -> List[Dict]:
+    """First-stage records of the documents ``ids`` of ``examples``, by the pipeline ``model``."""
+    import spacy
+
+    nlp = model if isinstance(model, Language) else spacy.load(model)
+    docs = list(nlp.pipe([examples[i].predicted.copy() for i in ids], batch_size=64))
+    return first_stage_records(docs, ids)
+
+
+def cross_validated_records(fold_models: Sequence[Union[str, Path, Language]], examples: Sequence[Example]) -> List[Dict]:
+    """The records of every document of ``examples``, each from the model of
+    its fold (``fold_models[f]``, trained without fold f), by document."""
+    records = []
+    for fold, model in enumerate(progress(fold_models, len(fold_models), "first-stage folds", unit="fold")):
+        records += predict_records(model, examples, fold_indices(len(examples), len(fold_models), only_fold=fold))
+    return sorted(records, key=lambda record: record["document"])
+
+
+def train_folds(config_path: Path, output: Path, folds: int, overrides: Dict) -> List[Path]:
+    """``spacy train`` of the first stage of every fold to OUTPUT/fold<f>; their model-best."""
+    from spacy.cli.train import train
+
+    if folds < 2:
+        raise ValueError(f"--folds {folds}: cross-validation needs at least 2 folds")
+    check_fold_paths(config_path)
+    best = []
+    for fold in range(folds):
+        train(config_path, output / f"fold{fold}", overrides={**overrides, **fold_overrides(folds, fold)})
+        best.append(output / f"fold{fold}" / "model-best")
+    return best
+
+
+def write_first_stage_folds(config_path: Path, output: Path, folds: int, overrides: Dict) -> Path:
+    """Train the folds' first stages and write every training document's
+    cross-validated entities to OUTPUT/first_stage_train.jsonl (its path)."""
+    fold_models = train_folds(config_path, output, folds, overrides)
+    records = cross_validated_records(fold_models, training_documents(config_path, overrides))
+    path = output / "first_stage_train.jsonl"
+    with atomic_path(path) as temporary:
+        srsly.write_jsonl(temporary, records)
+    return path
