@@ -3,7 +3,6 @@ candidate spans + forward-backward, of ``semi_markov`` (L=8), ``dgm_s`` and
 ``dgm`` on batches of a corpus's trees (``bench`` and ``bench-structures``)."""
 from typing import Dict, List, Optional
 
-import numpy as np
 
 from ..kit.timing import interleaved_best_times
 
@@ -11,13 +10,13 @@ DECODERS = [("semi_markov", 8), ("dgm_s", None), ("dgm", None)]
 
 
 def decode(structure: str, max_length: Optional[int], batches, scores, transitions, operation: str) -> None:
-    from spacy_depner.structures.lattice import segment_lattice
+    from spacy_depner.structures.lattice import LATTICE, layout
     from spacy_depner.structures.trees.candidate_spans import candidate_spans
 
-    run = segment_lattice.viterbi if operation == "viterbi" else segment_lattice.marginals
+    run = LATTICE.viterbi if operation == "viterbi" else LATTICE.marginals
     for (heads, sentence_offsets), batch_scores in zip(batches, scores):
         spans = candidate_spans(structure, heads, sentence_offsets, max_length)
-        run(spans, np.array([0, spans.shape[0]]), sentence_offsets[[0, -1]], batch_scores, transitions)
+        run((batch_scores, transitions), layout(spans, sentence_offsets[[0, -1]]))
 
 
 def decoder_setup(batches, structure, max_length, n_labels, rng):

@@ -15,16 +15,18 @@ def nested_decode_rows(lengths, n_labels: int, sentences_per_length: int, repeat
     """MAP decoding time per sentence of the three nested structures, one
     call per batch of ``sentences_per_length`` sentences of n words, float32
     scores as the span scorer produces them."""
-    from spacy_depner.structures.nested import mentions as nested_mentions
+    from spacy_depner.structures.nested import NESTED, layout
+    from spacy_depner.structures.trees.candidate_spans import all_spans
 
     rows = []
     for n in lengths:
         doc_offsets = np.arange(sentences_per_length + 1, dtype=np.int64) * n
-        scores = rng.normal(size=(int(nested_mentions.dense_span_offsets(doc_offsets)[-1]), n_labels)).astype(np.float32)
+        every, first = layout(all_spans(doc_offsets, None), doc_offsets), layout(all_spans(doc_offsets[:2], None), doc_offsets[:2])
+        scores = rng.normal(size=(every.spans.shape[0], n_labels)).astype(np.float32)
         row = {"n": n}
-        for structure in nested_mentions.SPACES:
-            nested_mentions.viterbi(scores[: n * (n + 1) // 2], doc_offsets[:2], structure)  # compile
-            seconds = best_time(lambda: nested_mentions.viterbi(scores, doc_offsets, structure), repeats)
+        for structure in NESTED.spaces:
+            NESTED.viterbi(scores[: first.spans.shape[0]], first, space=structure)  # compile
+            seconds = best_time(lambda: NESTED.viterbi(scores, every, space=structure), repeats)
             row[f"{structure} sentences/s"] = sentences_per_length / seconds
         row["quadratic speed-up vs cyk"] = row["quadratic sentences/s"] / row["cyk sentences/s"]
         rows.append(row)

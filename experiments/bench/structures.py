@@ -12,7 +12,9 @@ from typing import Dict, List
 import numpy as np
 import typer
 
-from spacy_depner.structures.nested.mentions import SPACES as NESTED_SPACES
+from spacy_depner.structures.nested import NESTED
+
+NESTED_SPACES = NESTED.spaces
 
 from .decoders import batches_of, decoder_rows
 from ..kit.outputs import write_file
@@ -40,13 +42,9 @@ def _sentence_batches(batches, longest: int, tokens_per_batch: int = 1000):
 
 def structure_cases(batches, n_labels: int, rng, nested_longest: int = NESTED_MAX_SENTENCE) -> List[Dict]:
     """Each row's structure, options and (scores, layout) per batch."""
-    from spacy_depner.structures.chain.structure import CHAIN
-    from spacy_depner.structures.chain.tag_schemes import n_tags
-    from spacy_depner.structures.hypergraph.kinds import N_KINDS
-    from spacy_depner.structures.hypergraph.structure import HYPERGRAPH
-    from spacy_depner.structures.lattice import structure as lattice
-    from spacy_depner.structures.nested import structure as nested
-    from spacy_depner.structures.protocol import Layout
+    from spacy_depner.structures import chain, hypergraph, lattice, nested
+    from spacy_depner.structures.chain import CHAIN
+    from spacy_depner.structures.hypergraph import HYPERGRAPH
     from spacy_depner.structures.trees.candidate_spans import all_spans, candidate_spans
 
     cases = []
@@ -58,10 +56,10 @@ def structure_cases(batches, n_labels: int, rng, nested_longest: int = NESTED_MA
             inputs.append(((rng.normal(size=(spans.shape[0], n_labels + 1)), transitions), lattice.layout(spans, offsets)))
         label = f"lattice {name}" + (f" (L={max_length})" if max_length else "")
         cases.append({"row": label, "structure": lattice.LATTICE, "options": {}, "inputs": inputs})
-    T = n_tags(n_labels, CHAIN_SCHEME)
+    T = len(CHAIN.tag_names([str(k) for k in range(n_labels)], CHAIN_SCHEME))
     transitions = rng.normal(size=(T + 1, T + 1))
     cases.append({"row": f"chain {CHAIN_SCHEME} ({T} tags)", "structure": CHAIN, "options": {"scheme": CHAIN_SCHEME},
-                  "inputs": [((rng.normal(size=(int(o[-1]), T)), transitions), Layout(o)) for _, o in batches]})
+                  "inputs": [((rng.normal(size=(int(o[-1]), T)), transitions), chain.layout(o)) for _, o in batches]})
     short = _sentence_batches(batches, nested_longest)
     for space in NESTED_SPACES:
         inputs = []
@@ -71,7 +69,7 @@ def structure_cases(batches, n_labels: int, rng, nested_longest: int = NESTED_MA
         cases.append({"row": f"nested {space} (sentences <= {nested_longest} tokens)", "structure": nested.NESTED,
                       "options": {"space": space}, "inputs": inputs})
     cases.append({"row": f"hypergraph ({n_labels} types)", "structure": HYPERGRAPH, "options": {},
-                  "inputs": [(rng.normal(size=(int(o[-1]), n_labels, N_KINDS)), Layout(o)) for _, o in batches]})
+                  "inputs": [(rng.normal(size=(int(o[-1]), n_labels, HYPERGRAPH.n_kinds())), hypergraph.layout(o)) for _, o in batches]})
     return cases
 
 

@@ -25,26 +25,28 @@ def parse_types(text: str) -> List[int]:
 
 
 def type_decoder_rows(types: List[int], n_tokens: int, sentence_length: int, repeats: int, rng) -> List[Dict]:
-    """Decoder-only tokens/s per number of types T: ``mention_hypergraph.viterbi``
-    on float32 scores (N, T, 5) and ``linear_chain.viterbi`` on scores (N, 1 + 4T)
+    """Decoder-only tokens/s per number of types T: ``HYPERGRAPH.viterbi``
+    on float32 scores (N, T, 5) and ``CHAIN.viterbi`` on scores (N, 1 + 4T)
     (float64, what ``chain_ner`` passes it) with random transitions and the
     BILOU constraints, N tokens in sentences of ``sentence_length``."""
-    from spacy_depner.structures.chain import linear_chain
-    from spacy_depner.structures.hypergraph import mention_hypergraph
+    from spacy_depner.structures import chain, hypergraph
+    from spacy_depner.structures.chain import CHAIN
+    from spacy_depner.structures.hypergraph import HYPERGRAPH
 
     offsets = np.append(np.arange(0, n_tokens, sentence_length), n_tokens).astype(np.int64)
     runs, rows = {}, []
     for T in types:
-        edge_scores = rng.normal(size=(n_tokens, T, mention_hypergraph.N_KINDS)).astype(np.float32)
-        n_tags = linear_chain.n_tags(T, "BILOU")
+        edge_scores = rng.normal(size=(n_tokens, T, HYPERGRAPH.n_kinds())).astype(np.float32)
+        allowed = CHAIN.allowed_transitions(T, "BILOU")
+        n_tags = allowed.shape[0] - 1
         tag_scores = rng.normal(size=(n_tokens, n_tags))
         transitions = rng.normal(size=(n_tags + 1, n_tags + 1))
-        allowed = linear_chain.allowed_transitions(T, "BILOU")
         first = int(offsets[min(2, len(offsets) - 1)])  # compile (or load the cache) on two sentences
-        mention_hypergraph.viterbi(edge_scores[:first], offsets[:3])
-        linear_chain.viterbi(tag_scores[:first], offsets[:3], transitions, allowed)
-        runs[T, "hypergraph"] = lambda s=edge_scores: mention_hypergraph.viterbi(s, offsets)
-        runs[T, "chain"] = lambda s=tag_scores, tr=transitions, a=allowed: linear_chain.viterbi(s, offsets, tr, a)
+        two, every = chain.layout(offsets[:3]), chain.layout(offsets)
+        HYPERGRAPH.viterbi(edge_scores[:first], hypergraph.layout(offsets[:3]))
+        CHAIN.viterbi((tag_scores[:first], transitions), two, scheme="BILOU")
+        runs[T, "hypergraph"] = lambda s=edge_scores: HYPERGRAPH.viterbi(s, hypergraph.layout(offsets))
+        runs[T, "chain"] = lambda s=tag_scores, tr=transitions: CHAIN.viterbi((s, tr), every, scheme="BILOU")
         rows.append({"T": T, "chain tags": n_tags, "chain allowed transitions": int(allowed.sum())})
     seconds = interleaved_best_times(runs, repeats)
     for row in rows:
@@ -131,7 +133,7 @@ def bench_types(
     text = (
         f"# Speed vs number of mention types, Lu & Roth (2015) Table 3 ({machine()}, one thread; decoders: N = {tokens:,} tokens of random scores in sentences of {sentence_length}; "
         f"pipelines: {n_words:,} words of {jsonl.name}, {len(examples):,} sentences)\n\n"
-        f"Decode: `mention_hypergraph.viterbi` on (N, T, 5) float32 scores vs `linear_chain.viterbi` with BILOU tags "
+        f"Decode: `HYPERGRAPH.viterbi` on (N, T, 5) float32 scores vs `CHAIN.viterbi` with BILOU tags "
         f"(1 + 4T tags, random transitions); time vs {base}: time(T) / time({base}) (the hypergraph is linear in T, "
         f"the chain quadratic). Pipeline: tok2vec + `hypergraph_ner` (Viterbi + marginals for the span scores) vs "
         f"tok2vec + `chain_ner` (BILOU, Viterbi), untrained weights{outputs}, `nlp.pipe` with batches of {batch_size}; "

@@ -9,7 +9,8 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
-from ..structures.chain.tag_schemes import tag_names, tags_to_spans
+from ..structures import chain
+from ..structures.chain import CHAIN
 from ..structures.trees.candidate_spans import candidate_spans, span_index
 from .corpus_scores import parse_corpus, sentence_heads
 
@@ -30,14 +31,13 @@ def corpus_arrays(corpus: UNERCorpus):
 def iob2_spans(tags: Sequence[Sequence[str]], offsets: np.ndarray) -> np.ndarray:
     """Entities (M, 2) [first, last] of valid IOB2 tags (one list per
     sentence; ``offsets`` the sentences'), read by the BIO scheme of the
-    linear chain (``tag_schemes.tags_to_spans``)."""
+    linear chain (``CHAIN.mentions_of``)."""
     labels = sorted({tag[2:] for sentence in tags for tag in sentence if tag != "O"})
     if not labels:
         return np.zeros((0, 2), dtype=np.int64)
-    index = {name: i for i, name in enumerate(tag_names(labels, "BIO"))}
+    index = {name: i for i, name in enumerate(CHAIN.tag_names(labels, "BIO"))}
     codes = np.array([index[tag] for sentence in tags for tag in sentence], dtype=np.int64)
-    spans, _ = tags_to_spans(codes, offsets, "BIO", len(labels))
-    return spans
+    return CHAIN.mentions_of(codes, chain.layout(offsets), n_labels=len(labels), scheme="BIO")[:, :2]
 
 
 def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:

@@ -12,7 +12,7 @@ the space, summed over sentences, as a percent of all gold mentions. Spaces:
   word; Corro's O(n^2) space.
 
 Each count is exact: the structure's own Viterbi with +1 per gold mention on
-the layout of the gold spans only (``structures.nested.structure.largest_subset``,
+the layout of the gold spans only (``structures.nested.NESTED.largest_subset``,
 the same function that reduces ``nested_ner``'s gold analysis).
 * ``dgm`` (with trees): mentions that are DGM valid spans of the trees (Jie,
   Muis & Lu 2017), via ``candidate_spans("dgm", ...)``; counted per mention,
@@ -31,7 +31,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..structures.nested.structure import largest_subset
+from ..structures.nested import NESTED
 from ..structures.trees.candidate_spans import candidate_spans, span_index
 from ..util.progress import progress
 
@@ -51,13 +51,13 @@ def _distinct(spans: Iterable[Sequence]) -> List[Tuple[int, int]]:
 def _most_mentions(spans: Iterable[Sequence], space: str) -> int:
     """The most of ``spans`` (start, end_exclusive; duplicates count once)
     that one analysis of the nested structure's ``space`` holds: its own
-    Viterbi (``structures.nested.structure.largest_subset``)."""
+    Viterbi (``structures.nested.NESTED.largest_subset``)."""
     spans = _distinct(spans)
     if not spans:
         return 0
     mentions = np.array([[start, end - 1, 0] for start, end in spans], dtype=np.int64)
     offsets = np.array([0, max(end for _, end in spans)], dtype=np.int64)
-    return int(largest_subset(mentions, offsets, space=space).sum())
+    return int(NESTED.largest_subset(mentions, offsets, space=space).sum())
 
 
 def max_flat(spans: Iterable[Sequence]) -> int:

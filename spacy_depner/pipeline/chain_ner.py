@@ -40,8 +40,8 @@ from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets
 from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1, the default model)
-from ..structures.chain import linear_chain
-from ..structures.chain.structure import CHAIN
+from ..structures import chain
+from ..structures.chain import CHAIN
 from ..structures.protocol import Layout, Scores, inner_product
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
@@ -147,12 +147,12 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
 
     @property
     def n_tags(self) -> int:
-        return len(linear_chain.tag_names(list(self.labels), self.cfg["scheme"]))
+        return len(CHAIN.tag_names(list(self.labels), self.cfg["scheme"]))
 
     def score_labels(self) -> List[str]:
         """Tag score columns (``tag_names``): "O" for the O tag, X for B-X, I-X, ..."""
         return [tag if tag == "O" else tag.split("-", 1)[1]
-                for tag in linear_chain.tag_names(list(self.labels), self.cfg["scheme"])]
+                for tag in CHAIN.tag_names(list(self.labels), self.cfg["scheme"])]
 
     def structure_options(self) -> Dict[str, object]:
         return {"scheme": self.cfg["scheme"]}
@@ -165,20 +165,22 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         (E, 2) [first, last] (the gold ones in training) crosses a sentence
         start (``chain_offsets``)."""
         spans = np.zeros((0, 2), dtype=np.int64) if entities is None else entities
-        return Layout(chain_offsets(spans, batch.doc_offsets, batch.sentence_offsets))
+        return chain.layout(chain_offsets(spans, batch.doc_offsets, batch.sentence_offsets))
 
     def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
         """The tags (N,) of the given entities, O elsewhere; chains joined where one crosses a sentence start."""
-        tags = linear_chain.spans_to_tags(given.entities, given.ids - 1, batch.n_tokens, self.cfg["scheme"])
-        return batch, self.layout(batch, given.entities), tags
+        layout = self.layout(batch, given.entities)
+        return batch, layout, CHAIN.encode(np.column_stack([given.entities, given.ids - 1]), layout,
+                                           scheme=self.cfg["scheme"])
 
     def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
         """The batch, its chains (joined by the gold entities) and the gold tags
         (N,), with the tokens whose entity annotation is missing."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
-        tags = linear_chain.spans_to_tags(entities, ids - 1, batch.n_tokens, self.cfg["scheme"])
-        return batch, self.layout(batch, entities), Gold(tags, missing_entity_tokens(examples, batch.doc_offsets)), {}
+        layout = self.layout(batch, entities)
+        tags = CHAIN.encode(np.column_stack([entities, ids - 1]), layout, scheme=self.cfg["scheme"])
+        return batch, layout, Gold(tags, missing_entity_tokens(examples, batch.doc_offsets)), {}
 
     def loss(self, scores: Scores, layout: Layout, gold) -> Tuple[float, Scores]:
         """CRF: negative log-likelihood of the gold tags, gradient marginals

@@ -44,7 +44,7 @@ from thinc.api import Config, Model
 from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets, covered_tokens, with_single_tokens
-from ..structures.lattice.structure import LATTICE, layout as lattice_layout
+from ..structures.lattice import LATTICE, layout as lattice_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key

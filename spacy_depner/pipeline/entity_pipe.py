@@ -272,7 +272,11 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
                                                        **options)
         else:
             analysis = self.structure.viterbi(scores, layout, **options)
-        return analysis, None if marginals is None else marginals.of(analysis.mentions)
+        return analysis, None if marginals is None else self.mention_probabilities(marginals, analysis.mentions)
+
+    def mention_probabilities(self, marginals: Marginals, mentions: np.ndarray) -> np.ndarray:
+        """The probability (M,) written for each decoded mention: its marginal."""
+        return marginals.of(mentions)
 
     def set_annotations(self, docs: Iterable[Doc], predictions: Prediction) -> None:
         """The confident mentions to the span group ``spans_key`` (with

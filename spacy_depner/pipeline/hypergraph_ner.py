@@ -60,8 +60,8 @@ from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.spans import heads_key
 from .score_names import nested_score_weights
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
-from ..structures.hypergraph import mention_hypergraph
-from ..structures.hypergraph.structure import HYPERGRAPH
+from ..structures import hypergraph
+from ..structures.hypergraph import HYPERGRAPH
 from ..structures.protocol import Layout, Scores
 from ..util.numbers import is_finite_number
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
@@ -154,7 +154,7 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
 
     @property
     def n_kinds(self) -> int:
-        return mention_hypergraph.n_kinds(self.cfg["heads"])
+        return HYPERGRAPH.n_kinds(self.cfg["heads"])
 
     def structure_options(self) -> Dict[str, object]:
         return {"mention_penalty": self.mention_penalty, "heads": self.cfg["heads"]}
@@ -165,7 +165,12 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         return {**self.structure_options(), "mention_penalty": self.mention_penalty / self.settings["temperature"]}
 
     def layout(self, batch: DocBatch) -> Layout:
-        return Layout(batch.sentence_offsets)
+        return hypergraph.layout(batch.sentence_offsets)
+
+    def mention_probabilities(self, marginals, mentions: np.ndarray) -> np.ndarray:
+        """The probability that a mention of its type starts at its first
+        token (``HypergraphMarginals.starts``), available with heads too."""
+        return marginals.starts(mentions)
 
     def structure_scores(self, output) -> Scores:
         """(N, T, K) hyperedge scores on the CPU from the model's (N, T * K) output."""
@@ -201,8 +206,9 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         sentence = np.searchsorted(sentence_offsets, mentions[:, 0], side="right") - 1
         if np.any(mentions[:, 1] >= sentence_offsets[np.minimum(sentence + 1, len(sentence_offsets) - 1)]):
             raise ValueError(f"'{self.name}': a gold mention crosses a sentence boundary of its Doc")
-        edges = mention_hypergraph.mentions_to_edges(mentions, sentence_offsets, len(self.labels))
-        decoded = np.unique(mention_hypergraph.edges_to_mentions(edges, sentence_offsets), axis=0)
+        layout = hypergraph.layout(sentence_offsets)
+        edges = HYPERGRAPH.encode(mentions, layout, n_labels=len(self.labels))
+        decoded = np.unique(HYPERGRAPH.mentions_of(edges, layout), axis=0)
         # |gold ∪ decoded| - |decoded| = the gold rows that are not decoded rows
         n_lost = np.unique(np.concatenate([mentions, decoded]), axis=0).shape[0] - decoded.shape[0]
         return batch, self.layout(batch), Gold(edges), {f"{self.name}_gold_ambiguous": int(n_lost)}

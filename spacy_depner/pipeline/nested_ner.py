@@ -28,7 +28,7 @@ predicts the analysis of the structure with the largest sum of (marginal -
 ``posterior_penalty``) over its mentions (``structures.nested``).
 
 A gold mention set the search space cannot hold is reduced, for the loss, to
-its largest subset that it can hold (``structures.nested.structure.largest_subset``:
+its largest subset that it can hold (``NESTED.largest_subset``:
 the structure's own Viterbi);
 the dropped mentions are counted in the loss ``{name}_gold_outside_space``.
 With ``add_gold_spans``, gold spans the suggester lacks are first added to the
@@ -46,8 +46,7 @@ from thinc.api import Config, Model
 from ..doc_arrays.batch import DocBatch
 from .score_names import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
-from ..structures.nested import mentions as nested_mentions
-from ..structures.nested.structure import NESTED, largest_subset, layout as nested_layout
+from ..structures.nested import NESTED, layout as nested_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
@@ -55,7 +54,7 @@ from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .span_groups import check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
-SPACES = nested_mentions.SPACES
+SPACES = NESTED.spaces
 
 DEFAULT_MODEL = Config().from_str(
     """
@@ -216,7 +215,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         mentions = np.unique(np.concatenate([entities, (ids - 1)[:, None]], axis=1), axis=0).reshape(-1, 3)
         rows = span_index(batch.spans, mentions[:, :2], batch.n_tokens)
         mentions, rows = mentions[rows >= 0], rows[rows >= 0]
-        kept = largest_subset(mentions, batch.sentence_offsets, **self.structure_options())
+        kept = NESTED.largest_subset(mentions, batch.sentence_offsets, **self.structure_options())
         gold = np.full(batch.spans.shape[0], -1, dtype=np.int64)
         gold[rows[kept]] = mentions[kept, 2]
         n_lost = int(np.unique(np.concatenate([entities, ids[:, None]], axis=1), axis=0).shape[0] - kept.sum())

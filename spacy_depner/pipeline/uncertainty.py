@@ -43,19 +43,6 @@ class DocUncertainty(NamedTuple):
     least_probable: float
 
 
-def marginals_of(mentions: np.ndarray, every: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """The marginal (M,) of each of ``mentions`` (M, 3) among ``every`` (E, 3)
-    with ``values`` (E,), 0 for a mention not there."""
-    if every.shape[0] == 0:
-        return np.zeros(mentions.shape[0])
-    top = int(max(every.max(), mentions.max(initial=0))) + 1
-    keys = (every[:, 0] * top + every[:, 1]) * top + every[:, 2]
-    queries = (mentions[:, 0] * top + mentions[:, 1]) * top + mentions[:, 2]
-    order = np.argsort(keys)
-    position = np.minimum(np.searchsorted(keys[order], queries), keys.shape[0] - 1)
-    return np.where(keys[order][position] == queries, values[order][position], 0.0)
-
-
 def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]:
     """``DocUncertainty`` of each Doc by the component ``pipe`` (the
     components before it must have run, e.g. a parser it reads)."""
@@ -79,13 +66,12 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
         analysis, _ = pipe.decode(doc_scores, layout, marginals=marginals)
         every, values = marginals.mentions(0.0)
         predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
-        probabilities, predicted = pipe.confident(marginals_of(predicted, np.asarray(every[:, :3], dtype=np.int64), values),
-                                                  predicted)
+        probabilities, predicted = pipe.confident(marginals.of(predicted), predicted)
         expected_errors = float((1.0 - probabilities).sum() + values.sum() - probabilities.sum())
         found.append(DocUncertainty(
             np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),
             probabilities, max(expected_errors, 0.0),
-            max(pipe.structure.entropy(doc_scores, layout, marginals, **options), 0.0),
+            pipe.structure.entropy(doc_scores, layout, marginals, **options),
             float(1.0 - probabilities.min()) if probabilities.shape[0] else 0.0))
     if start != rows_part.shape[0]:
         raise RuntimeError(f"'{pipe.name}': the Docs' score rows ({start}) differ from the batch's ({rows_part.shape[0]})")

@@ -61,6 +61,23 @@ class Runs(NamedTuple):
         return np.searchsorted(self.tokens, np.asarray(spans, dtype=np.int64)).astype(np.int64)
 
 
+def missing_mask(missing, offsets: np.ndarray, name: str) -> np.ndarray:
+    """The mask of missing tokens (N,) as bool: a bool array, or numbers that
+    are all 0 or 1, one per token of the units ``offsets``; a ValueError
+    naming ``name`` (the structure) otherwise."""
+    missing = np.asarray(missing)
+    n_tokens = int(offsets[-1])
+    if missing.ndim != 1 or missing.shape[0] != n_tokens:
+        raise ValueError(f"{name}: the mask of missing tokens must have one entry per token ({n_tokens}), not shape "
+                         f"{missing.shape}")
+    if missing.dtype != bool:
+        if missing.dtype.kind not in "iuf" or not np.all((missing == 0) | (missing == 1)):
+            raise ValueError(f"{name}: the mask of missing tokens must be bool (or 0/1), not {missing.dtype} with "
+                             "other values")
+        missing = missing == 1
+    return missing
+
+
 def runs_of(selected: np.ndarray, offsets: np.ndarray) -> Runs:
     """The runs of the ``selected`` tokens (N,) bool within the units ``offsets`` (U + 1,)."""
     selected = np.asarray(selected, dtype=bool)

@@ -42,6 +42,7 @@ from typing import Callable, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from . import interval_selection
+from .score_range import SCORE_LENGTH_BOUND, entropy_rounding, score_length
 from .shared import check_penalty
 
 Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
@@ -49,7 +50,10 @@ Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the scores of a batch sit, in batch token coordinates.
+    """Where the scores of a batch sit, in batch token coordinates. Built by
+    the family's constructor (``chain.layout(offsets)``,
+    ``lattice.layout(spans, offsets)``, ``nested.layout(spans, offsets)``,
+    ``hypergraph.layout(offsets)``), which sets the fields the family reads.
 
     offsets (U + 1,) int64: the independent units the structure decodes
         (documents, sentences or chains): tokens offsets[u]:offsets[u+1].
@@ -126,6 +130,12 @@ class Structure:
     ``bias`` if options weigh an analysis); ``score`` and ``nll`` follow."""
 
     name = ""
+    entropy_bound = SCORE_LENGTH_BOUND  # the largest |score| x length for which ``entropy`` is accurate (score_range)
+
+    def entropy_rounding(self, score_length: float) -> float:
+        """The rounding error of ``entropy`` beyond that of log Z, for the largest
+        |score| x length ``score_length`` (score_range): none by default."""
+        return 0.0
 
     def log_partition(self, scores: Scores, layout: Layout, **options) -> np.ndarray:
         raise NotImplementedError
@@ -167,13 +177,20 @@ class Structure:
         sum over its units): sum(log Z) - E[weight], where E[weight] is the
         inner product of the scores with the marginals plus the ``bias`` of the
         expected indicator (``bias`` is linear in it). ``marginals``: those of
-        ``scores``, if computed already. Exact; over mention sets wherever an
-        analysis is one (the hypergraph's analyses are sub-hypergraphs, several
-        of which may read as one mention set)."""
+        ``scores``, if computed already. Over the analyses of the structure (the
+        hypergraph's analyses are sub-hypergraphs, several of which may read
+        as one mention set). Exact to the bound of ``score_range`` (its
+        ``entropy_rounding`` plus the structure's) and never negative; ValueError
+        for |score| x length above ``entropy_bound``."""
         if marginals is None:
             marginals = self.marginals(scores, layout, **options)
+        log_z = marginals.log_z
+        weights = [v for v in options.values() if isinstance(v, float)]  # the numbers that weigh an analysis
+        x = score_length(f"{self.name}.entropy", layout.offsets, self.entropy_bound, *_parts(scores), *weights)
+        rounding = entropy_rounding(log_z, x) + self.entropy_rounding(x)
         expected = marginals.scores
-        return float(marginals.log_z.sum()) - inner_product(scores, expected) - self.bias(expected, layout, **options)
+        entropy = float(log_z.sum()) - inner_product(scores, expected) - self.bias(expected, layout, **options)
+        return 0.0 if -rounding <= entropy < 0.0 else entropy
 
     def constrained(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
         """The sum over units of log Z over the analyses that agree with the
@@ -194,7 +211,7 @@ class Structure:
         gradient marginals - their expected indicators. With nothing missing,
         ``nll``."""
         marginals = self.marginals(scores, layout, **options)
-        log_z, expected = self.constrained(scores, layout, gold, np.asarray(missing, dtype=bool), **options)
+        log_z, expected = self.constrained(scores, layout, gold, missing, **options)
         gradient = tuple(m - e for m, e in zip(_parts(marginals.scores), _parts(expected)))
         return float(marginals.log_z.sum()) - log_z, gradient if isinstance(scores, tuple) else gradient[0]
 
@@ -206,6 +223,21 @@ def inner_product(scores: Scores, counts: Scores) -> float:
 
 def _parts(scores: Scores) -> Tuple[np.ndarray, ...]:
     return scores if isinstance(scores, tuple) else (scores,)
+
+
+def lookup(mentions: np.ndarray, every: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The value (M,) of each of ``mentions`` (M, 3) among ``every`` (E, 3)
+    with ``values`` (E,), 0 for a mention not there."""
+    mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 3)
+    every = np.asarray(every, dtype=np.int64)[:, :3].reshape(-1, 3)
+    if every.shape[0] == 0 or mentions.shape[0] == 0:
+        return np.zeros(mentions.shape[0])
+    top = int(max(every.max(), mentions.max())) + 1
+    keys = (every[:, 0] * top + every[:, 1]) * top + every[:, 2]
+    queries = (mentions[:, 0] * top + mentions[:, 1]) * top + mentions[:, 2]
+    order = np.argsort(keys)
+    position = np.minimum(np.searchsorted(keys[order], queries), keys.shape[0] - 1)
+    return np.where(keys[order][position] == queries, np.asarray(values)[order][position], 0.0)
 
 
 def select_disjoint(mentions: np.ndarray, marginals: np.ndarray, offsets: np.ndarray, penalty: float) -> Analysis:

@@ -6,7 +6,7 @@ import pytest
 import spacy
 import srsly
 
-from spacy_depner.structures.chain import linear_chain
+from spacy_depner.structures.chain import CHAIN
 from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 
@@ -92,13 +92,13 @@ def test_decoding_never_breaks_the_tag_constraints(scheme):
     tags, doc_offsets = analysis.encoding, batch.doc_offsets
     prediction = ner.predict(docs)
     assert np.array_equal(prediction.mentions, analysis.mentions)
-    allowed = linear_chain.allowed_transitions(len(ner.labels), scheme)
+    allowed = CHAIN.allowed_transitions(len(ner.labels), scheme)
     boundary = allowed.shape[0] - 1
     for d in range(len(docs)):
         sequence = [boundary] + tags[doc_offsets[d]:doc_offsets[d + 1]].tolist() + [boundary]
         assert all(allowed[a, b] for a, b in zip(sequence, sequence[1:]))
     # the decoded entities are the tags' entities, each inside one Doc
-    names = linear_chain.tag_names(list(ner.labels), scheme)
+    names = CHAIN.tag_names(list(ner.labels), scheme)
     for first, last, label in prediction.mentions.tolist():
         assert names[tags[first]] in (f"B-{ner.labels[label]}", f"U-{ner.labels[label]}")
         assert all(names[t] == f"I-{ner.labels[label]}" for t in tags[first + 1:last])

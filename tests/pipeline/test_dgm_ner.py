@@ -229,7 +229,7 @@ def test_chains_cut_at_every_sentence_start_no_span_crosses():
     import numpy as np
 
     from spacy_depner.doc_arrays.spans import chain_offsets
-    from spacy_depner.structures.lattice.structure import layout
+    from spacy_depner.structures.lattice import layout
 
     rng = np.random.default_rng(0)
     for _ in range(300):
@@ -261,8 +261,7 @@ def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
     start), not those of one chain over the Doc."""
     from spacy.tokens import Doc
 
-    from spacy_depner.doc_arrays.spans import spans_per_doc
-    from spacy_depner.structures.lattice import segment_lattice
+    from spacy_depner.structures.lattice import LATTICE, layout
 
     nlp, ner, _, _ = train(steps=30)
     offsets = np.cumsum([0] + [len(words) for words, _, _, _ in TINY])
@@ -273,8 +272,7 @@ def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
     batch = ner.read([doc])
     scores, transitions = (ner.model.ops.to_numpy(x) for x in ner.model.predict(([doc], batch.spans)))
     marginals = ner.structure.marginals((scores, transitions), ner.layout(batch)).scores[0]
-    per_sentence = segment_lattice.marginals(batch.spans, spans_per_doc(batch.spans, offsets), offsets, scores, transitions)[1]
-    one_chain = segment_lattice.marginals(batch.spans, spans_per_doc(batch.spans, batch.doc_offsets), batch.doc_offsets,
-                                          scores, transitions)[1]
+    per_sentence = LATTICE.marginals((scores, transitions), layout(batch.spans, offsets)).scores[0]
+    one_chain = LATTICE.marginals((scores, transitions), layout(batch.spans, batch.doc_offsets)).scores[0]
     assert np.allclose(marginals, per_sentence, atol=1e-9)
     assert not np.allclose(marginals, one_chain, atol=1e-6)

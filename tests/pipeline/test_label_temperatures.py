@@ -102,7 +102,7 @@ def by_hand(pipe, name, docs, divisors, temperature):
         options["mention_penalty"] = pipe.mention_penalty / temperature
         starts, columns = np.nonzero(np.ones(scores.shape[:2], dtype=bool))
         spans = np.stack([starts, starts], axis=1)  # the start probability: the end is not part of the key
-        values = pipe.structure.marginals(scores, layout, **options).of(np.stack([starts, starts, columns], axis=1))
+        values = pipe.structure.marginals(scores, layout, **options).starts(np.stack([starts, starts, columns], axis=1))
     else:
         if isinstance(raw, tuple):
             scores = (np.asarray(raw[0], dtype=np.float64) / divisors, np.asarray(raw[1], dtype=np.float64) / temperature)

@@ -14,7 +14,7 @@ import brute_linear_chain as chain_twin
 import brute_mention_hypergraph as hypergraph_twin
 import brute_nested_mentions as nested_twin
 import brute_segment_lattice as lattice_twin
-from spacy_depner.structures.hypergraph import mention_hypergraph
+from spacy_depner.structures.hypergraph import _mention_hypergraph as mention_hypergraph
 
 
 class Analysis(NamedTuple):

@@ -1,4 +1,4 @@
-"""Brute-force reference for ``spacy_depner.structures.chain.linear_chain``.
+"""Brute-force reference for ``spacy_depner.structures.chain._linear_chain``.
 
 It enumerates every tag sequence of each document (itertools.product over
 the T tags, n <= 5 tokens), keeps the valid ones and scores each by the
@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from spacy_depner.structures.chain.linear_chain import allowed_transitions, tag_names
+from spacy_depner.structures.chain._linear_chain import allowed_transitions, tag_names
 from brute_shared import logsumexp
 
 LABELS = ["PER", "LOC", "ORG", "MISC"]

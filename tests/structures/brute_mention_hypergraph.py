@@ -1,4 +1,4 @@
-"""Brute-force reference for ``spacy_depner.structures.hypergraph.mention_hypergraph``,
+"""Brute-force reference for ``spacy_depner.structures.hypergraph._mention_hypergraph``,
 written from Lu & Roth (2015), not from the code under test.
 
 ``hypergraph`` lists the nodes and hyperedges of sec. 3.2 (A, E, T, I, X;
@@ -20,8 +20,8 @@ import itertools
 
 import numpy as np
 
-from spacy_depner.structures.hypergraph import mention_hypergraph as mh
-from spacy_depner.structures.hypergraph.mention_hypergraph import n_kinds
+from spacy_depner.structures.hypergraph import _mention_hypergraph as mh
+from spacy_depner.structures.hypergraph._mention_hypergraph import n_kinds
 
 # hyperedge (parent letter, set of child letters) -> kind index; "X" is the terminal
 KIND_OF = {

@@ -1,4 +1,4 @@
-"""Brute-force reference for ``spacy_depner.structures.nested.mentions``,
+"""Brute-force reference for ``spacy_depner.structures.nested._mentions``,
 written from the definitions of Corro (2023), sec. 3.1, not from the
 deduction rules: an analysis is a set of labelled spans, at most one label
 per span; "inside" is strict containment; the children of a mention are the

@@ -1,4 +1,4 @@
-"""Brute-force reference for ``spacy_depner.structures.lattice.segment_lattice``,
+"""Brute-force reference for ``spacy_depner.structures.lattice._segment_lattice``,
 written from the definitions only (not from the code under test).
 
 Enumerate every segmentation of a document recursively (every way to tile

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from budgets import cases
+from spacy_depner.structures import chain
+from spacy_depner.structures.chain import CHAIN
 from spacy_depner.structures.partial import runs_of
 from test_protocol import TABLE, logsumexp, parts
 
@@ -175,3 +177,98 @@ def test_a_gold_mention_on_missing_tokens_is_refused(name):
     missing[last] = True
     with pytest.raises(ValueError, match="gold"):
         row.structure.constrained(scores, layout, gold, missing, **options)
+
+
+def test_a_bio_gold_entity_running_into_a_missing_token_is_refused():
+    """B-X then a missing token whose gold tag is I-X: the entity would be
+    cut at the run (BILOU refuses it by its transitions, BIO by this check)."""
+    scores = (np.zeros((2, 3)), np.zeros((4, 4)))  # O, B-X, I-X
+    for operation in (CHAIN.constrained, CHAIN.conditioned):
+        with pytest.raises(ValueError, match="gold entity continues into the missing tokens 1..1"):
+            operation(scores, chain.layout([0, 2]), np.array([1, 2]), np.array([False, True]), scheme="BIO")
+    log_z, _ = CHAIN.constrained(scores, chain.layout([0, 2]), np.array([1, 0]), np.array([False, True]), scheme="BIO")
+    assert abs(log_z - math.log(2)) < 1e-12  # B-X, then O or B-X (I-X would extend the gold entity)
+
+
+def some_partial_case(name, rng):
+    """(scores, layout, options, gold, missing) of a random partial annotation with missing tokens."""
+    row = TABLE[name]
+    while True:
+        scores, layout, options = row.batch(rng)
+        units = row.brute(scores, layout, **options)
+        case = partial_case(rng, name, units, layout.n_tokens)
+        if case is not None and case[1].any():
+            chosen, missing, _ = case
+            return scores, layout, options, encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen)))), missing
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_a_numeric_missing_mask_is_read_as_bool_or_refused(name):
+    rng = np.random.default_rng(300 + ROWS.index(name))
+    row = TABLE[name]
+    for _ in range(5):
+        scores, layout, options, gold, missing = some_partial_case(name, rng)
+        log_z, gradient = row.structure.constrained(scores, layout, gold, missing, **options)
+        conditioned = row.structure.conditioned(scores, layout, gold, missing, **options)
+        for numeric in (missing.astype(np.int64), missing.astype(np.uint8), missing.astype(np.float64)):
+            got, got_gradient = row.structure.constrained(scores, layout, gold, numeric, **options)
+            assert got == log_z
+            for g, e in zip(parts(got_gradient), parts(gradient)):
+                np.testing.assert_array_equal(g, e)
+            again = row.structure.conditioned(scores, layout, gold, numeric, **options)
+            assert again.fixed_score == conditioned.fixed_score
+            np.testing.assert_array_equal(again.tokens, conditioned.tokens)
+        for bad in (missing.astype(np.int64) * 2, np.append(missing, False), missing[:, None]):
+            for operation in (row.structure.constrained, row.structure.conditioned, row.structure.partial_nll):
+                with pytest.raises(ValueError, match="mask of missing tokens"):
+                    operation(scores, layout, gold, bad, **options)
+
+
+@pytest.mark.parametrize("name", ROWS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_scores_are_refused_with_or_without_missing_tokens(name, bad):
+    rng = np.random.default_rng(400 + ROWS.index(name))
+    row = TABLE[name]
+    scores, layout, options, gold, missing = some_partial_case(name, rng)
+    for mask in (missing, np.zeros_like(missing)):
+        for p in range(len(parts(scores))):
+            broken = [np.array(x, dtype=np.float64) for x in parts(scores)]
+            if broken[p].size == 0:
+                continue
+            broken[p].flat[int(rng.integers(broken[p].size))] = bad
+            broken = tuple(broken) if isinstance(scores, tuple) else broken[0]
+            for operation in (row.structure.constrained, row.structure.conditioned, row.structure.partial_nll):
+                with pytest.raises(ValueError, match="finite"):
+                    operation(broken, layout, gold, mask, **options)
+
+
+@pytest.mark.parametrize("name", [name for name in ROWS if name.startswith("nested")])
+def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
+    """Random label sets on the spans: those that are an analysis of the
+    space (by enumeration) have nll log Z - their weight; the others are a
+    ValueError for nll, score, constrained and conditioned."""
+    rng = np.random.default_rng(500 + ROWS.index(name))
+    row = TABLE[name]
+    inside = outside = 0
+    for _ in range(cases("partial.random") // 2):
+        scores, layout, options = row.batch(rng)
+        units = row.brute(scores, layout, **options)
+        labels = np.where(rng.random(scores.shape[0]) < 0.4, rng.integers(0, scores.shape[1], scores.shape[0]), -1)
+        mentions = {(int(f), int(l), int(k)) for (f, l), k in zip(layout.spans.tolist(), labels) if k >= 0}
+        analyses = [next((a for a in unit if a.mentions == {m for m in mentions if lo <= m[0] < hi}), None)
+                    for unit, lo, hi in zip(units, layout.offsets[:-1], layout.offsets[1:])]
+        if all(a is not None for a in analyses):
+            loss, _ = row.structure.nll(scores, layout, labels, **options)
+            log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
+            assert abs(loss - (log_z - sum(a.weight for a in analyses))) < 1e-8 * max(1.0, abs(log_z))
+            inside += 1
+            continue
+        outside += 1
+        missing = np.zeros(layout.n_tokens, dtype=bool)
+        for operation in (lambda: row.structure.nll(scores, layout, labels, **options),
+                          lambda: row.structure.score(scores, layout, labels, **options),
+                          lambda: row.structure.constrained(scores, layout, labels, missing, **options),
+                          lambda: row.structure.conditioned(scores, layout, labels, missing, **options)):
+            with pytest.raises(ValueError, match="no analysis of the space"):
+                operation()
+    assert min(inside, outside) >= cases("partial.random") // 50

@@ -14,9 +14,8 @@ import pytest
 
 from brute_linear_chain import LABELS, entities_of_names, valid_sequences
 from spacy_depner.structures.chain.entity_marginals import entity_marginals, span_marginals
-from spacy_depner.structures.chain.structure import CHAIN
-from spacy_depner.structures.protocol import Layout
-from spacy_depner.structures.chain.linear_chain import allowed_transitions, marginals, n_tags, spans_to_tags, tag_names, tags_to_spans
+from spacy_depner.structures.chain import CHAIN, layout as chain_layout
+from spacy_depner.structures.chain._linear_chain import allowed_transitions, marginals, n_tags, spans_to_tags, tag_names, tags_to_spans
 
 SCHEMES = ["BIO", "BILOU"]
 
@@ -24,7 +23,7 @@ SCHEMES = ["BIO", "BILOU"]
 def posterior_decode(scores, doc_offsets, transitions, scheme, penalty):
     """The chain's posterior decoding through the protocol: (gain (D,), spans
     (M, 2), labels (M,), marginals (M,))."""
-    layout = Layout(np.asarray(doc_offsets, dtype=np.int64))
+    layout = chain_layout(doc_offsets)
     marginals = CHAIN.marginals((scores, transitions), layout, scheme=scheme)
     analysis = CHAIN.posterior_decode(marginals, layout, penalty=penalty, scheme=scheme)
     return analysis.score, analysis.mentions[:, :2], analysis.mentions[:, 2], marginals.of(analysis.mentions)

@@ -17,16 +17,15 @@ import numpy as np
 import pytest
 
 from brute_mention_hypergraph import all_mention_sets, sub_hypergraphs
-from spacy_depner.structures.hypergraph import mention_hypergraph as mh
+from spacy_depner.structures.hypergraph import _mention_hypergraph as mh
 from spacy_depner.structures.hypergraph.posterior import best_reading, mention_marginals
-from spacy_depner.structures.hypergraph.structure import HYPERGRAPH
-from spacy_depner.structures.protocol import Layout
+from spacy_depner.structures.hypergraph import HYPERGRAPH, layout as hypergraph_layout
 
 
 def posterior_decode(scores, doc_offsets, penalty=0.0, heads=False, posterior_penalty=0.5):
     """The hypergraph's posterior decoding through the protocol: (gain (D,),
     mentions (M, 3), their mention marginals (M,))."""
-    layout = Layout(np.asarray(doc_offsets, dtype=np.int64))
+    layout = hypergraph_layout(doc_offsets)
     options = {"mention_penalty": penalty, "heads": heads}
     marginals = None if heads else HYPERGRAPH.marginals(scores, layout, **options)
     analysis = HYPERGRAPH.posterior_decode(marginals, layout, penalty=posterior_penalty, **options)

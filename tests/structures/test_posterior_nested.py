@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from brute_nested_mentions import IN_SPACE, allowed_rows, family_of, labelled_analyses
-from spacy_depner.structures.nested.mentions import SPACES, dense_span_offsets, marginals, posterior_decode
+from spacy_depner.structures.nested._mentions import SPACES, dense_span_offsets, marginals, posterior_decode
 
 MAX_WORDS = {1: 6, 2: 5}
 

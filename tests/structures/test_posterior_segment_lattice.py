@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from brute_segment_lattice import labelled_segmentations_of_document
-from spacy_depner.structures.lattice.segment_lattice import marginals, posterior_decode
+from spacy_depner.structures.lattice._segment_lattice import marginals, posterior_decode
 
 
 def random_lattice(rng, max_doc_length=6):

@@ -20,11 +20,11 @@ import pytest
 import brute_analyses
 from budgets import cases
 from experiments.bench.random_trees import random_forest
-from spacy_depner.structures.chain.structure import CHAIN
-from spacy_depner.structures.hypergraph.kinds import KIND_T_X
-from spacy_depner.structures.hypergraph.structure import HYPERGRAPH
-from spacy_depner.structures.lattice.structure import LATTICE, layout as lattice_layout
-from spacy_depner.structures.nested.structure import NESTED, layout as nested_layout
+from spacy_depner.structures import chain, hypergraph
+from spacy_depner.structures.chain import CHAIN
+from spacy_depner.structures.hypergraph import HYPERGRAPH
+from spacy_depner.structures.lattice import LATTICE, layout as lattice_layout
+from spacy_depner.structures.nested import NESTED, layout as nested_layout
 from spacy_depner.structures.protocol import Layout
 from spacy_depner.structures.trees.candidate_spans import all_spans, candidate_spans, merge_spans
 
@@ -54,7 +54,7 @@ def chain_batch(rng, scheme):
     offsets = unit_offsets(rng, 4)
     T = 1 + (2 if scheme == "BIO" else 4) * int(rng.integers(1, 3))
     scale = rng.uniform(0.3, 3.0)
-    return (rng.normal(0, scale, (int(offsets[-1]), T)), rng.normal(0, scale, (T + 1, T + 1))), Layout(offsets), \
+    return (rng.normal(0, scale, (int(offsets[-1]), T)), rng.normal(0, scale, (T + 1, T + 1))), chain.layout(offsets), \
         {"scheme": scheme}
 
 
@@ -65,7 +65,9 @@ def nested_batch(rng, space):
         keep = rng.random(spans.shape[0]) < 0.7
         spans = spans[keep]
     T = int(rng.integers(1, 3))
-    return rng.normal(0, rng.uniform(0.3, 3.0), (spans.shape[0], T)), nested_layout(spans, offsets), {"space": space}
+    max_length = [None, 1, 2, 3][int(rng.integers(4))]
+    return rng.normal(0, rng.uniform(0.3, 3.0), (spans.shape[0], T)), nested_layout(spans, offsets), \
+        {"space": space, "max_length": max_length}
 
 
 def hypergraph_batch(rng, heads):
@@ -73,15 +75,14 @@ def hypergraph_batch(rng, heads):
     T = int(rng.integers(1, 3)) if not heads else 1
     K = 17 if heads else 5
     options = {"mention_penalty": float(rng.normal()), "heads": heads}
-    return rng.normal(0, rng.uniform(0.3, 2.0), (int(offsets[-1]), T, K)), Layout(offsets), options
+    return rng.normal(0, rng.uniform(0.3, 2.0), (int(offsets[-1]), T, K)), hypergraph.layout(offsets), options
 
 
 class Row(NamedTuple):
     structure: object
     batch: Callable  # rng -> (scores, layout, options)
     brute: Callable  # (scores, layout, **options) -> per unit [brute_analyses.Analysis]
-    posterior: bool = True  # mention marginals (Marginals.mentions) and posterior decoding are defined
-    of_is_marginal: bool = True  # Marginals.of gives the mention marginal (else the hypergraph's start probability)
+    posterior: bool = True  # mention marginals (Marginals.mentions, Marginals.of) and posterior decoding are defined
 
 
 TABLE = {
@@ -92,10 +93,9 @@ TABLE = {
     "nested semi_markov": Row(NESTED, lambda rng: nested_batch(rng, "semi_markov"), brute_analyses.nested),
     "nested cyk": Row(NESTED, lambda rng: nested_batch(rng, "cyk"), brute_analyses.nested),
     "nested quadratic": Row(NESTED, lambda rng: nested_batch(rng, "quadratic"), brute_analyses.nested),
-    "hypergraph": Row(HYPERGRAPH, lambda rng: hypergraph_batch(rng, False), brute_analyses.hypergraph,
-                      of_is_marginal=False),
+    "hypergraph": Row(HYPERGRAPH, lambda rng: hypergraph_batch(rng, False), brute_analyses.hypergraph),
     "hypergraph heads": Row(HYPERGRAPH, lambda rng: hypergraph_batch(rng, True), brute_analyses.hypergraph,
-                            posterior=False, of_is_marginal=False),
+                            posterior=False),
 }
 
 
@@ -133,12 +133,9 @@ def check_row(row: Row, rng) -> None:
         assert {m for m, p in mention_marginals.items() if p > 1e-12} <= set(got)
         for m, p in got.items():
             assert abs(p - mention_marginals.get(m, 0.0)) < 1e-9
-    if mention_marginals:
+    if row.posterior and mention_marginals:
         queries = np.array(sorted(mention_marginals), dtype=np.int64).reshape(len(mention_marginals), -1)
-        if row.of_is_marginal:
-            want = [mention_marginals[tuple(q)] for q in queries.tolist()]
-        else:  # a mention of its type starts at its first token: 1 - the T -> X marginal
-            want = 1.0 - expected[0][queries[:, 0], queries[:, 2], KIND_T_X]
+        want = [mention_marginals[tuple(q)] for q in queries.tolist()]
         np.testing.assert_allclose(marginals.of(queries), want, atol=1e-9)
 
     entropy = -sum(p * (a.weight - z) for unit, ps, z in zip(units, probabilities, log_z) for a, p in zip(unit, ps))
@@ -181,7 +178,7 @@ def one_unit(scores, layout: Layout, u: int):
     offsets = np.array([0, hi - lo], dtype=np.int64)
     if layout.spans is None:  # one row per token: chain, hypergraph
         rows = slice(lo, hi)
-        new_layout = Layout(offsets)
+        new_layout = chain.layout(offsets)
     else:
         inside = np.flatnonzero((layout.spans[:, 0] >= lo) & (layout.spans[:, 1] < hi))
         rows, spans = inside, layout.spans[inside] - lo

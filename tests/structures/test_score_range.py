@@ -24,12 +24,12 @@ from brute_linear_chain import valid_sequences
 from brute_mention_hypergraph import sub_hypergraphs
 from brute_nested_mentions import labelled_analyses
 from brute_segment_lattice import labelled_segmentations_of_document
-from spacy_depner.structures.chain import linear_chain
-from spacy_depner.structures.hypergraph import mention_hypergraph
-from spacy_depner.structures.nested import mentions as nested_mentions
-from spacy_depner.structures.lattice import segment_lattice
+from spacy_depner.structures.chain import _linear_chain as linear_chain
+from spacy_depner.structures.hypergraph import _mention_hypergraph as mention_hypergraph
+from spacy_depner.structures.nested import _mentions as nested_mentions
+from spacy_depner.structures.lattice import _segment_lattice as segment_lattice
 from spacy_depner.structures.trees.candidate_spans import all_spans
-from spacy_depner.structures.score_range import SCORE_LENGTH_BOUND, check_scores, score_bound
+from spacy_depner.structures.score_range import SCORE_LENGTH_BOUND, check_scores, entropy_rounding, score_bound
 
 ACCEPTED = (1e3, 1e6)
 REFUSED = (1e10, 1e16, 1e30)
@@ -306,3 +306,76 @@ def test_nan_and_inf_are_refused_by_every_operation(bad):
             call()
     with pytest.raises(ValueError, match="penalty must be a finite"):
         mention_hypergraph.marginals(np.zeros((2, 1, 5)), [0, 2], bad)
+
+
+# ---------------------------------------------------------------------------
+# The entropy: exact to its documented bound, never negative, refused above
+# its structure's range
+# ---------------------------------------------------------------------------
+
+
+def scaled_to(row, rng, score_length):
+    """A batch of the row whose largest |score| (penalty included) times its longest unit is ``score_length``."""
+    from test_protocol import parts
+
+    while True:
+        scores, layout, options = row.batch(rng)
+        length = int(np.max(np.diff(layout.offsets)))
+        top = max([float(np.abs(p).max()) for p in parts(scores) if p.size] +
+                  [abs(v) for v in options.values() if isinstance(v, float)] + [0.0])
+        if length and top:
+            break
+    f = score_length / length / top
+    scores = tuple(p * f for p in scores) if isinstance(scores, tuple) else scores * f
+    return scores, layout, {k: (v * f if isinstance(v, float) else v) for k, v in options.items()}
+
+
+def reference_entropy(units):
+    """-sum p log p per unit, log p = (w - max w) - log sum exp(w - max w): no cancellation of large values."""
+    total = 0.0
+    for unit in units:
+        w = np.array([a.weight for a in unit])
+        log_p = (w - w.max()) - math.log(np.exp(w - w.max()).sum())
+        total -= float((np.exp(log_p) * log_p).sum())
+    return total
+
+
+def entropy_cases():
+    from test_protocol import TABLE
+
+    return sorted(TABLE)
+
+
+@pytest.mark.parametrize("name", entropy_cases())
+def test_entropy_is_exact_and_never_negative_up_to_the_edge_of_its_range(name):
+    from test_protocol import TABLE
+
+    row, rng = TABLE[name], np.random.default_rng(entropy_cases().index(name))
+    edge = min(row.structure.entropy_bound, SCORE_LENGTH_BOUND) * 0.999
+    for score_length in (edge, edge / 10, 1e3, 1.0):
+        for _ in range(20):
+            scores, layout, options = scaled_to(row, rng, score_length)
+            units = row.brute(scores, layout, **options)
+            log_z = row.structure.log_partition(scores, layout, **options)
+            entropy = row.structure.entropy(scores, layout, **options)
+            bound = entropy_rounding(log_z, score_length) + row.structure.entropy_rounding(score_length)
+            reference = reference_entropy(units)
+            assert entropy >= 0.0
+            assert abs(entropy - reference) <= bound + 4 * np.finfo(float).eps * score_length * len(units), \
+                (entropy, reference, bound)
+
+
+def test_the_hypergraph_entropy_is_refused_above_its_range():
+    """Its error grows as (|score| x length)^2 (``score_range``): above 1e5
+    a ValueError, while log Z and the marginals are still accepted."""
+    from spacy_depner.structures.score_range import ENTROPY_SCORE_LENGTH_BOUND
+    from test_protocol import TABLE
+
+    rng = np.random.default_rng(7)
+    for name in ("hypergraph", "hypergraph heads"):
+        row = TABLE[name]
+        assert row.structure.entropy_bound == ENTROPY_SCORE_LENGTH_BOUND
+        scores, layout, options = scaled_to(row, rng, ENTROPY_SCORE_LENGTH_BOUND * 10)
+        marginals = row.structure.marginals(scores, layout, **options)
+        with pytest.raises(ValueError, match=r"hypergraph.entropy: scores out of range.*1e\+05"):
+            row.structure.entropy(scores, layout, marginals, **options)

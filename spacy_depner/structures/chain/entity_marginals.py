@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from .kernels import _charts, _forward_backward, _sparse
-from .linear_chain import _check
+from ._linear_chain import _check
 from ..score_range import check_scores
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
 

@@ -7,12 +7,20 @@ scores = (tag scores (N, T), transitions (T + 1, T + 1)); layout: offsets
 transitions the chain uses (T = 1 + 2K or 1 + 4K). A mention is an entity
 the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
+from typing import List
+
 import numpy as np
 
-from ..partial import Borders, Conditioned, drop_borders, runs_of
+from ..partial import Borders, Conditioned, drop_borders, missing_mask, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
-from . import entity_marginals, linear_chain
+from ..shared import check_doc_offsets
+from . import _linear_chain as linear_chain, entity_marginals
 from .tag_schemes import SCHEMES
+
+
+def layout(offsets: np.ndarray) -> Layout:
+    """The Layout of a batch of chains: tokens offsets[u]:offsets[u + 1] for chain u."""
+    return Layout(check_doc_offsets(offsets))
 
 
 def _n_labels(scores, scheme: str) -> int:
@@ -75,6 +83,27 @@ class LinearChain(Structure):
         tags = linear_chain.spans_to_tags(chosen.mentions[:, :2], chosen.mentions[:, 2], layout.n_tokens, scheme)
         return Analysis(chosen.score, chosen.mentions, tags)
 
+    def tag_names(self, labels: List[str], scheme: str = "BILOU") -> List[str]:
+        """The tag of each column of the tag scores: "O", then the scheme's
+        prefixes for each label ("B-PER", "I-PER", ...)."""
+        return linear_chain.tag_names(labels, scheme)
+
+    def allowed_transitions(self, n_labels: int, scheme: str = "BILOU") -> np.ndarray:
+        """(T + 1, T + 1) bool: which tag may follow which (row and column T:
+        the start and end of a chain)."""
+        return linear_chain.allowed_transitions(n_labels, scheme)
+
+    def encode(self, mentions: np.ndarray, layout: Layout, *, scheme: str = "BILOU") -> np.ndarray:
+        """The encoding (tags (N,)) of the disjoint ``mentions`` (M, 3)."""
+        mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 3)
+        return linear_chain.spans_to_tags(mentions[:, :2], mentions[:, 2], layout.n_tokens, scheme)
+
+    def mentions_of(self, encoding, layout: Layout, *, n_labels: int, scheme: str = "BILOU") -> np.ndarray:
+        """The mentions (M, 3) that the tags ``encoding`` (N,) spell; ValueError
+        for a sequence the scheme does not allow."""
+        spans, labels = linear_chain.tags_to_spans(encoding, layout.offsets, scheme, n_labels)
+        return np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3)
+
     def counts(self, encoding, scores, layout: Layout, *, scheme: str = "BILOU"):
         """(tag indicator (N, T), transition counts (T + 1, T + 1))."""
         tags = np.asarray(encoding, dtype=np.int64)
@@ -116,24 +145,30 @@ class LinearChain(Structure):
 CHAIN = LinearChain()
 
 
-def _condition(scores, layout: Layout, tags: np.ndarray, missing: np.ndarray, scheme: str):
+def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
     """``LinearChain.conditioned``, with the ``Borders`` of the runs and the
     indicator of the gold part (tags (N, T), transitions) for ``constrained``."""
     tag_scores, transitions = scores
     T = B = np.shape(tag_scores)[1]
     n_labels = _n_labels(scores, scheme)
     allowed = linear_chain.allowed_transitions(n_labels, scheme)
-    runs = runs_of(np.asarray(missing, dtype=bool), layout.offsets)
+    linear_chain.check(tag_scores, full.offsets, transitions, allowed)
+    missing = missing_mask(missing, full.offsets, "chain")
+    if tags.shape != (full.n_tokens,) or np.any((tags < 0) | (tags >= T)):
+        raise ValueError(f"chain: the gold tags must be ({full.n_tokens},) integers in [0, {T}), one per token")
+    runs = runs_of(missing, full.offsets)
     before = np.where(runs.before >= 0, tags[np.maximum(runs.before, 0)], B)
     after = np.where(runs.after >= 0, tags[np.maximum(runs.after, 0)], B)
     wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(axis=0)
+    # the gold tags continue the entity before a run into it (BIO: an I tag on its first token)
+    wrong |= (runs.before >= 0) & ~allowed[B, tags[runs.first]] & allowed[before, tags[runs.first]]
     if wrong.any():
         r = int(np.flatnonzero(wrong)[0])
         raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
                          f"{int(runs.last[r])}; a gold entity's tokens are annotated")
     first, last, every = runs.offsets[:-1], runs.offsets[1:] - 1, np.arange(runs.before.shape[0])
     borders = Borders(first, every, last, every, before, after)
-    stretches = runs_of(~np.asarray(missing, dtype=bool), layout.offsets)
+    stretches = runs_of(~missing, full.offsets)
     fixed = tags[stretches.tokens]
     fixed_transitions = linear_chain.transition_counts(fixed, stretches.offsets, T)
     drop_borders(fixed_transitions, stretches, tags[stretches.first], tags[stretches.last])
@@ -143,5 +178,5 @@ def _condition(scores, layout: Layout, tags: np.ndarray, missing: np.ndarray, sc
     mentions = np.concatenate([stretches.tokens[spans].reshape(-1, 2), labels[:, None]], axis=1).reshape(-1, 3)
     conditioned = Conditioned(mentions.astype(np.int64), inner_product(scores, (indicator, fixed_transitions)),
                               (borders.scores(tag_scores[runs.tokens], transitions), transitions),
-                              Layout(runs.offsets), runs.tokens)
+                              layout(runs.offsets), runs.tokens)
     return conditioned, borders, (indicator, fixed_transitions)

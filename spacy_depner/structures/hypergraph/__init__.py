@@ -1,1 +1,4 @@
-"""The mention hypergraph of Lu & Roth (2015): ``structure.HYPERGRAPH``."""
+"""The mention hypergraph of Lu & Roth (2015): ``HYPERGRAPH``."""
+from .structure import HYPERGRAPH, layout
+
+__all__ = ["HYPERGRAPH", "layout"]

@@ -41,7 +41,7 @@ from numba import njit
 from ..shared import check_doc_offsets, logaddexp, max_doc_length, check_marginals, check_penalty
 from .kinds import KIND_I_I, KIND_I_IX, KIND_I_X, KIND_T_I, KIND_T_X
 from .recursions import _charts, _inside, _outside
-from .mention_hypergraph import _check as _check_hypergraph
+from ._mention_hypergraph import _check as _check_hypergraph
 from ..score_range import check_scores
 
 __all__ = ["mention_marginals", "best_reading"]

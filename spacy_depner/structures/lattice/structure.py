@@ -11,16 +11,19 @@ from typing import Tuple
 
 import numpy as np
 
-from ..partial import Borders, Conditioned, covering, drop_borders, gold_touches_missing, runs_of, touching_missing
+from ..partial import (Borders, Conditioned, covering, drop_borders, gold_touches_missing, missing_mask, runs_of,
+                       touching_missing)
+from ..shared import check_doc_offsets
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
 from ..trees.candidate_spans import span_index
-from . import segment_lattice
+from . import _segment_lattice as segment_lattice
 
 
-def layout_of(spans: np.ndarray, offsets: np.ndarray) -> Layout:
+def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
     """The Layout of a lattice: ``spans`` (S, 2) sorted by (last, first), cut
     into the units ``offsets`` (U + 1,)."""
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    offsets = check_doc_offsets(offsets)
     return Layout(offsets, spans, np.searchsorted(spans[:, 1], offsets, side="left").astype(np.int64))
 
 
@@ -80,8 +83,7 @@ class SegmentLattice(Structure):
         label after it; the gold part is scored with its transitions inside
         the stretches of annotated tokens (and the units' own start and end)."""
         span_scores, transitions = scores
-        conditioned, borders, free, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64),
-                                                              np.asarray(missing, dtype=bool))
+        conditioned, borders, free, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
         expected_spans, expected_transitions = np.zeros(np.shape(span_scores)), np.zeros(np.shape(transitions))
         log_z = conditioned.fixed_score
         if conditioned.tokens.shape[0]:
@@ -96,24 +98,28 @@ class SegmentLattice(Structure):
         """``partial.Conditioned``: ``gold`` the per-span labels, read on the
         annotated tokens; the runs as lattices of the spans inside them, with
         the transitions across their borders (``constrained``)."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), np.asarray(missing, dtype=bool))[0]
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)[0]
 
 
-def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
+def _condition(scores, full: Layout, labels: np.ndarray, missing):
     """``SegmentLattice.conditioned``, with the ``Borders`` of the runs, the
     rows of the spans inside them and the indicator of the gold part (span
     labels (S, K), transitions) for ``constrained``."""
+    segment_lattice.check(full.spans, full.span_offsets, full.offsets, *scores)
     span_scores, transitions = scores
     K = B = span_scores.shape[1]
-    spans = layout.spans
+    spans = full.spans
+    missing = missing_mask(missing, full.offsets, "lattice")
+    if labels.shape != (spans.shape[0],) or np.any((labels < -1) | (labels >= K)):
+        raise ValueError(f"lattice: the gold labels must be ({spans.shape[0]},) integers in [-1, {K}), one per span")
     rows = np.flatnonzero(labels > 0)
     gold_touches_missing(spans[rows], missing, "lattice")
     rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
-    token_label = covering(spans[rows], labels[rows], layout.n_tokens)
+    token_label = covering(spans[rows], labels[rows], full.n_tokens)
     if np.any((token_label < 0) & ~missing):
         raise ValueError(f"lattice: the gold segments leave the annotated token "
                          f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered")
-    runs = runs_of(missing, layout.offsets)
+    runs = runs_of(missing, full.offsets)
     free = np.flatnonzero(runs.inside(spans))
     run = runs.run_of[spans[free, 0]]
     starts = np.flatnonzero(spans[free, 0] == runs.first[run])
@@ -121,7 +127,7 @@ def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
     borders = Borders(starts, run[starts], ends, run[ends],
                       np.where(runs.before >= 0, token_label[np.maximum(runs.before, 0)], B),
                       np.where(runs.after >= 0, token_label[np.maximum(runs.after, 0)], B))
-    stretches = runs_of(~missing, layout.offsets)
+    stretches = runs_of(~missing, full.offsets)
     fixed = stretches.compact(spans[rows])
     fixed_transitions = segment_lattice.transition_counts(
         fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
@@ -130,9 +136,8 @@ def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
     indicator[rows, labels[rows]] = 1.0
     conditioned = Conditioned(_mentions(spans[rows], labels[rows]), inner_product(scores, (indicator, fixed_transitions)),
                               (borders.scores(span_scores[free], transitions), transitions),
-                              layout_of(runs.compact(spans[free]), runs.offsets), runs.tokens)
+                              layout(runs.compact(spans[free]), runs.offsets), runs.tokens)
     return conditioned, borders, free, (indicator, fixed_transitions)
 
 
 LATTICE = SegmentLattice()
-layout = layout_of  # the name callers use; methods take a ``layout`` argument

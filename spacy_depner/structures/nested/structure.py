@@ -12,16 +12,18 @@ from typing import Optional
 
 import numpy as np
 
-from ..partial import Conditioned, gold_touches_missing, runs_of
+from ..partial import Conditioned, gold_touches_missing, missing_mask, runs_of
+from ..shared import check_doc_offsets
 from ..protocol import Analysis, Layout, Marginals, Structure
-from . import mentions as nested_mentions
+from . import _mentions as nested_mentions
 
 
-def layout_of(spans: np.ndarray, offsets: np.ndarray) -> Layout:
+def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
     """The Layout of ``spans`` (S, 2) (within the units ``offsets``, sorted by
     (last, first)): their dense rows and mask, or none when they are every
     span of the units."""
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    offsets = check_doc_offsets(offsets)
     n_dense = int(nested_mentions.dense_span_offsets(offsets)[-1])
     if spans.shape[0] == n_dense:
         return Layout(offsets, spans)
@@ -84,20 +86,25 @@ class NestedMentions(Structure):
         labels = _sparse(labels, layout)
         return Analysis(gain, _mentions(labels, layout), labels)
 
-    def counts(self, encoding, scores, layout: Layout, **options) -> np.ndarray:
-        """The mention indicator (S, T)."""
-        labels = np.asarray(encoding, dtype=np.int64)
+    def counts(self, encoding, scores, layout: Layout, *, space: str = "quadratic",
+               max_length: Optional[int] = None) -> np.ndarray:
+        """The mention indicator (S, T); ValueError unless ``encoding`` is an
+        analysis of ``space``."""
+        labels = self._gold(encoding, scores, layout, space, max_length)
         indicator = np.zeros(np.shape(scores))
         rows = np.flatnonzero(labels >= 0)
         indicator[rows, labels[rows]] = 1.0
         return indicator
 
-    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, **options):
+    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, *, space: str = "quadratic",
+                    max_length: Optional[int] = None):
         """``partial``: the gold mentions (``gold``, per-span labels) are fixed,
         each run of missing tokens is a unit of the spans inside it (no
         transitions: the weight of an analysis is the sum of its mentions')."""
+        options = dict(space=space, max_length=max_length)
+        nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
+        indicator = self.counts(gold, scores, layout, **options)
         conditioned, free = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
-        indicator = self.counts(gold, scores, layout)
         log_z = conditioned.fixed_score
         if conditioned.tokens.shape[0]:
             marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
@@ -105,46 +112,67 @@ class NestedMentions(Structure):
             indicator[free] += marginals.scores
         return log_z, indicator
 
-    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, **options) -> Conditioned:
+    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, *, space: str = "quadratic",
+                    max_length: Optional[int] = None) -> Conditioned:
         """``partial.Conditioned``: ``gold`` the per-span labels; the runs as
         units of the spans inside them (``constrained``)."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)[0]
+        nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
+        labels = self._gold(gold, scores, layout, space, max_length)
+        return _condition(scores, layout, labels, missing)[0]
+
+    @property
+    def spaces(self):
+        """The nested spaces, the values of the option ``space``."""
+        return nested_mentions.SPACES
+
+    def _gold(self, encoding, scores, layout: Layout, space: str, max_length: Optional[int]) -> np.ndarray:
+        """``encoding`` (per-span labels) as int64; ValueError unless its
+        mentions are one analysis of ``space``."""
+        labels = np.asarray(encoding, dtype=np.int64)
+        n_spans, n_labels = np.shape(scores)
+        if labels.shape != (n_spans,) or np.any((labels < -1) | (labels >= n_labels)):
+            raise ValueError(f"nested: the gold labels must be ({n_spans},) integers in [-1, {n_labels}), one per span")
+        mentions = _mentions(labels, layout)
+        if not self.largest_subset(mentions, layout.offsets, space=space, max_length=max_length).all():
+            raise ValueError(f"nested: the gold mentions are no analysis of the space {space!r}"
+                             + (f" with max_length {max_length}" if max_length is not None else "")
+                             + " (keep their largest subset in the space: NESTED.largest_subset)")
+        return labels
+
+    def largest_subset(self, mentions: np.ndarray, offsets: np.ndarray, *, space: str = "quadratic",
+                       max_length: Optional[int] = None) -> np.ndarray:
+        """Which of ``mentions`` (M, 3) [first, last, label] (each inside one unit
+        of ``offsets``) form the largest subset one analysis of ``space`` holds:
+        (M,) bool. The structure's own Viterbi on the layout of their spans only,
+        +1 per mention and -1 for the other labels (ties as ``viterbi``); a
+        mention given twice is kept at most once."""
+        mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 3)
+        kept = np.zeros(mentions.shape[0], dtype=bool)
+        if mentions.shape[0] == 0:
+            return kept
+        n_tokens = int(offsets[-1])
+        keys = np.unique(mentions[:, 1] * (n_tokens + 1) + mentions[:, 0])
+        spans = np.stack([keys % (n_tokens + 1), keys // (n_tokens + 1)], axis=1)
+        rows = np.searchsorted(keys, mentions[:, 1] * (n_tokens + 1) + mentions[:, 0])
+        scores = -np.ones((spans.shape[0], int(mentions[:, 2].max()) + 1))
+        scores[rows, mentions[:, 2]] = 1.0
+        labels = self.viterbi(scores, layout(spans, offsets), space=space, max_length=max_length).encoding
+        first = np.zeros(mentions.shape[0], dtype=bool)
+        first[np.unique(rows * scores.shape[1] + mentions[:, 2], return_index=True)[1]] = True
+        return first & (labels[rows] == mentions[:, 2])
 
 
-def _condition(scores, layout: Layout, labels: np.ndarray, missing: np.ndarray):
+def _condition(scores, full: Layout, labels: np.ndarray, missing):
     """``NestedMentions.conditioned``, with the rows of the spans inside the runs."""
+    missing = missing_mask(missing, full.offsets, "nested")
     rows = np.flatnonzero(labels >= 0)
-    gold_touches_missing(layout.spans[rows], missing, "nested")
-    runs = runs_of(missing, layout.offsets)
-    free = np.flatnonzero(runs.inside(layout.spans))
-    conditioned = Conditioned(_mentions(labels, layout), float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
-                              np.asarray(scores)[free], layout_of(runs.compact(layout.spans[free]), runs.offsets),
+    gold_touches_missing(full.spans[rows], missing, "nested")
+    runs = runs_of(missing, full.offsets)
+    free = np.flatnonzero(runs.inside(full.spans))
+    conditioned = Conditioned(_mentions(labels, full), float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
+                              np.asarray(scores)[free], layout(runs.compact(full.spans[free]), runs.offsets),
                               runs.tokens)
     return conditioned, free
 
 
 NESTED = NestedMentions()
-layout = layout_of  # the name callers use; methods take a ``layout`` argument
-
-
-def largest_subset(mentions: np.ndarray, offsets: np.ndarray, *, space: str = "quadratic",
-                   max_length: Optional[int] = None) -> np.ndarray:
-    """Which of ``mentions`` (M, 3) [first, last, label] (each inside one unit
-    of ``offsets``) form the largest subset one analysis of ``space`` holds:
-    (M,) bool. The structure's own Viterbi on the layout of their spans only,
-    +1 per mention and -1 for the other labels (ties as ``viterbi``); a
-    mention given twice is kept at most once."""
-    mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 3)
-    kept = np.zeros(mentions.shape[0], dtype=bool)
-    if mentions.shape[0] == 0:
-        return kept
-    n_tokens = int(offsets[-1])
-    keys = np.unique(mentions[:, 1] * (n_tokens + 1) + mentions[:, 0])
-    spans = np.stack([keys % (n_tokens + 1), keys // (n_tokens + 1)], axis=1)
-    rows = np.searchsorted(keys, mentions[:, 1] * (n_tokens + 1) + mentions[:, 0])
-    scores = -np.ones((spans.shape[0], int(mentions[:, 2].max()) + 1))
-    scores[rows, mentions[:, 2]] = 1.0
-    labels = NESTED.viterbi(scores, layout(spans, offsets), space=space, max_length=max_length).encoding
-    first = np.zeros(mentions.shape[0], dtype=bool)
-    first[np.unique(rows * scores.shape[1] + mentions[:, 2], return_index=True)[1]] = True
-    return first & (labels[rows] == mentions[:, 2])

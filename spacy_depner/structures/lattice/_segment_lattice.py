@@ -104,6 +104,12 @@ def _layout_problem(spans, span_offsets, doc_offsets):
     return 0
 
 
+def check(spans, span_offsets, doc_offsets, scores, transitions) -> None:
+    """The ValueError ``marginals`` would raise for these inputs, if any."""
+    args = _check(spans, span_offsets, doc_offsets, scores, transitions)
+    check_scores("segment_lattice.marginals", args[2], args[3], args[4])
+
+
 def log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
     """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,).
     Scores and transitions out of range are refused (``score_range``)."""

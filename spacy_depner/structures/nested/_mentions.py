@@ -275,6 +275,12 @@ def _check(scores, doc_offsets, structure, max_length, mask):
     return SPACES.index(structure), scores, doc_offsets, span_offsets, mask, bound
 
 
+def check(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> None:
+    """The ValueError ``marginals`` would raise for these inputs, if any."""
+    args = _check(scores, doc_offsets, structure, max_length, mask)
+    check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
+
+
 def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> np.ndarray:
     """log Z of each document over the analyses of ``structure``. Returns (D,).
     Scores out of range (excluded spans included) are refused (``score_range``)."""
