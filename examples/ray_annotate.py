@@ -19,6 +19,7 @@ With your own pipeline and corpus:
 and on a cluster, ``--address auto`` (or RAY_ADDRESS) with a pipeline and a
 corpus that every node can read.
 """
+
 import argparse
 import json
 import tempfile
@@ -40,8 +41,9 @@ DEMO_TEXTS = [
 def demo_pipeline(path: Path) -> Path:
     """An untrained blank English pipeline with dgm_ner (every span up to 4 tokens, labels PER/LOC/MISC)."""
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("dgm_ner", config={"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1",
-                                                        "max_length": 4}})
+    ner = nlp.add_pipe(
+        "dgm_ner", config={"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4}}
+    )
     for label in ("PER", "LOC", "MISC"):
         ner.add_label(label)
     nlp.initialize()
@@ -75,8 +77,7 @@ def main() -> None:
     ray.init(address=args.address, include_dashboard=False)
     try:
         # 1. the whole run: one JSONL file, as `python -m spacy_depner apply` writes it
-        summary = ray_annotate(pipeline, corpus, output, actors=args.actors, batch_size=args.batch_size,
-                               overwrite=True)
+        summary = ray_annotate(pipeline, corpus, output, actors=args.actors, batch_size=args.batch_size, overwrite=True)
         print(json.dumps(summary, indent=2))
         print(output.read_text(encoding="utf8").splitlines()[0])
 
@@ -84,8 +85,12 @@ def main() -> None:
         texts = folder / "texts.txt"
         texts.write_text("\n".join(DEMO_TEXTS) + "\n", encoding="utf8")
         records = ray.data.read_text(str(texts)).map_batches(
-            PipelineAnnotator, fn_constructor_kwargs={"pipeline": pipeline_location(pipeline), "batch_size": 64},
-            batch_size=64, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=1))
+            PipelineAnnotator,
+            fn_constructor_kwargs={"pipeline": pipeline_location(pipeline), "batch_size": 64},
+            batch_size=64,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=1),
+        )
         for row in records.take(2):
             record = json.loads(row["json"])
             print(record["text"], "->", [(ent["text"], ent["label"]) for ent in record["ents"]])

@@ -1,5 +1,6 @@
 """The typer app of ``python -m experiments``: it imports the study and
 benchmark modules and registers their commands (they never import this one)."""
+
 import typer
 
 from .active_learning.study import active_learning_study
@@ -20,8 +21,9 @@ from .publish.results import publish_results
 from .transformers.report import transformer_report_command
 from .two_stage.study import two_stage
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="The studies and benchmarks of spacy-depner's project.yml")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="The studies and benchmarks of spacy-depner's project.yml"
+)
 app.add_typer(study, name="study")
 app.add_typer(nested_study, name="nested-study")
 app.add_typer(two_stage, name="two-stage")

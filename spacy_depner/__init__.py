@@ -7,15 +7,24 @@ directory outside the package (``NUMBA_CACHE_DIR`` moves it; see
 ``util.numba_cache``), set before any module below decorates a function.
 ``displacy_options`` gives displaCy one colour per label of a pipeline.
 """
+
 from .util.numba_cache import use_user_cache_dir
 
 use_user_cache_dir()
 
-from .readers import documents, genia, gum, uner  # noqa: F401
-from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401
-from .pipeline import chain_ner, comparable_parser_scores, dgm_ner, first_stage_spans, hypergraph_ner, nested_ner, suggesters  # noqa: F401
 from .evaluation import scorers  # noqa: F401
+from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401
+from .pipeline import (  # noqa: F401
+    chain_ner,
+    comparable_parser_scores,
+    dgm_ner,
+    first_stage_spans,
+    hypergraph_ner,
+    nested_ner,
+    suggesters,
+)
 from .pipeline.display import displacy_options
+from .readers import documents, genia, gum, uner  # noqa: F401
 
 __all__ = ["displacy_options"]
 

@@ -7,6 +7,7 @@ runs, with the slow tests) and ``fast`` (the default of a developer's
 ``fast`` when it deselects the slow tests, ``full`` otherwise; the
 environment variable ``DEPNER_BUDGET=full|fast`` overrides it.
 """
+
 import os
 
 FULL = {

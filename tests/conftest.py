@@ -1,5 +1,6 @@
 """The example budgets' profile (``budgets``): fast when the run deselects
 the slow tests (``-m "not slow"``), full otherwise."""
+
 import os
 
 import budgets

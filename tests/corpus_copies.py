@@ -1,5 +1,6 @@
 """Copies of the test fixtures laid out as a larger corpus, and of the
 project's files in a temporary project, for the workflow tests."""
+
 import io
 import re
 import shutil
@@ -27,7 +28,9 @@ def replicate_conllu(text: str, copies: int) -> str:
     """The documents of a CoNLL-U text ``copies`` times, with new doc and sent ids."""
     out = []
     for k in range(copies):
-        out.append(re.sub(r"# (newdoc id|sent_id) = (\S+)", lambda m: f"# {m.group(1)} = {m.group(2)}-{k}", text.strip()))
+        out.append(
+            re.sub(r"# (newdoc id|sent_id) = (\S+)", lambda m: f"# {m.group(1)} = {m.group(2)}-{k}", text.strip())
+        )
     return "\n\n".join(out) + "\n\n"
 
 
@@ -59,7 +62,10 @@ def write_genia_tarball(path: Path, xml: bytes, member: str = "GENIA_term_3.02/G
     """A gzipped tar laid out as GENIAcorpus3.02.tgz: a LICENSE, then the XML as MEMBER."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "w:gz") as archive:
-        for name, data in (("GENIA_term_3.02/LICENSE", b"GENIA Project License for Annotated Corpora\n"), (member, xml)):
+        for name, data in (
+            ("GENIA_term_3.02/LICENSE", b"GENIA Project License for Annotated Corpora\n"),
+            (member, xml),
+        ):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
@@ -74,8 +80,11 @@ def write_genia(data: Path, copies: Dict[str, int]) -> str:
     xml = (TESTS / "data" / "genia_3.02_fixture.xml").read_text(encoding="utf8")
     head, articles, tail = xml.partition("<article>")[0], re.findall(r"<article>.*?</article>", xml, re.S), "\n</set>\n"
     total = sum(copies.values())
-    body = "\n".join(re.sub(r"<bibliomisc>(.*?)</bibliomisc>", lambda m: f"<bibliomisc>{m.group(1)}-{k}</bibliomisc>", article)
-                     for k in range(total) for article in articles)
+    body = "\n".join(
+        re.sub(r"<bibliomisc>(.*?)</bibliomisc>", lambda m: f"<bibliomisc>{m.group(1)}-{k}</bibliomisc>", article)
+        for k in range(total)
+        for article in articles
+    )
     write_genia_tarball(data / "genia" / "source" / "GENIAcorpus3.02.tgz", (head + body + tail).encode("utf8"))
     return ",".join(str(GENIA_FIXTURE_SENTENCES * n) for n in copies.values())
 
@@ -89,5 +98,16 @@ def run_workflow(tmp_path: Path, workflow: str, data: Path, *overrides: str):
     shutil.copy(ROOT / "project.yml", project)
     shutil.copytree(ROOT / "configs", project / "configs")
     shutil.copytree(ROOT / "experiments", project / "experiments", ignore=shutil.ignore_patterns("__pycache__"))
-    command = [sys.executable, "-m", "spacy", "project", "run", workflow, str(project), "--vars.data", str(data), *overrides]
+    command = [
+        sys.executable,
+        "-m",
+        "spacy",
+        "project",
+        "run",
+        workflow,
+        str(project),
+        "--vars.data",
+        str(data),
+        *overrides,
+    ]
     return project, subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=900)

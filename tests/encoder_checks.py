@@ -4,6 +4,7 @@ the tiny training data (TINY's flat entities with trees, NESTED's mentions),
 the word-piece vocabulary of a tiny random BERT, and
 ``check_trains_round_trips_and_batches`` (the ``device`` fixture is in
 tests/pipeline/conftest.py). Imports no transformer package."""
+
 from pathlib import Path
 from typing import Callable, List
 
@@ -11,22 +12,34 @@ import numpy as np
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from thinc.api import Adam
-
 from tiny_corpus import TINY
 
 NESTED = [  # words, mentions (start, end exclusive, label)
-    ("the University of Paris hospital was built in Paris".split(), [(1, 4, "ORG"), (3, 4, "LOC"), (0, 5, "FAC"),
-                                                                     (8, 9, "LOC")]),
-    ("Mary saw the Bank of England near Paris today".split(), [(0, 1, "PER"), (3, 6, "ORG"), (5, 6, "LOC"),
-                                                               (7, 8, "LOC")]),
+    (
+        "the University of Paris hospital was built in Paris".split(),
+        [(1, 4, "ORG"), (3, 4, "LOC"), (0, 5, "FAC"), (8, 9, "LOC")],
+    ),
+    (
+        "Mary saw the Bank of England near Paris today".split(),
+        [(0, 1, "PER"), (3, 6, "ORG"), (5, 6, "LOC"), (7, 8, "LOC")],
+    ),
     ("Paris is big and Mary likes it".split(), [(0, 1, "LOC"), (4, 5, "PER")]),
 ]
 # (model part with a config on the transformer, the component, where it writes: "ents" or a span key)
-COMPONENTS = [("dgm_ewt", "dgm_ner", "ents"), ("chain_crf_ewt", "chain_ner", "ents"),
-              ("genia_nested", "nested_ner", "nested_ner"), ("genia_hypergraph", "hypergraph_ner", "nested_ner")]
+COMPONENTS = [
+    ("dgm_ewt", "dgm_ner", "ents"),
+    ("chain_crf_ewt", "chain_ner", "ents"),
+    ("genia_nested", "nested_ner", "nested_ner"),
+    ("genia_hypergraph", "hypergraph_ner", "nested_ner"),
+]
 WINDOW, STRIDE = 8, 6  # word pieces: every Doc here is longer
-TINY_BERT = {"hidden_width": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_width": 32,
-             "max_position_embeddings": 64}
+TINY_BERT = {
+    "hidden_width": 16,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "intermediate_width": 32,
+    "max_position_embeddings": 64,
+}
 
 
 def tiny_wordpiece_vocab() -> List[str]:
@@ -34,16 +47,25 @@ def tiny_wordpiece_vocab() -> List[str]:
     of the tiny data (so every text splits), special pieces first."""
     chars = list("abcdefghijklmnopqrstuvwxyz0123456789") + list(".,;:!?'\"()-&/")
     words = sorted({word.lower() for row in TINY for word in row[0]} | {"paris", "mary", "the", "of"})
-    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + [f"##{c}" for c in chars] + \
-        [word for word in words if word not in chars]
+    return (
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        + chars
+        + [f"##{c}" for c in chars]
+        + [word for word in words if word not in chars]
+    )
 
 
 def examples_for(nlp, key: str):
     """The tiny training Examples: flat entities on trees for "ents", else
     NESTED's mentions in the span group ``key``."""
     if key == "ents":
-        return [Example(Doc(nlp.vocab, words=words, heads=heads, deps=deps),
-                        Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=ents)) for words, heads, deps, ents in TINY]
+        return [
+            Example(
+                Doc(nlp.vocab, words=words, heads=heads, deps=deps),
+                Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=ents),
+            )
+            for words, heads, deps, ents in TINY
+        ]
     examples = []
     for words, found in NESTED:
         reference = Doc(nlp.vocab, words=words)
@@ -74,8 +96,9 @@ def inputs(vocab, examples):
     return [Doc(vocab).from_bytes(eg.x.to_bytes()) for _ in range(3) for eg in examples]
 
 
-def check_trains_round_trips_and_batches(nlp, component: str, key: str, device: str, saved: Path,
-                                         forget: Callable[[], None] = lambda: None):
+def check_trains_round_trips_and_batches(
+    nlp, component: str, key: str, device: str, saved: Path, forget: Callable[[], None] = lambda: None
+):
     """Trains ``nlp``'s ``component`` on the tiny data: the loss falls, the
     component runs on the ``device``'s ops, it learnt the data, ``nlp.pipe``
     gives the same spans whatever the batch size, and ``nlp`` saved to
@@ -87,7 +110,9 @@ def check_trains_round_trips_and_batches(nlp, component: str, key: str, device: 
     assert np.isfinite(losses).all()
     assert np.mean(losses[-3:]) < 0.7 * np.mean(losses[:3]), losses
     assert nlp.pipe_names[0] == "transformer"
-    assert type(nlp.get_pipe(component).model.ops).__name__ == {"cpu": "NumpyOps", "ops": "Ops", "gpu": "CupyOps"}[device]
+    assert (
+        type(nlp.get_pipe(component).model.ops).__name__ == {"cpu": "NumpyOps", "ops": "Ops", "gpu": "CupyOps"}[device]
+    )
 
     first = list(nlp.pipe(inputs(nlp.vocab, examples), batch_size=1))
     gold = predictions([eg.reference for eg in examples], key) * 3

@@ -1,6 +1,7 @@
 """``spacy_depner.util.atomic_files``: outputs that appear whole or not at all
 (files, folders, folder contents), also when the writing process is killed,
 and the partial outputs and manifests of resumable runs."""
+
 import json
 import os
 import random
@@ -10,8 +11,17 @@ import sys
 
 import pytest
 
-from spacy_depner.util.atomic_files import atomic_folder_contents, atomic_path, check_manifest, complete_lines, \
-    finish_partial, manifest_path, partial_path, path_fingerprint, remove_stale_temporaries
+from spacy_depner.util.atomic_files import (
+    atomic_folder_contents,
+    atomic_path,
+    check_manifest,
+    complete_lines,
+    finish_partial,
+    manifest_path,
+    partial_path,
+    path_fingerprint,
+    remove_stale_temporaries,
+)
 
 
 def test_a_file_replaces_the_old_one_whole(tmp_path):
@@ -86,8 +96,11 @@ def test_folder_contents_replace_their_namesakes_and_keep_the_others(tmp_path):
     with atomic_folder_contents(folder) as temporary:
         (temporary / "train.jsonl").write_text("new train")
         (temporary / "dev.jsonl").write_text("new dev")
-    assert {p.name: p.read_text() for p in folder.iterdir()} == \
-        {"README": "mine", "train.jsonl": "new train", "dev.jsonl": "new dev"}
+    assert {p.name: p.read_text() for p in folder.iterdir()} == {
+        "README": "mine",
+        "train.jsonl": "new train",
+        "dev.jsonl": "new dev",
+    }
     with pytest.raises(RuntimeError):
         with atomic_folder_contents(folder) as temporary:
             (temporary / "train.jsonl").write_text("half")
@@ -129,7 +142,7 @@ def test_complete_lines_cuts_a_torn_last_line_at_any_chunk_boundary(tmp_path):
         data = bytes(rng.choice(b"ab\n") for _ in range(rng.randrange(0, 30)))
         path.write_bytes(data)
         lines = complete_lines(path, chunk_size=rng.randrange(1, 8))
-        kept = data[:data.rfind(b"\n") + 1]  # "" when there is no newline
+        kept = data[: data.rfind(b"\n") + 1]  # "" when there is no newline
         assert path.read_bytes() == kept and lines == len(kept.splitlines())
 
 
@@ -141,8 +154,11 @@ def test_a_partial_is_resumed_only_with_the_same_settings(tmp_path):
     partial_path(final).write_text("1\n2\n")
     assert check_manifest(final, settings, restart=False) is True
     other = {"format": "jsonl", "input": {"size": 11}}
-    with pytest.raises(ValueError, match=r"out.jsonl.partial was left by a run with other input: rerun with the "
-                                         r"same arguments.*or delete .*out.jsonl.partial and .*--force"):
+    with pytest.raises(
+        ValueError,
+        match=r"out.jsonl.partial was left by a run with other input: rerun with the "
+        r"same arguments.*or delete .*out.jsonl.partial and .*--force",
+    ):
         check_manifest(final, other, restart=False)
     assert partial_path(final).read_text() == "1\n2\n"
     manifest_path(final).unlink()

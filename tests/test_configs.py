@@ -1,5 +1,6 @@
 """The comparison configs: composed from one recipe (configs/recipe) and each
 model's part (configs/models), so they differ only in their component."""
+
 import os
 from pathlib import Path
 
@@ -8,21 +9,34 @@ from spacy import util
 from thinc.api import Config
 
 from experiments.configs.compose import compose, composed_path, composed_paths, model_parts, stale_configs
-from experiments.configs.transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER_MODELS, with_transformer
+from experiments.configs.transformer import (
+    CURATED,
+    CURATED_MODELS,
+    SPACY_TRANSFORMERS,
+    TRANSFORMER_MODELS,
+    with_transformer,
+)
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SHARED = ("training", "system", "initialize")
 PRETRAINED = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
 PARSERS = ("parser_ewt.cfg", "parser_gum.cfg")
-TRANSFORMER_RECIPE = Config().from_disk(CONFIGS / "recipe" / "transformer.cfg", interpolate=False)  # the studies' own parsers: not entity models
+TRANSFORMER_RECIPE = Config().from_disk(
+    CONFIGS / "recipe" / "transformer.cfg", interpolate=False
+)  # the studies' own parsers: not entity models
 # (encoder, model part) of every composed config of configs/transformer
-TRANSFORMER_CONFIGS = [(SPACY_TRANSFORMERS, name) for name in TRANSFORMER_MODELS] + \
-    [(CURATED, name) for name in CURATED_MODELS]
+TRANSFORMER_CONFIGS = [(SPACY_TRANSFORMERS, name) for name in TRANSFORMER_MODELS] + [
+    (CURATED, name) for name in CURATED_MODELS
+]
 
 
-@pytest.mark.parametrize("path", composed_paths(CONFIGS) + sorted(CONFIGS.glob("transformer/*.cfg"))
-                         + sorted(CONFIGS.glob("own_data/transformer/*.cfg")),
-                         ids=lambda path: str(path.relative_to(CONFIGS)))
+@pytest.mark.parametrize(
+    "path",
+    composed_paths(CONFIGS)
+    + sorted(CONFIGS.glob("transformer/*.cfg"))
+    + sorted(CONFIGS.glob("own_data/transformer/*.cfg")),
+    ids=lambda path: str(path.relative_to(CONFIGS)),
+)
 def test_every_entity_config_trains_with_the_recipes_optimizer(path):
     """The recipe's optimizer, parameter averaging included; on a transformer
     only its learning rate is the part's fine-tuning schedule."""
@@ -40,13 +54,20 @@ def test_committed_configs_are_composed_from_their_parts():
 
 @pytest.mark.parametrize("corpus", ["ewt", "genia", "gum"])
 def test_the_models_of_a_comparison_share_the_recipe_and_the_encoder(corpus):
-    configs = {part.stem: Config().from_disk(composed_path(CONFIGS, part.stem), interpolate=False)
-               for part in model_parts(CONFIGS) if f" {corpus}" in part.read_text().split("# recipe:")[1].split("\n")[0]}
+    configs = {
+        part.stem: Config().from_disk(composed_path(CONFIGS, part.stem), interpolate=False)
+        for part in model_parts(CONFIGS)
+        if f" {corpus}" in part.read_text().split("# recipe:")[1].split("\n")[0]
+    }
     assert len(configs) >= 3
     for section in SHARED:
-        blocks = {name: {k: v for k, v in config[section].items() if k != "score_weights"} for name, config in configs.items()}
+        blocks = {
+            name: {k: v for k, v in config[section].items() if k != "score_weights"} for name, config in configs.items()
+        }
         assert len({repr(block) for block in blocks.values()}) == 1, blocks
-    encoders = {repr(config["components"]["tok2vec"]) for config in configs.values() if "tok2vec" in config["components"]}
+    encoders = {
+        repr(config["components"]["tok2vec"]) for config in configs.values() if "tok2vec" in config["components"]
+    }
     assert len(encoders) == 1
     assert all(config["training"]["optimizer"]["use_averages"] is True for config in configs.values())
 
@@ -85,13 +106,18 @@ def test_a_changed_recipe_makes_every_config_stale(tmp_path):
     recipe = copy / "recipe" / "training.cfg"
     recipe.write_text(recipe.read_text().replace("dropout = 0.1", "dropout = 0.2"))
     stale = stale_configs(copy, write=True)
-    assert sorted(stale) == sorted([composed_path(copy, part.stem) for part in model_parts(copy)]
-                                   + [composed_path(copy, name, encoder) for encoder, name in TRANSFORMER_CONFIGS])
-    assert {"own_data/own_data_dgm.cfg", "own_data/transformer/own_data_dgm.cfg", "dgm_ewt.cfg",
-            "transformer/dgm_ewt.cfg"} <= {str(path.relative_to(copy)) for path in stale}  # the user's configs apart
+    assert sorted(stale) == sorted(
+        [composed_path(copy, part.stem) for part in model_parts(copy)]
+        + [composed_path(copy, name, encoder) for encoder, name in TRANSFORMER_CONFIGS]
+    )
+    assert {
+        "own_data/own_data_dgm.cfg",
+        "own_data/transformer/own_data_dgm.cfg",
+        "dgm_ewt.cfg",
+        "transformer/dgm_ewt.cfg",
+    } <= {str(path.relative_to(copy)) for path in stale}  # the user's configs apart
     assert Config().from_disk(copy / "dgm_ewt.cfg", interpolate=False)["training"]["dropout"] == 0.2
     assert stale_configs(copy, write=False) == []
-
 
 
 @pytest.mark.parametrize("encoder,name", TRANSFORMER_CONFIGS, ids=lambda x: getattr(x, "extra", x))
@@ -103,13 +129,17 @@ def test_each_transformer_config_is_its_model_on_the_shared_transformer(encoder,
     assert "tok2vec" not in config["components"]
     assert config["components"]["transformer"] == part["components"]["transformer"]
     assert config["initialize"]["components"].get("transformer") == part.get("initialize", {}).get(
-        "components", {}).get("transformer")  # the curated transformer's loaders of weights and word pieces
+        "components", {}
+    ).get("transformer")  # the curated transformer's loaders of weights and word pieces
     assert set(part["training"]["optimizer"]) == {"learn_rate"}  # the recipe's optimizer, its rate only
     assert config["training"]["optimizer"]["learn_rate"] == part["training"]["optimizer"]["learn_rate"]
     text = composed_path(CONFIGS, name, encoder).read_text()
     assert "spacy.Tok2VecListener.v1" not in text
-    listeners = [c for c in config["components"] if c != "transformer" and "model" in config["components"][c]
-                 and "tok2vec" in config["components"][c]["model"]]
+    listeners = [
+        c
+        for c in config["components"]
+        if c != "transformer" and "model" in config["components"][c] and "tok2vec" in config["components"][c]["model"]
+    ]
     assert listeners, "no model listens to the transformer"
     for component in listeners:
         assert config["components"][component]["model"]["tok2vec"] == encoder.listener
@@ -120,11 +150,15 @@ def test_each_transformer_config_is_its_model_on_the_shared_transformer(encoder,
     assert config["corpora"] == {k: v for k, v in cnn["corpora"].items() if k != "pretrain"}
 
 
-@pytest.mark.parametrize("encoder,name", [(e, n) for e, n in TRANSFORMER_CONFIGS if not n.startswith("own_data")],
-                         ids=lambda x: getattr(x, "extra", x))
+@pytest.mark.parametrize(
+    "encoder,name",
+    [(e, n) for e, n in TRANSFORMER_CONFIGS if not n.startswith("own_data")],
+    ids=lambda x: getattr(x, "extra", x),
+)
 def test_transformer_configs_pass_spacy_debug_config(encoder, name, tmp_path):
-    pytest.importorskip(encoder.package, reason=f"{encoder.package} is not installed: "
-                                                f"pip install 'spacy-depner[{encoder.extra}]'")
+    pytest.importorskip(
+        encoder.package, reason=f"{encoder.package} is not installed: pip install 'spacy-depner[{encoder.extra}]'"
+    )
     data = PRETRAINED.parents[1]
     if not (data / "models" / "all-MiniLM-L6-v2" / "config.json").is_file():
         pytest.skip(f"no all-MiniLM-L6-v2 under {data}/models (set DEPNER_DATA to the data folder that has models/)")

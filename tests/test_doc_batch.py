@@ -1,6 +1,7 @@
 """``DocBatch.of_doc``: one Doc of a batch as its own batch equals reading
 that Doc alone (offsets, sentences, the suggester's spans), for random
 Docs with sentence starts, empty Docs included."""
+
 import random
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Every module of spacy_depner and experiments imports on its own, in a fresh
 interpreter: no import cycle hides behind the order in which a command line
 happens to import things."""
+
 import os
 import subprocess
 import sys
@@ -58,21 +59,61 @@ def test_every_module_imports_on_its_own():
     assert "spacy_depner.evaluation.metrics" in names and "experiments.app" in names
     script = FORKING_IMPORTER.format(PACKAGES=PACKAGES)
     if not hasattr(os, "fork"):  # one interpreter per module (slower)
-        failed = [name for name in names if subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT).returncode]
+        failed = [
+            name for name in names if subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT).returncode
+        ]
         assert not failed, failed
         return
     done = subprocess.run([sys.executable, "-c", script, *names], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("package, expected", [
-    ("spacy_depner", {"evaluate", "evaluate-nested", "coverage", "convert", "find-penalty", "find-threshold", "calibration-report",
-                      "calibrate", "apply", "apply-ray", "pretrain-text", "rank", "package",
-                      "first-stage-folds"}),
-    ("experiments", {"study", "nested-study", "two-stage", "bench", "bench-nested", "bench-types", "configs", "jackknife-trees", "confidence",
-                     "pretrain", "bench-stages", "bench-structures", "transformer-report", "partial-study",
-                     "active-learning-study", "publish-results", "package"}),
-])
+@pytest.mark.parametrize(
+    "package, expected",
+    [
+        (
+            "spacy_depner",
+            {
+                "evaluate",
+                "evaluate-nested",
+                "coverage",
+                "convert",
+                "find-penalty",
+                "find-threshold",
+                "calibration-report",
+                "calibrate",
+                "apply",
+                "apply-ray",
+                "pretrain-text",
+                "rank",
+                "package",
+                "first-stage-folds",
+            },
+        ),
+        (
+            "experiments",
+            {
+                "study",
+                "nested-study",
+                "two-stage",
+                "bench",
+                "bench-nested",
+                "bench-types",
+                "configs",
+                "jackknife-trees",
+                "confidence",
+                "pretrain",
+                "bench-stages",
+                "bench-structures",
+                "transformer-report",
+                "partial-study",
+                "active-learning-study",
+                "publish-results",
+                "package",
+            },
+        ),
+    ],
+)
 def test_each_command_line_has_its_commands_only(package, expected):
     """The library's command line has the user commands; the studies and benchmarks are the experiments'."""
     import importlib
@@ -81,5 +122,7 @@ def test_each_command_line_has_its_commands_only(package, expected):
 
     app = importlib.import_module(f"{package}.cli.app" if package == "spacy_depner" else f"{package}.app").app
     assert set(typer.main.get_command(app).commands) == expected
-    done = subprocess.run([sys.executable, "-m", package, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", package, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "Usage" in done.stdout, done.stderr

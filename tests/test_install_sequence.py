@@ -8,6 +8,7 @@ site-packages (a ``.pth`` line: no download, no ``.pth`` hook of that
 environment, so its own install of spacy-depner stays out of sight); the
 package installed is a copy of this checkout's, so each import shows which
 copy it found."""
+
 import os
 import shutil
 import site
@@ -16,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_readme import runnable_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,9 @@ def run(python: Path, *args: str, cwd: Path, env: dict) -> str:
 
 def make_venv(folder: Path, env: dict) -> tuple[Path, Path]:
     """A virtual environment that sees the running interpreter's packages; its python and site-packages."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(folder)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(folder)], check=True, timeout=120
+    )
     python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     purelib = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=folder, env=env))
     (purelib / "outer_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf8")

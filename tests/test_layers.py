@@ -5,13 +5,24 @@ from the inside out: structures, Doc arrays, ml, pipeline, readers,
 evaluation, annotation, workflows, cli, then experiments (not shipped); ``util`` may be
 imported by every layer; the package's own ``__init__``/``__main__`` sit on
 top."""
+
 import ast
 from pathlib import Path
 from typing import Dict, Set
 
 ROOT = Path(__file__).parents[1]
-LAYERS = ["structures", "doc_arrays", "ml", "pipeline", "readers", "evaluation", "annotation", "workflows", "cli",
-          "experiments"]
+LAYERS = [
+    "structures",
+    "doc_arrays",
+    "ml",
+    "pipeline",
+    "readers",
+    "evaluation",
+    "annotation",
+    "workflows",
+    "cli",
+    "experiments",
+]
 ANYWHERE = {"util"}
 
 
@@ -117,4 +128,8 @@ def test_the_graph_is_read():
     edges = graph()
     assert "spacy_depner.structures.protocol" in edges["spacy_depner.structures.chain.structure"]
     assert "spacy_depner.pipeline.entity_pipe" in edges["spacy_depner.pipeline.dgm_ner"]
-    assert layer("spacy_depner.cli.app") > layer("spacy_depner.pipeline.dgm_ner") > layer("spacy_depner.structures.protocol")
+    assert (
+        layer("spacy_depner.cli.app")
+        > layer("spacy_depner.pipeline.dgm_ner")
+        > layer("spacy_depner.structures.protocol")
+    )

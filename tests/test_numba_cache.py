@@ -2,6 +2,7 @@
 in ``NUMBA_CACHE_DIR`` when the user sets it, else in a per-user cache
 directory, else in a temporary one; never in the package's ``__pycache__``,
 where pip would leave it behind."""
+
 import os
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def compile_in_fresh_process(cwd: Path, **env) -> list[str]:
             environ.pop(name, None)
         else:
             environ[name] = value
-    done = subprocess.run([sys.executable, "-c", COMPILE], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", COMPILE], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.split()
 
@@ -54,7 +57,9 @@ def test_compiled_code_is_cached_outside_the_package(tmp_path, user_set):
         if sys.platform in ("win32", "darwin"):
             pytest.skip("XDG_CACHE_HOME is the Linux rule")
         expected = tmp_path / "xdg" / "spacy-depner" / "numba"
-        package_file, cache_dir = compile_in_fresh_process(tmp_path / "cwd", NUMBA_CACHE_DIR=None, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+        package_file, cache_dir = compile_in_fresh_process(
+            tmp_path / "cwd", NUMBA_CACHE_DIR=None, XDG_CACHE_HOME=str(tmp_path / "xdg")
+        )
     assert Path(package_file) == PACKAGE / "__init__.py" and Path(cache_dir) == expected
     assert any(path.name.startswith("shared.max_doc_length") for path in cache_files(expected))
     assert cache_files(PACKAGE) == before  # nothing written into the package
@@ -71,7 +76,9 @@ def no_user_setting(monkeypatch, tmp_path):
 
 def test_sets_the_variable_and_the_config_of_an_imported_numba(no_user_setting):
     assert numba_cache.use_user_cache_dir() == str(no_user_setting)
-    assert os.environ["NUMBA_CACHE_DIR"] == numba.config.CACHE_DIR == str(no_user_setting)  # worker processes inherit it
+    assert (
+        os.environ["NUMBA_CACHE_DIR"] == numba.config.CACHE_DIR == str(no_user_setting)
+    )  # worker processes inherit it
     assert no_user_setting.is_dir()
 
 

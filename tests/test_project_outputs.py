@@ -4,6 +4,7 @@ exists before a command writes there: in a fresh clone only the folders that
 project's own writers (``python -m experiments``, ``python -m spacy_depner``)
 make their folders (tests/test_atomic_files.py), as ``spacy train`` does;
 ``spacy evaluate --output`` does not, so a ``mkdir -p`` comes first."""
+
 import re
 import shlex
 from pathlib import Path
@@ -26,7 +27,7 @@ def unmade_outputs(lines):
             words = line.split("#", 1)[0].split()
         if words[:2] == ["mkdir", "-p"]:
             made.update(Path(w) for w in words[2:])
-        if "--output" not in words or any(tuple(words[i:i + 2]) in MAKERS for i in range(len(words))):
+        if "--output" not in words or any(tuple(words[i : i + 2]) in MAKERS for i in range(len(words))):
             continue
         folder = Path(words[words.index("--output") + 1]).parent
         if folder != Path(".") and folder not in made:

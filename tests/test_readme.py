@@ -1,6 +1,7 @@
 """The README is a quick start: short, and its code blocks marked
 ``<!-- runnable -->`` run as a new user pastes them (a fresh process in an
 empty folder) and print entities."""
+
 import re
 import subprocess
 import sys
@@ -29,7 +30,9 @@ def test_readme_links_point_at_files(tmp_path):
     text = README.read_text(encoding="utf8")
     targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
     local = [t for t in targets if "://" not in t]
-    assert local and all((README.parent / t).exists() for t in local), [t for t in local if not (README.parent / t).exists()]
+    assert local and all((README.parent / t).exists() for t in local), [
+        t for t in local if not (README.parent / t).exists()
+    ]
 
 
 @pytest.mark.slow

@@ -1,19 +1,40 @@
 """A tiny corpus with trees and entities, shared by the component tests."""
+
 from spacy.tokens import Doc
 from spacy.training import Example
 
-SMALL_TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 32,
-                 "depth": 2, "embed_size": 500, "window_size": 1, "maxout_pieces": 2, "subword_features": True}
+SMALL_TOK2VEC = {
+    "@architectures": "spacy.HashEmbedCNN.v2",
+    "pretrained_vectors": None,
+    "width": 32,
+    "depth": 2,
+    "embed_size": 500,
+    "window_size": 1,
+    "maxout_pieces": 2,
+    "subword_features": True,
+}
 
 # Trees: heads are absolute indices, a root is its own head.
 TINY = [
-    ("Lee Ann Womack won Single of the Year award".split(), [2, 2, 3, 3, 8, 7, 7, 4, 3],
-     ["compound", "compound", "nsubj", "ROOT", "compound", "case", "det", "nmod", "obj"],
-     ["B-PER", "I-PER", "I-PER", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"]),
-    ("John Smith visited New York".split(), [1, 2, 2, 4, 2],
-     ["compound", "nsubj", "ROOT", "compound", "obj"], ["B-PER", "I-PER", "O", "B-LOC", "I-LOC"]),
+    (
+        "Lee Ann Womack won Single of the Year award".split(),
+        [2, 2, 3, 3, 8, 7, 7, 4, 3],
+        ["compound", "compound", "nsubj", "ROOT", "compound", "case", "det", "nmod", "obj"],
+        ["B-PER", "I-PER", "I-PER", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"],
+    ),
+    (
+        "John Smith visited New York".split(),
+        [1, 2, 2, 4, 2],
+        ["compound", "nsubj", "ROOT", "compound", "obj"],
+        ["B-PER", "I-PER", "O", "B-LOC", "I-LOC"],
+    ),
     ("Mary lives in Paris".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "case", "obl"], ["B-PER", "O", "O", "B-LOC"]),
-    ("Paris loves Mary Smith".split(), [1, 1, 3, 1], ["nsubj", "ROOT", "compound", "obj"], ["B-LOC", "O", "B-PER", "I-PER"]),
+    (
+        "Paris loves Mary Smith".split(),
+        [1, 1, 3, 1],
+        ["nsubj", "ROOT", "compound", "obj"],
+        ["B-LOC", "O", "B-PER", "I-PER"],
+    ),
 ]
 
 
@@ -45,8 +66,9 @@ def tiny_chain_ner(steps: int = 40):
     """A chain_ner on a small tok2vec trained on the tiny corpus (seed 0) that
     has learned "Mary lives in Paris" (Mary PER, Paris LOC): (nlp, those entities)."""
     model = {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}
-    nlp, _, _, _ = train_component("chain_ner", {"model": model},
-                                   lambda nlp: [make_example(nlp, *row, trees=False) for row in TINY], steps)
+    nlp, _, _, _ = train_component(
+        "chain_ner", {"model": model}, lambda nlp: [make_example(nlp, *row, trees=False) for row in TINY], steps
+    )
     learned = [[e.text, e.label_] for e in nlp("Mary lives in Paris").ents]
     assert learned == [["Mary", "PER"], ["Paris", "LOC"]]
     return nlp, learned

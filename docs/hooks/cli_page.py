@@ -1,5 +1,6 @@
 """The command-line page, from the typer app's own click commands: their help,
 usage lines and parameters, never re-typed."""
+
 from typing import Iterator, List
 
 import typer
@@ -59,12 +60,17 @@ def cli_markdown() -> str:
 
     root = typer.main.get_command(app)
     root_ctx = root.context_class(root, info_name=PROGRAM)
-    lines = ["# Command line", "",
-             "!!! note \"Generated\"",
-             f"    This page is generated at build time from the help of `{PROGRAM}` itself "
-             "(`docs/hooks/cli_page.py`): do not edit it by hand. "
-             f"`{PROGRAM} COMMAND --help` prints the same.", "",
-             f"`{PROGRAM} --help`: {_cell(root.help or '')}", ""]
+    lines = [
+        "# Command line",
+        "",
+        '!!! note "Generated"',
+        f"    This page is generated at build time from the help of `{PROGRAM}` itself "
+        "(`docs/hooks/cli_page.py`): do not edit it by hand. "
+        f"`{PROGRAM} COMMAND --help` prints the same.",
+        "",
+        f"`{PROGRAM} --help`: {_cell(root.help or '')}",
+        "",
+    ]
     commands = list(_commands(root, root_ctx))
     lines += ["| command | what it does |", "|---|---|"]
     for command, ctx in commands:
@@ -72,8 +78,15 @@ def cli_markdown() -> str:
         lines.append(f"| [`{path}`](#{path.replace(' ', '-')}) | {_cell(command.get_short_help_str(limit=200))} |")
     for command, ctx in commands:
         path = ctx.command_path.removeprefix(PROGRAM).strip()
-        lines += ["", f"## {path} {{#{path.replace(' ', '-')}}}", "",
-                  "```text", command.get_usage(ctx).strip(), "```", ""]
+        lines += [
+            "",
+            f"## {path} {{#{path.replace(' ', '-')}}}",
+            "",
+            "```text",
+            command.get_usage(ctx).strip(),
+            "```",
+            "",
+        ]
         lines += [p + "\n" for p in _help_paragraphs(command.help or "")]
         params = [p for p in command.get_params(ctx) if not p.hidden and p.name != "help"]
         if params:

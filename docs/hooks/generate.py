@@ -8,6 +8,7 @@
 * in any page, ``<!-- settings: COMPONENT -->`` and ``<!-- architectures -->``
   become tables read from the package (``settings_tables``).
 """
+
 import re
 import sys
 from pathlib import Path
@@ -18,10 +19,9 @@ ROOT = HOOKS.parents[1]
 sys.path[:0] = [str(HOOKS), str(ROOT)]
 
 from cli_page import cli_markdown  # noqa: E402
+from mkdocs.structure.files import File  # noqa: E402
 from readme_page import readme_markdown  # noqa: E402
 from settings_tables import fill_markers  # noqa: E402
-
-from mkdocs.structure.files import File  # noqa: E402
 
 RESULTS = "results"
 
@@ -38,12 +38,15 @@ def _results_pages(docs_dir: Path) -> list:
 
 
 def _results_index(pages: list) -> str:
-    lines = ["# Results", "",
-             "!!! note \"Generated\"",
-             "    Each page below is a workflow's own report, copied by `python -m experiments publish-results "
-             "METRICS docs/results` (project.yml: `spacy project run publish-results`) from the last real run; "
-             "this overview is generated at build time. Do not edit them by hand: run the workflow, then publish.",
-             ""]
+    lines = [
+        "# Results",
+        "",
+        '!!! note "Generated"',
+        "    Each page below is a workflow's own report, copied by `python -m experiments publish-results "
+        "METRICS docs/results` (project.yml: `spacy project run publish-results`) from the last real run; "
+        "this overview is generated at build time. Do not edit them by hand: run the workflow, then publish.",
+        "",
+    ]
     lines += [f"- [{title}]({path.removeprefix(RESULTS + '/')})" for title, path in pages]
     if not pages:
         lines.append("No results have been published yet.")

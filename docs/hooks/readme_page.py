@@ -1,4 +1,5 @@
 """The home page: the repository's README.md with its links made to work inside the site."""
+
 import re
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def readme_markdown(readme: Path) -> str:
     text = readme.read_text(encoding="utf-8")
     pieces, start = [], 0
     for fence in FENCE.finditer(text):
-        pieces += [LINK.sub(_rewrite_link, text[start:fence.start()]), fence.group(0)]
+        pieces += [LINK.sub(_rewrite_link, text[start : fence.start()]), fence.group(0)]
         start = fence.end()
     pieces.append(LINK.sub(_rewrite_link, text[start:]))
     return "".join(pieces)

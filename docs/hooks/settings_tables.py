@@ -1,6 +1,7 @@
 """Tables read from the package itself: a component's factory settings and
 defaults (spaCy's factory meta, the factory's signature and docstring), and
 the functions it registers (its entry points)."""
+
 import html
 import inspect
 import json
@@ -10,8 +11,13 @@ from importlib.metadata import entry_points
 SETTINGS_MARKER = re.compile(r"^<!--\s*settings:\s*(\w+)\s*-->\s*$", re.MULTILINE)
 ARCHITECTURES_MARKER = re.compile(r"^<!--\s*architectures\s*-->\s*$", re.MULTILINE)
 # The registries a spaCy package adds functions to, as their entry-point groups.
-REGISTRIES = {"spacy_architectures": "architecture", "spacy_misc": "suggester", "spacy_readers": "reader",
-              "spacy_scorers": "scorer", "spacy_callbacks": "callback"}
+REGISTRIES = {
+    "spacy_architectures": "architecture",
+    "spacy_misc": "suggester",
+    "spacy_readers": "reader",
+    "spacy_scorers": "scorer",
+    "spacy_callbacks": "callback",
+}
 PACKAGE = "spacy_depner"
 CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
 # Characters that markdown (emphasis, links, code) or the table (a cell's end) would read inside a cell.
@@ -24,7 +30,7 @@ def _code(text: str) -> str:
     pieces = []
     for i, char in enumerate(text):
         pieces.append(f"&#{ord(char)};" if char in MARKDOWN_CHARACTERS else html.escape(char, quote=False))
-        if char == "." and text[i + 1:i + 2].isalpha():
+        if char == "." and text[i + 1 : i + 2].isalpha():
             pieces.append("<wbr>")
     return "<code>" + "".join(pieces) + "</code>"
 
@@ -33,13 +39,17 @@ def _cell(text: str) -> str:
     """``text`` on one line for a table cell: its code spans as ``_code``, ``|`` and ``<`` escaped elsewhere."""
     # split() gives the text between code spans at 0, 3, 6, ... and each span's two groups between them.
     pieces = CODE_SPAN.split(" ".join(text.split()))
-    return "".join(piece.replace("|", "\\|").replace("<", "&lt;") if i % 3 == 0 else _code(piece)
-                   for i, piece in enumerate(pieces) if piece is not None)
+    return "".join(
+        piece.replace("|", "\\|").replace("<", "&lt;") if i % 3 == 0 else _code(piece)
+        for i, piece in enumerate(pieces)
+        if piece is not None
+    )
 
 
 def _package_entry_points(group: str) -> list:
-    return sorted((ep for ep in entry_points(group=group) if ep.value.startswith(PACKAGE + ".")),
-                  key=lambda ep: ep.name)
+    return sorted(
+        (ep for ep in entry_points(group=group) if ep.value.startswith(PACKAGE + ".")), key=lambda ep: ep.name
+    )
 
 
 def _top_level_split(text: str, separator: str = ";") -> list:
@@ -57,8 +67,11 @@ def _described(doc: str) -> dict:
     """{setting: description} from docstrings written as ``setting (range):
     what it does; setting: ...`` or as ``* ``setting`` (range): ...`` bullets."""
     doc = re.sub(r"^\* ``(\w+)``", r"\1", doc, flags=re.MULTILINE)  # a bullet: "setting (range): ..."
-    pieces = [p for block in re.split(r"\n\s*\n|\n(?=\w+\s*(?:\([^)]*\))?:)", doc)
-              for p in _top_level_split(" ".join(block.split()))]
+    pieces = [
+        p
+        for block in re.split(r"\n\s*\n|\n(?=\w+\s*(?:\([^)]*\))?:)", doc)
+        for p in _top_level_split(" ".join(block.split()))
+    ]
     found = {}
     for piece in pieces:
         match = re.match(r"\s*(\w+)\s*((?:\([^)]*\))?):\s*(.+)", piece)
@@ -87,6 +100,7 @@ def _type_name(annotation: object) -> str:
 def settings_table(component: str) -> str:
     """The factory settings of ``component`` (a factory name) with type, default and description."""
     import spacy
+
     from spacy_depner.pipeline import confidence_settings
 
     meta = spacy.blank("en").get_factory_meta(component)
@@ -97,9 +111,12 @@ def settings_table(component: str) -> str:
     for name, value in meta.default_config.items():
         kind = _type_name(parameters[name].annotation) if name in parameters else ""
         lines.append(f"| `{name}` | {_cell(kind)} | {_default(value)} | {_cell(descriptions.get(name, ''))} |")
-    return (f"Settings of `{component}` and their defaults, as `spacy.blank(\"en\").add_pipe(\"{component}\")` "
-            "reads them (generated from the factory; set them in the component's config block):\n\n"
-            + "\n".join(lines) + "\n")
+    return (
+        f'Settings of `{component}` and their defaults, as `spacy.blank("en").add_pipe("{component}")` '
+        "reads them (generated from the factory; set them in the component's config block):\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _summary(function: object) -> str:
@@ -108,7 +125,7 @@ def _summary(function: object) -> str:
     sentence = ""
     for piece in _top_level_split(paragraph, "."):
         sentence += piece + "."
-        if paragraph[len(sentence):][:1] in (" ", ""):
+        if paragraph[len(sentence) :][:1] in (" ", ""):
             break
     return sentence.removesuffix("..") if paragraph else ""
 

@@ -15,6 +15,7 @@ Layout: OUTPUT/seed_<s>/round_0 (shared by every strategy), then
 OUTPUT/seed_<s>/<strategy>/round_<r>/ with labelled.json (pool indices),
 train.spacy, the pipeline and test.json.
 """
+
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,10 +29,10 @@ from spacy.tokens import Doc, DocBin
 from spacy_depner.pipeline.uncertainty import MEASURES
 
 from ..kit.outputs import save_curves, write_json, write_linked_report
-from ..partial.study import docbin_config, test_f1, uner_docs
 from ..kit.runs import run_logged, train_command
 from ..kit.seeds import parse_seeds, seed_folder
 from ..kit.tables import mean_sd, table
+from ..partial.study import docbin_config, test_f1, uner_docs
 
 STRATEGIES = ("random", *MEASURES)
 
@@ -39,8 +40,9 @@ STRATEGIES = ("random", *MEASURES)
 class Study:
     """The settings and the shared data of one study run."""
 
-    def __init__(self, output: Path, data: Path, configs: Path, start: int, step: int, rounds: int, candidates: int,
-                 steps: int):
+    def __init__(
+        self, output: Path, data: Path, configs: Path, start: int, step: int, rounds: int, candidates: int, steps: int
+    ):
         self.output, self.data, self.start, self.step, self.rounds = output, data, start, step, rounds
         self.candidates, self.steps = candidates, steps
         corpus = output / "corpus"
@@ -62,8 +64,15 @@ class Study:
         write_json(folder / "labelled.json", labelled)
         if not (folder / "test.json").is_file():
             DocBin(docs=[self.pool[i] for i in labelled]).to_disk(folder / "train.spacy")
-            command = train_command(self.config, folder / "model", self.data, self.steps, 0,
-                                    ["--paths.train_spacy", str(folder / "train.spacy")], seed=seed)
+            command = train_command(
+                self.config,
+                folder / "model",
+                self.data,
+                self.steps,
+                0,
+                ["--paths.train_spacy", str(folder / "train.spacy")],
+                seed=seed,
+            )
             run_logged(command, folder / "train.log")
             test_f1(folder / "model" / "model-best", self.test, folder / "test.json")
         return json.loads((folder / "test.json").read_text())["ents_f"]
@@ -78,15 +87,31 @@ class Study:
         candidates = folder / "candidates.spacy"
         docs = []
         for i in drawn.tolist():
-            doc = Doc(self.vocab, words=[t.text for t in self.pool[i]], spaces=[bool(t.whitespace_) for t in self.pool[i]])
+            doc = Doc(
+                self.vocab, words=[t.text for t in self.pool[i]], spaces=[bool(t.whitespace_) for t in self.pool[i]]
+            )
             doc.user_data["meta"] = {"index": i}
             docs.append(doc)
         DocBin(docs=docs, store_user_data=True).to_disk(candidates)
         ranked = folder / f"ranked_{strategy}.jsonl"
         if not ranked.is_file():
-            run_logged([sys.executable, "-m", "spacy_depner", "rank", str(folder / "model" / "model-best"),
-                        str(candidates), str(ranked), "--measure", strategy, "--top", str(self.step), "--no-progress"],
-                       folder / f"rank_{strategy}.log")
+            run_logged(
+                [
+                    sys.executable,
+                    "-m",
+                    "spacy_depner",
+                    "rank",
+                    str(folder / "model" / "model-best"),
+                    str(candidates),
+                    str(ranked),
+                    "--measure",
+                    strategy,
+                    "--top",
+                    str(self.step),
+                    "--no-progress",
+                ],
+                folder / f"rank_{strategy}.log",
+            )
         return sorted(json.loads(line)["meta"]["index"] for line in ranked.read_text(encoding="utf8").splitlines())
 
     def chain(self, seed: int, strategy: str) -> Dict[int, float]:
@@ -107,6 +132,7 @@ class Study:
 
 def learning_curves(output: Path, seeds: List[int], rounds: int) -> Dict[str, Dict[int, List[Optional[float]]]]:
     """Test F1 per strategy, round and seed (None where missing)."""
+
     def score(path: Path):
         return json.loads(path.read_text())["ents_f"] if path.is_file() else None
 
@@ -114,8 +140,9 @@ def learning_curves(output: Path, seeds: List[int], rounds: int) -> Dict[str, Di
     for strategy in STRATEGIES:
         curves[strategy] = {0: [score(seed_folder(output, s) / "round_0" / "test.json") for s in seeds]}
         for round_ in range(1, rounds + 1):
-            curves[strategy][round_] = [score(seed_folder(output, s) / strategy / f"round_{round_}" / "test.json")
-                                        for s in seeds]
+            curves[strategy][round_] = [
+                score(seed_folder(output, s) / strategy / f"round_{round_}" / "test.json") for s in seeds
+            ]
     return curves
 
 
@@ -124,15 +151,27 @@ def annotated_words(output: Path, seeds: List[int], rounds: int) -> Dict[str, Di
     (what annotation costs when it is paid by the word)."""
     import spacy
 
-    lengths = np.array([len(doc) for doc in DocBin().from_disk(output / "corpus" / "train.spacy").get_docs(
-        spacy.blank("en").vocab)])
+    lengths = np.array(
+        [len(doc) for doc in DocBin().from_disk(output / "corpus" / "train.spacy").get_docs(spacy.blank("en").vocab)]
+    )
 
     def words(path: Path):
         return int(lengths[json.loads(path.read_text())].sum()) if path.is_file() else None
 
-    return {strategy: {round_: [words(seed_folder(output, s) / ("round_0" if round_ == 0 else f"{strategy}/round_{round_}")
-                                      / "labelled.json") for s in seeds] for round_ in range(rounds + 1)}
-            for strategy in STRATEGIES}
+    return {
+        strategy: {
+            round_: [
+                words(
+                    seed_folder(output, s)
+                    / ("round_0" if round_ == 0 else f"{strategy}/round_{round_}")
+                    / "labelled.json"
+                )
+                for s in seeds
+            ]
+            for round_ in range(rounds + 1)
+        }
+        for strategy in STRATEGIES
+    }
 
 
 def share_needed(curve: List[Optional[float]], sizes: List[int], target: float) -> Optional[float]:
@@ -173,26 +212,48 @@ def report(output: Path, seeds: List[int], start: int, step: int, rounds: int, c
         share = share_needed(curve, sizes, target)
         word_sizes = [float(np.mean(words[strategy][r])) for r in range(rounds + 1)]
         word_share = share_needed(curve, word_sizes, target)
-        word_share = None if word_share is None else word_share * word_sizes[-1] / float(np.mean(words["random"][rounds]))
-        shares.append(f"{strategy}: {'not reached' if share is None else f'{share:.0%}'} of the sentences"
-                      + ("" if word_share is None else f", {word_share:.0%} of the words"))
-    text = (f"# Active learning, simulated (UNER English-EWT, chain_ner CRF)\n\n"
-            f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}) by round: {start} random sentences, then "
-            f"{step} more per round, chosen at random or as the most uncertain of {candidates} pool sentences drawn "
-            f"at random by `python -m spacy_depner rank --measure M`; every model trained from scratch, {steps} "
-            "steps.\n\n"
-            + table(["strategy", *[f"round {r} ({n})" for r, n in enumerate(sizes)]], rows)
-            + "\n\nAnnotated words (mean over the seeds; the measures pick longer sentences):\n\n"
-            + table(["strategy", *[f"round {r}" for r in range(rounds + 1)]],
-                    [[strategy] + [("–" if None in words[strategy][r] else f"{np.mean(words[strategy][r]):,.0f}")
-                                   for r in range(rounds + 1)] for strategy in STRATEGIES])
-            + f"\n\nShare of random selection's {sizes[-1]} sentences (and of its words) each measure needs to reach "
-            f"its round-{rounds} F1 (mean curves, linear between rounds): " + "; ".join(shares)
-            + "\n\n![Learning curves: test F1 by annotated training sentences](learning_curves.png)\n")
-    save_curves(output / "learning_curves.png",
-                {"random" if strategy == "random" else f"rank --measure {strategy}":
-                 [(n, curves[strategy][r]) for r, n in enumerate(sizes)] for strategy in STRATEGIES},
-                "annotated training sentences", "Active learning, UNER English-EWT")
+        word_share = (
+            None if word_share is None else word_share * word_sizes[-1] / float(np.mean(words["random"][rounds]))
+        )
+        shares.append(
+            f"{strategy}: {'not reached' if share is None else f'{share:.0%}'} of the sentences"
+            + ("" if word_share is None else f", {word_share:.0%} of the words")
+        )
+    text = (
+        f"# Active learning, simulated (UNER English-EWT, chain_ner CRF)\n\n"
+        f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}) by round: {start} random sentences, then "
+        f"{step} more per round, chosen at random or as the most uncertain of {candidates} pool sentences drawn "
+        f"at random by `python -m spacy_depner rank --measure M`; every model trained from scratch, {steps} "
+        "steps.\n\n"
+        + table(["strategy", *[f"round {r} ({n})" for r, n in enumerate(sizes)]], rows)
+        + "\n\nAnnotated words (mean over the seeds; the measures pick longer sentences):\n\n"
+        + table(
+            ["strategy", *[f"round {r}" for r in range(rounds + 1)]],
+            [
+                [strategy]
+                + [
+                    ("–" if None in words[strategy][r] else f"{np.mean(words[strategy][r]):,.0f}")
+                    for r in range(rounds + 1)
+                ]
+                for strategy in STRATEGIES
+            ],
+        )
+        + f"\n\nShare of random selection's {sizes[-1]} sentences (and of its words) each measure needs to reach "
+        f"its round-{rounds} F1 (mean curves, linear between rounds): "
+        + "; ".join(shares)
+        + "\n\n![Learning curves: test F1 by annotated training sentences](learning_curves.png)\n"
+    )
+    save_curves(
+        output / "learning_curves.png",
+        {
+            "random" if strategy == "random" else f"rank --measure {strategy}": [
+                (n, curves[strategy][r]) for r, n in enumerate(sizes)
+            ]
+            for strategy in STRATEGIES
+        },
+        "annotated training sentences",
+        "Active learning, UNER English-EWT",
+    )
     write_linked_report(output / "report.md", text)
     return text
 
@@ -220,8 +281,11 @@ def active_learning_study(
 
     def first_round(seed: int) -> float:
         rng = np.random.default_rng(seed)
-        return study.train(seed_folder(output, seed) / "round_0",
-                           sorted(rng.choice(len(study.pool), size=start, replace=False).tolist()), seed)
+        return study.train(
+            seed_folder(output, seed) / "round_0",
+            sorted(rng.choice(len(study.pool), size=start, replace=False).tolist()),
+            seed,
+        )
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(first_round, seed_list))

@@ -1,8 +1,8 @@
 """The decoder-only rows of the benchmarks: candidate spans + Viterbi, and
 candidate spans + forward-backward, of ``semi_markov`` (L=8), ``dgm_s`` and
 ``dgm`` on batches of a corpus's trees (``bench`` and ``bench-structures``)."""
-from typing import Dict, List, Optional
 
+from typing import Dict, List, Optional
 
 from ..kit.timing import interleaved_best_times
 
@@ -32,12 +32,17 @@ def decoder_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
     rows, runs = [], {}
     for structure, max_length in DECODERS:
         scores, n_spans = decoder_setup(batches, structure, max_length, n_labels, rng)
-        rows.append({"structure": structure + (f" (L={max_length})" if max_length else " (unbounded)"),
-                     "spans/token": n_spans / n_tokens})
+        rows.append(
+            {
+                "structure": structure + (f" (L={max_length})" if max_length else " (unbounded)"),
+                "spans/token": n_spans / n_tokens,
+            }
+        )
         for operation in ("viterbi", "marginals"):
             decode(structure, max_length, batches[:2], scores[:2], transitions, operation)  # compile
-            runs[len(rows) - 1, operation] = (lambda s=structure, m=max_length, x=scores, o=operation:
-                                              decode(s, m, batches, x, transitions, o))
+            runs[len(rows) - 1, operation] = lambda s=structure, m=max_length, x=scores, o=operation: decode(
+                s, m, batches, x, transitions, o
+            )
     seconds = interleaved_best_times(runs, repeats)  # every decoder in the same rounds: one machine load for the ratios
     for (index, operation), value in seconds.items():
         rows[index][operation] = n_tokens / value

@@ -17,19 +17,21 @@ lattices, every figure a ratio against a baseline measured in the same run.
    Doc of 100,000 tokens, real text and a single right-branching sentence
    (``long``).
 """
+
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import numpy as np
 import typer
 
+from ..kit.outputs import write_file
+from ..kit.tables import machine, records_table
+from ..kit.timing import best_time, pipeline_seconds
 from .decoders import batches_of, decode, decoder_rows, decoder_setup
 from .long import long_section
 from .pipelines import LABELS, MODELS, build_pipeline
 from .structures import structure_section
-from ..kit.outputs import write_file
-from ..kit.tables import machine, records_table
-from ..kit.timing import best_time, pipeline_seconds
+
 
 def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     docs = [eg.predicted for eg in examples]
@@ -38,7 +40,9 @@ def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     for name in MODELS:
         pipelines[name] = build_pipeline(name, examples[:200], labels=LABELS)
         if name != "chain_ner":
-            pipelines[f"{name} (scores: false, no marginals)"] = build_pipeline(name, examples[:200], labels=LABELS, scores=False)
+            pipelines[f"{name} (scores: false, no marginals)"] = build_pipeline(
+                name, examples[:200], labels=LABELS, scores=False
+            )
     seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
     base = n_words / seconds["ner"]
     return [
@@ -72,8 +76,11 @@ def bench(
     repeats: int = typer.Option(3, help="Timed repeats; the best is kept"),
     batch_size: int = typer.Option(128, help="Docs per batch in nlp.pipe"),
     synthetic_tokens: int = typer.Option(200_000, help="Tokens per sentence length in the scaling table"),
-    long_conllu: Optional[Path] = typer.Option(None, help="CoNLL-U file (gold trees) whose sentences make the long "
-                                                "Docs of the long-input table (none: no such table)"),
+    long_conllu: Optional[Path] = typer.Option(
+        None,
+        help="CoNLL-U file (gold trees) whose sentences make the long "
+        "Docs of the long-input table (none: no such table)",
+    ),
     long_tokens: int = typer.Option(100_000, help="Tokens of each long Doc"),
     long_timeout: float = typer.Option(900.0, help="Seconds after which a long-input child process is stopped"),
 ) -> None:

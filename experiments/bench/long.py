@@ -21,6 +21,7 @@ refuses the Doc shows the first words of its error instead of a time.
 
 Run as a child: ``python -m experiments.bench_long '<json job>'``.
 """
+
 import json
 import resource
 import subprocess
@@ -30,7 +31,6 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 from spacy_depner.util.progress import progress
-
 
 COMPONENTS = ["ner", "dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner"]
 DEFAULT_LIMIT = 500  # max_sentence_length of dgm_ner and nested_ner
@@ -115,26 +115,44 @@ def run_child(job: Dict, timeout: float) -> Dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def long_rows(conllu: Path, uner: Path, long_conllu: Path, tokens: int, timeout: float,
-              components: Sequence[str] = COMPONENTS) -> List[Dict]:
+def long_rows(
+    conllu: Path, uner: Path, long_conllu: Path, tokens: int, timeout: float, components: Sequence[str] = COMPONENTS
+) -> List[Dict]:
     """One row per input and component (default settings; on the longest
     right-branching sentence also ``dgm_ner`` without its limit): longest
     sentence, seconds of ``nlp(doc)`` (None if refused), idle and peak RSS in
     MiB, outcome."""
-    runs = [(kind, n, component, {}) for kind, n in [("real", tokens), ("right-branching", DEFAULT_LIMIT),
-                                                     ("right-branching", tokens)] for component in components]
+    runs = [
+        (kind, n, component, {})
+        for kind, n in [("real", tokens), ("right-branching", DEFAULT_LIMIT), ("right-branching", tokens)]
+        for component in components
+    ]
     if "dgm_ner" in components:
         runs.append(("right-branching", tokens, "dgm_ner", {"max_sentence_length": None}))
     rows = []
     for kind, n, component, settings in progress(runs, len(runs), "long-input runs", unit="run"):
-        job = {"component": component, "settings": settings, "kind": kind, "tokens": n, "conllu": str(conllu),
-               "uner": str(uner), "long_conllu": str(long_conllu)}
+        job = {
+            "component": component,
+            "settings": settings,
+            "kind": kind,
+            "tokens": n,
+            "conllu": str(conllu),
+            "uner": str(uner),
+            "long_conllu": str(long_conllu),
+        }
         result = run_child(job, timeout)
         name = component + "".join(f" ({key}: {json.dumps(value)})" for key, value in settings.items())
-        rows.append({"input": f"{kind}, {result.get('tokens', n):,} tokens", "component": name,
-                     "longest sentence": result.get("longest sentence"), "seconds": result["seconds"],
-                     "idle RSS (MiB)": result.get("idle MiB"), "peak RSS (MiB)": result.get("peak MiB"),
-                     "outcome": result["outcome"]})
+        rows.append(
+            {
+                "input": f"{kind}, {result.get('tokens', n):,} tokens",
+                "component": name,
+                "longest sentence": result.get("longest sentence"),
+                "seconds": result["seconds"],
+                "idle RSS (MiB)": result.get("idle MiB"),
+                "peak RSS (MiB)": result.get("peak MiB"),
+                "outcome": result["outcome"],
+            }
+        )
     return rows
 
 
@@ -142,9 +160,11 @@ def long_section(conllu: Path, uner: Path, long_conllu: Path, tokens: int, timeo
     """The markdown section of ``bench``: title and table."""
     from ..kit.tables import records_table
 
-    return (f"## Long inputs: one Doc from {long_conllu.name}, each component in a fresh process "
-            f"(seconds of nlp(doc); peak RSS, and idle before nlp(doc))\n\n"
-            + records_table(long_rows(conllu, uner, long_conllu, tokens, timeout)))
+    return (
+        f"## Long inputs: one Doc from {long_conllu.name}, each component in a fresh process "
+        f"(seconds of nlp(doc); peak RSS, and idle before nlp(doc))\n\n"
+        + records_table(long_rows(conllu, uner, long_conllu, tokens, timeout))
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """``python -m experiments bench-nested``: MAP decoding time of the nested
 structures vs sentence length (Corro 2023, Figure 2), one thread."""
+
 from pathlib import Path
 from typing import Dict, List
 
@@ -21,7 +22,10 @@ def nested_decode_rows(lengths, n_labels: int, sentences_per_length: int, repeat
     rows = []
     for n in lengths:
         doc_offsets = np.arange(sentences_per_length + 1, dtype=np.int64) * n
-        every, first = layout(all_spans(doc_offsets, None), doc_offsets), layout(all_spans(doc_offsets[:2], None), doc_offsets[:2])
+        every, first = (
+            layout(all_spans(doc_offsets, None), doc_offsets),
+            layout(all_spans(doc_offsets[:2], None), doc_offsets[:2]),
+        )
         scores = rng.normal(size=(every.spans.shape[0], n_labels)).astype(np.float32)
         row = {"n": n}
         for structure in NESTED.spaces:
@@ -62,6 +66,8 @@ def bench_nested(
     chart = output.with_suffix(".png")
     output.parent.mkdir(parents=True, exist_ok=True)
     nested_decode_chart(rows, chart)
-    text = (f"# Nested MAP decoding ({machine()}, {labels} labels, random scores, unbounded mention length)\n\n"
-            f"{records_table(rows)}\n\n![decode time]({chart.name})\n")
+    text = (
+        f"# Nested MAP decoding ({machine()}, {labels} labels, random scores, unbounded mention length)\n\n"
+        f"{records_table(rows)}\n\n![decode time]({chart.name})\n"
+    )
     typer.echo(write_file(output, text))

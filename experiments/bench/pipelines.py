@@ -1,5 +1,6 @@
 """The pipelines the benchmarks time: a blank English pipeline with spaCy's
 tok2vec and one entity component (or spaCy's ``ner``) listening to it."""
+
 from typing import Dict, List, Optional
 
 LISTENER = {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "*"}
@@ -24,8 +25,16 @@ def build_pipeline(last: str, examples, model: Optional[Dict] = None, labels: Op
     nlp = spacy.blank("en")
     nlp.add_pipe("tok2vec")
     if model is None and last == "ner":
-        model = {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
-                 "hidden_width": 64, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": LISTENER}
+        model = {
+            "@architectures": "spacy.TransitionBasedParser.v2",
+            "state_type": "ner",
+            "extra_state_tokens": False,
+            "hidden_width": 64,
+            "maxout_pieces": 2,
+            "use_upper": True,
+            "nO": None,
+            "tok2vec": LISTENER,
+        }
     elif model is None:
         model = {"@architectures": MODELS[last], "tok2vec": LISTENER}
     nlp.add_pipe(last, config={"model": model, **settings})

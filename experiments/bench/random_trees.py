@@ -4,6 +4,7 @@ A uniformly random labelled tree on n nodes (a random Prüfer sequence) is the
 average case of Jie et al. (2017), Theorem 1: DGM then has at most e·n valid
 spans per sentence on average, whatever n.
 """
+
 import numpy as np
 from numba import njit
 
@@ -71,5 +72,8 @@ def random_tree(n: int, rng: np.random.Generator) -> np.ndarray:
 def random_forest(lengths, rng: np.random.Generator):
     """One random tree per sentence: (heads (N,) absolute, -1 for roots; sentence_offsets)."""
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    heads = [np.where(h >= 0, h + offset, -1) for h, offset in ((random_tree(int(n), rng), o) for n, o in zip(lengths, offsets))]
+    heads = [
+        np.where(h >= 0, h + offset, -1)
+        for h, offset in ((random_tree(int(n), rng), o) for n, o in zip(lengths, offsets))
+    ]
     return np.concatenate(heads), offsets

@@ -4,6 +4,7 @@ components before it annotated, and the whole ``nlp.pipe`` (the baseline)
 in the same rounds; each component's share of their sum. For an entity
 component that is its scoring head plus its dynamic program (on the CPU);
 for a transformer, the encoder."""
+
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -25,8 +26,12 @@ def stage_seconds(nlp, docs, repeats: int, batch_size: int) -> Dict[str, float]:
 
     def stage(component):
         def run():
-            current["docs"] = list(component.pipe(current["docs"], batch_size=batch_size)
-                                   if hasattr(component, "pipe") else map(component, current["docs"]))
+            current["docs"] = list(
+                component.pipe(current["docs"], batch_size=batch_size)
+                if hasattr(component, "pipe")
+                else map(component, current["docs"])
+            )
+
         return run
 
     runs = {name: stage(component) for name, component in nlp.pipeline}
@@ -38,9 +43,18 @@ def stage_seconds(nlp, docs, repeats: int, batch_size: int) -> Dict[str, float]:
 def stage_rows(seconds: Dict[str, float], names: List[str], words: int) -> List[List]:
     """Component, its seconds, its share of the sum, words/s; then the whole pipeline."""
     total = sum(seconds[name] for name in names)
-    rows = [[name, f"{seconds[name]:.2f}", f"{seconds[name] / total:.1%}", f"{words / seconds[name]:,.0f}"] for name in names]
-    rows.append([WHOLE + " (nlp.pipe)", f"{seconds[WHOLE]:.2f}", f"{seconds[WHOLE] / total:.1%}",
-                 f"{words / seconds[WHOLE]:,.0f}"])
+    rows = [
+        [name, f"{seconds[name]:.2f}", f"{seconds[name] / total:.1%}", f"{words / seconds[name]:,.0f}"]
+        for name in names
+    ]
+    rows.append(
+        [
+            WHOLE + " (nlp.pipe)",
+            f"{seconds[WHOLE]:.2f}",
+            f"{seconds[WHOLE] / total:.1%}",
+            f"{words / seconds[WHOLE]:,.0f}",
+        ]
+    )
     return rows
 
 
@@ -64,10 +78,15 @@ def bench_stages(
     docs = [example.predicted for example in examples]
     words = sum(len(doc) for doc in docs)
     seconds = stage_seconds(nlp, docs, repeats, batch_size)
-    text = (f"# Where the time of {pipeline} goes\n\n{len(docs)} sentences, {words:,} words, best of {repeats} rounds, "
-            f"batch size {batch_size}, {torch_threads()}\n\n"
-            + table(["component", "seconds", "share of the components' sum", "words/s"],
-                    stage_rows(seconds, nlp.pipe_names, words)) + "\n")
+    text = (
+        f"# Where the time of {pipeline} goes\n\n{len(docs)} sentences, {words:,} words, best of {repeats} rounds, "
+        f"batch size {batch_size}, {torch_threads()}\n\n"
+        + table(
+            ["component", "seconds", "share of the components' sum", "words/s"],
+            stage_rows(seconds, nlp.pipe_names, words),
+        )
+        + "\n"
+    )
     typer.echo(write_file(output, text))
 
 

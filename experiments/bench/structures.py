@@ -6,6 +6,7 @@ interleaved in the same rounds so that their ratio sees one machine load.
 ``python -m experiments bench-structures``: this table and the decoder-only
 table of ``bench`` (``decoders.decoder_rows``), without the pipelines.
 """
+
 from pathlib import Path
 from typing import Dict, List
 
@@ -14,13 +15,12 @@ import typer
 
 from spacy_depner.structures.nested import NESTED
 
-NESTED_SPACES = NESTED.spaces
-
-from .decoders import batches_of, decoder_rows
 from ..kit.outputs import write_file
 from ..kit.tables import machine, records_table
 from ..kit.timing import interleaved_best_times
+from .decoders import batches_of, decoder_rows
 
+NESTED_SPACES = NESTED.spaces
 CHAIN_SCHEME = "BILOU"
 NESTED_MAX_SENTENCE = 60
 
@@ -53,23 +53,46 @@ def structure_cases(batches, n_labels: int, rng, nested_longest: int = NESTED_MA
         inputs = []
         for heads, offsets in batches:
             spans = candidate_spans(name, heads, offsets, max_length)
-            inputs.append(((rng.normal(size=(spans.shape[0], n_labels + 1)), transitions), lattice.layout(spans, offsets)))
+            inputs.append(
+                ((rng.normal(size=(spans.shape[0], n_labels + 1)), transitions), lattice.layout(spans, offsets))
+            )
         label = f"lattice {name}" + (f" (L={max_length})" if max_length else "")
         cases.append({"row": label, "structure": lattice.LATTICE, "options": {}, "inputs": inputs})
     T = len(CHAIN.tag_names([str(k) for k in range(n_labels)], CHAIN_SCHEME))
     transitions = rng.normal(size=(T + 1, T + 1))
-    cases.append({"row": f"chain {CHAIN_SCHEME} ({T} tags)", "structure": CHAIN, "options": {"scheme": CHAIN_SCHEME},
-                  "inputs": [((rng.normal(size=(int(o[-1]), T)), transitions), chain.layout(o)) for _, o in batches]})
+    cases.append(
+        {
+            "row": f"chain {CHAIN_SCHEME} ({T} tags)",
+            "structure": CHAIN,
+            "options": {"scheme": CHAIN_SCHEME},
+            "inputs": [((rng.normal(size=(int(o[-1]), T)), transitions), chain.layout(o)) for _, o in batches],
+        }
+    )
     short = _sentence_batches(batches, nested_longest)
     for space in NESTED_SPACES:
         inputs = []
         for offsets in short:
             spans = all_spans(offsets, None)
             inputs.append((rng.normal(size=(spans.shape[0], n_labels)), nested.layout(spans, offsets)))
-        cases.append({"row": f"nested {space} (sentences <= {nested_longest} tokens)", "structure": nested.NESTED,
-                      "options": {"space": space}, "inputs": inputs})
-    cases.append({"row": f"hypergraph ({n_labels} types)", "structure": HYPERGRAPH, "options": {},
-                  "inputs": [(rng.normal(size=(int(o[-1]), n_labels, HYPERGRAPH.n_kinds())), hypergraph.layout(o)) for _, o in batches]})
+        cases.append(
+            {
+                "row": f"nested {space} (sentences <= {nested_longest} tokens)",
+                "structure": nested.NESTED,
+                "options": {"space": space},
+                "inputs": inputs,
+            }
+        )
+    cases.append(
+        {
+            "row": f"hypergraph ({n_labels} types)",
+            "structure": HYPERGRAPH,
+            "options": {},
+            "inputs": [
+                (rng.normal(size=(int(o[-1]), n_labels, HYPERGRAPH.n_kinds())), hypergraph.layout(o))
+                for _, o in batches
+            ],
+        }
+    )
     return cases
 
 
@@ -85,25 +108,36 @@ def structure_rows(batches, n_labels: int, repeats: int, rng, nested_longest: in
             if operation == "viterbi":
                 return lambda: [structure.viterbi(scores, layout, **options) for scores, layout in inputs]
             # log Z and the gradient read, as training reads them (a structure may compute them on demand)
-            return lambda: [(m.log_z, m.scores) for m in (structure.marginals(scores, layout, **options)
-                                                          for scores, layout in inputs)]
+            return lambda: [
+                (m.log_z, m.scores)
+                for m in (structure.marginals(scores, layout, **options) for scores, layout in inputs)
+            ]
 
         for operation in ("viterbi", "marginals"):
             run(operation, inputs=inputs[:1])()  # compile
         seconds = interleaved_best_times({op: run(op) for op in ("viterbi", "marginals")}, repeats)
-        rows.append({"structure": case["row"], "tokens": n_tokens,
-                     "viterbi tokens/s": n_tokens / seconds["viterbi"],
-                     "marginals tokens/s": n_tokens / seconds["marginals"],
-                     "marginals time / viterbi time": seconds["marginals"] / seconds["viterbi"]})
+        rows.append(
+            {
+                "structure": case["row"],
+                "tokens": n_tokens,
+                "viterbi tokens/s": n_tokens / seconds["viterbi"],
+                "marginals tokens/s": n_tokens / seconds["marginals"],
+                "marginals time / viterbi time": seconds["marginals"] / seconds["viterbi"],
+            }
+        )
     return rows
 
 
-def structure_section(batches, n_labels: int, repeats: int, rng, nested_longest: int = NESTED_MAX_SENTENCE) -> List[str]:
+def structure_section(
+    batches, n_labels: int, repeats: int, rng, nested_longest: int = NESTED_MAX_SENTENCE
+) -> List[str]:
     """The title and table of "Every structure: Viterbi and marginals"."""
-    return [f"## Every structure: Viterbi and marginals through the structure protocol ({n_labels} labels, "
-            f"batches of ~1,000 tokens, random normal scores; nested rows on the sentences of at most "
-            f"{nested_longest} tokens): tokens/s, and the time of marginals over that of Viterbi (same rounds)",
-            records_table(structure_rows(batches, n_labels, repeats, rng, nested_longest))]
+    return [
+        f"## Every structure: Viterbi and marginals through the structure protocol ({n_labels} labels, "
+        f"batches of ~1,000 tokens, random normal scores; nested rows on the sentences of at most "
+        f"{nested_longest} tokens): tokens/s, and the time of marginals over that of Viterbi (same rounds)",
+        records_table(structure_rows(batches, n_labels, repeats, rng, nested_longest)),
+    ]
 
 
 def bench_structures(

@@ -1,20 +1,21 @@
 """``python -m experiments bench-types``: speed vs the number of mention types
 T (Lu & Roth 2015, Table 3), mention hypergraph vs BILOU linear chain,
 decoders alone and in pipelines, one thread."""
+
 from pathlib import Path
 from typing import Dict, List
 
 import numpy as np
 import typer
 
-from .pipelines import LISTENER, build_pipeline
 from ..kit.outputs import write_file
 from ..kit.tables import machine, records_table
 from ..kit.timing import interleaved_best_times, pipeline_seconds
+from .pipelines import LISTENER, build_pipeline
 
 
 def parse_types(text: str) -> List[int]:
-    """"5,10,20" -> [5, 10, 20]: positive, distinct numbers of mention types."""
+    """ "5,10,20" -> [5, 10, 20]: positive, distinct numbers of mention types."""
     try:
         types = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -68,8 +69,13 @@ def build_types_pipeline(component: str, n_types: int, examples, zero_output: bo
     chain = component == "chain_ner"
     settings = {"scheme": "BILOU"} if chain else {}
     architecture = "spacy_depner.TagScorer.v1" if chain else "spacy_depner.TokenScorer.v1"  # each one's default model
-    nlp = build_pipeline(component, examples, {"@architectures": architecture, "tok2vec": LISTENER},
-                         [f"TYPE{t}" for t in range(n_types)], **settings)
+    nlp = build_pipeline(
+        component,
+        examples,
+        {"@architectures": architecture, "tok2vec": LISTENER},
+        [f"TYPE{t}" for t in range(n_types)],
+        **settings,
+    )
     if zero_output:
         layer = nlp.get_pipe(component).model.get_ref("output_layer")
         for name in ("W", "b"):
@@ -82,7 +88,9 @@ def predicted_mentions(doc) -> int:
     return len(doc.ents) + sum(len(group) for group in doc.spans.values())
 
 
-def type_pipeline_rows(types: List[int], examples, repeats: int, batch_size: int, zero_output: bool = True) -> Dict[int, Dict]:
+def type_pipeline_rows(
+    types: List[int], examples, repeats: int, batch_size: int, zero_output: bool = True
+) -> Dict[int, Dict]:
     """Words/s of tok2vec + hypergraph_ner and tok2vec + chain_ner per number
     of types on the Docs of ``examples`` (best of ``repeats`` interleaved
     runs, after a warm-up), each one's ratio to its figure at types[0], and
@@ -90,8 +98,11 @@ def type_pipeline_rows(types: List[int], examples, repeats: int, batch_size: int
     docs = [eg.predicted for eg in examples]
     n_words = sum(len(doc) for doc in docs)
     components = {"hypergraph": "hypergraph_ner", "chain": "chain_ner"}
-    pipelines = {(T, name): build_types_pipeline(component, T, examples[:50], zero_output)
-                 for T in types for name, component in components.items()}
+    pipelines = {
+        (T, name): build_types_pipeline(component, T, examples[:50], zero_output)
+        for T in types
+        for name, component in components.items()
+    }
     seconds, annotated = pipeline_seconds({key: nlp.pipe for key, nlp in pipelines.items()}, docs, repeats, batch_size)
     mentions = {key: sum(predicted_mentions(doc) for doc in key_docs) for key, key_docs in annotated.items()}
     rows = {T: {} for T in types}
@@ -104,14 +115,20 @@ def type_pipeline_rows(types: List[int], examples, repeats: int, batch_size: int
 
 
 def bench_types(
-    types: str = typer.Option("5,10,20", "--types", help="Numbers of mention types T, comma-separated; the first is the baseline"),
+    types: str = typer.Option(
+        "5,10,20", "--types", help="Numbers of mention types T, comma-separated; the first is the baseline"
+    ),
     tokens: int = typer.Option(50_000, help="Tokens of random scores for the decoder-only timings"),
     sentence_length: int = typer.Option(25, help="Tokens per sentence of the decoder-only timings"),
     jsonl: Path = typer.Option(..., help="GENIA JSON-lines file: the text of the pipeline timings"),
     output: Path = typer.Option(..., help="Markdown file to write"),
     repeats: int = typer.Option(3, help="Timed repeats; the best is kept"),
     batch_size: int = typer.Option(128, help="Docs per batch in nlp.pipe"),
-    zero_output: bool = typer.Option(True, "--zero-output/--random-output", help="Pipelines: zero the output layer (no predicted mentions at any T) or keep its random initialization"),
+    zero_output: bool = typer.Option(
+        True,
+        "--zero-output/--random-output",
+        help="Pipelines: zero the output layer (no predicted mentions at any T) or keep its random initialization",
+    ),
 ) -> None:
     """Speed vs the number of mention types T (Lu & Roth 2015, Table 3): mention
     hypergraph (linear in T) vs linear-chain CRF with BILOU tags (quadratic in T), one thread."""
@@ -128,8 +145,11 @@ def bench_types(
     pipeline = type_pipeline_rows(type_counts, examples, repeats, batch_size, zero_output)
     pipeline_rows = [{"T": T, **pipeline[T]} for T in type_counts]
     base = f"T={type_counts[0]}"
-    outputs = " with the output layer zeroed (all scores 0: no mention predicted, at any T)" if zero_output else \
-        " (random initialization of the output layer)"
+    outputs = (
+        " with the output layer zeroed (all scores 0: no mention predicted, at any T)"
+        if zero_output
+        else " (random initialization of the output layer)"
+    )
     text = (
         f"# Speed vs number of mention types, Lu & Roth (2015) Table 3 ({machine()}, one thread; decoders: N = {tokens:,} tokens of random scores in sentences of {sentence_length}; "
         f"pipelines: {n_words:,} words of {jsonl.name}, {len(examples):,} sentences)\n\n"

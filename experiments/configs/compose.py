@@ -17,6 +17,7 @@ apart from the studies'. ``configs/transformer/<name>.cfg`` (own data:
 ``recipe/curated_transformer.cfg`` (``transformer.CURATED_MODELS``). Edit the
 parts and run this command; ``--check`` fails when a composed config is stale.
 """
+
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -24,14 +25,23 @@ import typer
 from thinc.api import Config
 
 from ..kit.options import CONFIGS
-from .transformer import CURATED, CURATED_MODELS, SPACY_TRANSFORMERS, TRANSFORMER, TRANSFORMER_MODELS, Encoder, \
-    with_transformer
+from .transformer import (
+    CURATED,
+    CURATED_MODELS,
+    SPACY_TRANSFORMERS,
+    TRANSFORMER,
+    TRANSFORMER_MODELS,
+    Encoder,
+    with_transformer,
+)
 
 RECIPE_LINE = "# recipe:"
 OWN_DATA = "own_data"  # the user's configs (models own_data_*): configs/own_data/, apart from the studies' configs
-TRANSFORMER_HEADER = ("# This config: the above with a transformer encoder, fine-tuned, in place of the tok2vec "
-                      "(pip install \"spacy-depner[{extra}]\"; configs/[own_data/]transformer/{prefix}<name>.cfg, paths.transformer: "
-                      "a Hugging Face name or folder).")
+TRANSFORMER_HEADER = (
+    "# This config: the above with a transformer encoder, fine-tuned, in place of the tok2vec "
+    '(pip install "spacy-depner[{extra}]"; configs/[own_data/]transformer/{prefix}<name>.cfg, paths.transformer: '
+    "a Hugging Face name or folder)."
+)
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
 
@@ -62,19 +72,25 @@ def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
     lines = part.read_text(encoding="utf8").splitlines()
     recipe_lines = [line for line in lines if line.startswith(RECIPE_LINE)]
     if len(recipe_lines) != 1:
-        raise ValueError(f"{part}: needs one line '{RECIPE_LINE} PART ...' naming files of {recipe}, "
-                         f"found {len(recipe_lines)}")
-    names = recipe_lines[0][len(RECIPE_LINE):].split()
+        raise ValueError(
+            f"{part}: needs one line '{RECIPE_LINE} PART ...' naming files of {recipe}, found {len(recipe_lines)}"
+        )
+    names = recipe_lines[0][len(RECIPE_LINE) :].split()
     missing = [name for name in names if not (recipe / f"{name}.cfg").is_file()]
     if missing:
-        raise ValueError(f"{part}: recipe parts {missing} are not in {recipe} (it has "
-                         f"{sorted(p.stem for p in recipe.glob('*.cfg'))})")
+        raise ValueError(
+            f"{part}: recipe parts {missing} are not in {recipe} (it has "
+            f"{sorted(p.stem for p in recipe.glob('*.cfg'))})"
+        )
     config = Config()
     for name in names:
         config = config.merge(Config().from_disk(recipe / f"{name}.cfg", interpolate=False))
     config = config.merge(Config().from_disk(part, interpolate=False))
-    header = [line for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))]
-              if not line.startswith(RECIPE_LINE)]
+    header = [
+        line
+        for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))]
+        if not line.startswith(RECIPE_LINE)
+    ]
     return header, names, config
 
 
@@ -99,9 +115,11 @@ def stale_configs(configs: Path, write: bool) -> List[Path]:
     from their parts (with ``write``, rewritten)."""
     stale = []
     targets = [(part, composed_path(configs, part.stem), None) for part in model_parts(configs)]
-    targets += [(configs / "models" / f"{name}.cfg", composed_path(configs, name, encoder), encoder)
-                for encoder, names in ((SPACY_TRANSFORMERS, TRANSFORMER_MODELS), (CURATED, CURATED_MODELS))
-                for name in names]
+    targets += [
+        (configs / "models" / f"{name}.cfg", composed_path(configs, name, encoder), encoder)
+        for encoder, names in ((SPACY_TRANSFORMERS, TRANSFORMER_MODELS), (CURATED, CURATED_MODELS))
+        for name in names
+    ]
     for part, target, encoder in targets:
         text = compose(part, configs / "recipe", encoder)
         if not target.is_file() or target.read_text(encoding="utf8") != text:

@@ -13,6 +13,7 @@ sourced and fine-tuned, shared by the entity model through its listener.
 The data keep their own tokens (the study's readers): the parser parses
 them, one sentence per Doc, its sentence start preset.
 """
+
 from pathlib import Path
 from typing import Optional, Union
 
@@ -32,12 +33,17 @@ def pipeline_config(pretrained: Union[str, Path]) -> Config:
     if not (path / "config.cfg").is_file():
         import spacy.util
 
-        found = sorted(spacy.util.get_package_path(str(pretrained)).glob("*/config.cfg")) \
-            if spacy.util.is_package(str(pretrained)) else []
+        found = (
+            sorted(spacy.util.get_package_path(str(pretrained)).glob("*/config.cfg"))
+            if spacy.util.is_package(str(pretrained))
+            else []
+        )
         if not found:
-            raise ValueError(f"{pretrained}: neither a pipeline folder (with a config.cfg) nor an installed pipeline "
-                             "package; give e.g. DATA/models/en_core_web_sm-3.8.0, or install the package "
-                             "(python -m spacy download en_core_web_sm) and give its name")
+            raise ValueError(
+                f"{pretrained}: neither a pipeline folder (with a config.cfg) nor an installed pipeline "
+                "package; give e.g. DATA/models/en_core_web_sm-3.8.0, or install the package "
+                "(python -m spacy download en_core_web_sm) and give its name"
+            )
         path = found[0].parent
     return Config().from_disk(path / "config.cfg", interpolate=False)
 
@@ -48,8 +54,10 @@ def pretrained_width(pretrained: Union[str, Path]) -> int:
     try:
         return int(config["components"][TOK2VEC]["model"]["encode"]["width"])
     except KeyError as error:
-        raise ValueError(f"{pretrained}/config.cfg has no [components.tok2vec.model.encode] width: the pretrained "
-                         "pipeline needs a CNN tok2vec component named 'tok2vec' (as en_core_web_sm has)") from error
+        raise ValueError(
+            f"{pretrained}/config.cfg has no [components.tok2vec.model.encode] width: the pretrained "
+            "pipeline needs a CNN tok2vec component named 'tok2vec' (as en_core_web_sm has)"
+        ) from error
 
 
 def with_pretrained_parser(config: Config, recipe: Path, pretrained: Union[str, Path]) -> Config:
@@ -88,8 +96,16 @@ def pretrained_config(config: Path, pretrained: Union[str, Path], tok2vec: bool)
     return joined
 
 
-def model_config(configs: Path, config: str, output: Path, name: str, pretrained: bool, pipeline: Optional[str],
-                 tok2vec: bool = False, transformer: Optional[str] = None) -> Path:
+def model_config(
+    configs: Path,
+    config: str,
+    output: Path,
+    name: str,
+    pretrained: bool,
+    pipeline: Optional[str],
+    tok2vec: bool = False,
+    transformer: Optional[str] = None,
+) -> Path:
     """The config a study's model ``name`` trains with: CONFIGS/<config>, or
     for a model of a ``pretrained`` arm that config joined to the pretrained
     ``pipeline`` (``pretrained_config``, its tok2vec too with ``tok2vec``),
@@ -99,13 +115,20 @@ def model_config(configs: Path, config: str, output: Path, name: str, pretrained
     if not pretrained and transformer is None:
         return configs / config
     if pretrained and pipeline is None:
-        raise ValueError(f"{name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
-                         "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)")
+        raise ValueError(
+            f"{name} is trained in a pretrained pipeline: give it with --pretrained-pipeline "
+            "(a pipeline folder such as DATA/models/en_core_web_sm-3.8.0, or an installed package name)"
+        )
     if tok2vec and transformer is not None:
-        raise ValueError(f"{name} listens to the pretrained pipeline's tok2vec: it cannot be trained on a transformer "
-                         "(train NAME@pretrained, whose encoder the transformer replaces)")
-    joined = pretrained_config(configs / config, pipeline, tok2vec) if pretrained \
+        raise ValueError(
+            f"{name} listens to the pretrained pipeline's tok2vec: it cannot be trained on a transformer "
+            "(train NAME@pretrained, whose encoder the transformer replaces)"
+        )
+    joined = (
+        pretrained_config(configs / config, pipeline, tok2vec)
+        if pretrained
         else Config().from_disk(configs / config, interpolate=False)
+    )
     if transformer is not None:
         joined = with_transformer(joined, configs / "recipe", transformer)
     path = output / "configs" / f"{name}.cfg"

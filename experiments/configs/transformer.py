@@ -16,6 +16,7 @@ the models is rewritten to (each token the mean of its word pieces):
     CURATED_MODELS      the model parts composed again on CURATED, as
                         CONFIGS/transformer/curated_<name>.cfg (one per component)
 """
+
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,17 @@ TOK2VEC = "tok2vec"
 TOK2VEC_LISTENER = "spacy.Tok2VecListener.v1"
 ENCODERS = ("cnn", TRANSFORMER)
 # the model parts that have a composed transformer twin in CONFIGS/transformer/
-TRANSFORMER_MODELS = ("dgm_ewt", "semi_markov_ewt", "chain_crf_ewt", "ner_ewt", "genia_nested", "genia_hypergraph",
-                      "genia_spancat", "own_data_dgm", "own_data_nested")
+TRANSFORMER_MODELS = (
+    "dgm_ewt",
+    "semi_markov_ewt",
+    "chain_crf_ewt",
+    "ner_ewt",
+    "genia_nested",
+    "genia_hypergraph",
+    "genia_spancat",
+    "own_data_dgm",
+    "own_data_nested",
+)
 # the model parts composed on the curated transformer: each of dgm_ner, chain_ner, nested_ner and hypergraph_ner
 CURATED_MODELS = ("dgm_ewt", "chain_crf_ewt", "genia_nested", "genia_hypergraph")
 MEAN = {"@layers": "reduce_mean.v1"}
@@ -50,15 +60,30 @@ class Encoder:
 
 
 SPACY_TRANSFORMERS = Encoder(
-    part="transformer.cfg", prefix="", extra="transformers", package="spacy_transformers",
-    listener={"@architectures": "spacy-transformers.TransformerListener.v1", "grad_factor": 1.0,
-              "upstream": TRANSFORMER, "pooling": MEAN})
+    part="transformer.cfg",
+    prefix="",
+    extra="transformers",
+    package="spacy_transformers",
+    listener={
+        "@architectures": "spacy-transformers.TransformerListener.v1",
+        "grad_factor": 1.0,
+        "upstream": TRANSFORMER,
+        "pooling": MEAN,
+    },
+)
 CURATED = Encoder(
-    part="curated_transformer.cfg", prefix="curated_", extra="curated-transformers",
+    part="curated_transformer.cfg",
+    prefix="curated_",
+    extra="curated-transformers",
     package="spacy_curated_transformers",
-    listener={"@architectures": "spacy-curated-transformers.LastTransformerLayerListener.v1",
-              "width": f"${{components.{TRANSFORMER}.model.hidden_width}}", "grad_factor": 1.0,
-              "upstream": TRANSFORMER, "pooling": MEAN})
+    listener={
+        "@architectures": "spacy-curated-transformers.LastTransformerLayerListener.v1",
+        "width": f"${{components.{TRANSFORMER}.model.hidden_width}}",
+        "grad_factor": 1.0,
+        "upstream": TRANSFORMER,
+        "pooling": MEAN,
+    },
+)
 
 
 def _listeners_replaced(section: Any, listener: Dict[str, Any]) -> Any:
@@ -69,8 +94,9 @@ def _listeners_replaced(section: Any, listener: Dict[str, Any]) -> Any:
     return {key: _listeners_replaced(value, listener) for key, value in section.items()}
 
 
-def with_transformer(config: Config, recipe: Path, name: Optional[Union[str, Path]] = None,
-                     encoder: Encoder = SPACY_TRANSFORMERS) -> Config:
+def with_transformer(
+    config: Config, recipe: Path, name: Optional[Union[str, Path]] = None, encoder: Encoder = SPACY_TRANSFORMERS
+) -> Config:
     """``config`` (models listening to a component named 'tok2vec') with that
     component replaced by RECIPE/<encoder.part>'s ``transformer`` in the same
     place of the pipeline (its ``[initialize.components.transformer]`` too,
@@ -81,11 +107,15 @@ def with_transformer(config: Config, recipe: Path, name: Optional[Union[str, Pat
     config = Config(config)
     pipeline = list(config["nlp"]["pipeline"])
     if TOK2VEC not in pipeline or TOK2VEC not in config["components"]:
-        raise ValueError(f"the config has no '{TOK2VEC}' component to replace with a transformer "
-                         f"(its pipeline: {pipeline})")
+        raise ValueError(
+            f"the config has no '{TOK2VEC}' component to replace with a transformer (its pipeline: {pipeline})"
+        )
     part = Config().from_disk(recipe / encoder.part, interpolate=False)
-    components = {key: _listeners_replaced(value, encoder.listener)
-                  for key, value in config["components"].items() if key != TOK2VEC}
+    components = {
+        key: _listeners_replaced(value, encoder.listener)
+        for key, value in config["components"].items()
+        if key != TOK2VEC
+    }
     config["components"] = {TRANSFORMER: part["components"][TRANSFORMER], **components}
     config["nlp"]["pipeline"] = [TRANSFORMER if component == TOK2VEC else component for component in pipeline]
     config["training"]["optimizer"] = {**config["training"]["optimizer"], **part["training"]["optimizer"]}

@@ -12,14 +12,15 @@ prediction of the parser that did not see it (DEPS set to "_"); the
 entities file is unchanged, joined by sentence id. Train a model on it with
 ``--paths.train_conllu OUTPUT/train.jackknife.conllu``.
 """
+
 import json
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import typer
 
-from spacy_depner.util.atomic_files import atomic_path
 from spacy_depner.readers.documents import fold_indices
+from spacy_depner.util.atomic_files import atomic_path
 
 from ..kit.data_files import data_file
 from ..kit.options import CONFIGS, DATA, JOBS
@@ -99,8 +100,11 @@ def jackknife(
     folds: int = typer.Option(5, help="Number of folds"),
     steps: int = typer.Option(3000, help="Training steps of each fold's parser"),
     jobs: int = JOBS,
-    limit: int = typer.Option(0, help="Train and dev sentences (0: all), as the study's other steps: only the first "
-                                      "LIMIT training sentences are dealt into folds, parsed and written"),
+    limit: int = typer.Option(
+        0,
+        help="Train and dev sentences (0: all), as the study's other steps: only the first "
+        "LIMIT training sentences are dealt into folds, parsed and written",
+    ),
 ) -> None:
     """Train a parser per fold on the other folds and write the training split with their trees."""
     from spacy_depner.evaluation.corpus_scores import attachment_scores, load_corpus, parse_corpus
@@ -116,16 +120,30 @@ def jackknife(
     runs = {}
     for fold in range(folds):
         for kind, blocks in (("conllu", sentences), ("iob2", tagged)):
-            for part, keep in (("without", lambda s: sent_fold.get(s) != fold), ("only", lambda s: sent_fold.get(s) == fold)):
+            for part, keep in (
+                ("without", lambda s: sent_fold.get(s) != fold),
+                ("only", lambda s: sent_fold.get(s) == fold),
+            ):
                 write_blocks(output / "folds" / f"train_{part}_{fold}.{kind}", [b for b in blocks if keep(b[1])])
         runs[f"parser_{fold}"] = train_command(
-            configs / "parser_ewt.cfg", output / f"parser_{fold}", data, steps, limit,
-            ["--paths.train_conllu", str(output / "folds" / f"train_without_{fold}.conllu"),
-             "--paths.train_iob2", str(output / "folds" / f"train_without_{fold}.iob2")])
+            configs / "parser_ewt.cfg",
+            output / f"parser_{fold}",
+            data,
+            steps,
+            limit,
+            [
+                "--paths.train_conllu",
+                str(output / "folds" / f"train_without_{fold}.conllu"),
+                "--paths.train_iob2",
+                str(output / "folds" / f"train_without_{fold}.iob2"),
+            ],
+        )
     run_all(runs, output, jobs, steps=steps, folds=folds, limit=limit)
     parsed_lines, scores = {}, {}
     for fold in range(folds):
-        corpus = load_corpus(output / "folds" / f"train_only_{fold}.conllu", output / "folds" / f"train_only_{fold}.iob2")
+        corpus = load_corpus(
+            output / "folds" / f"train_only_{fold}.conllu", output / "folds" / f"train_only_{fold}.iob2"
+        )
         docs, _ = parse_corpus(output / f"parser_{fold}" / "model-best", corpus)
         scores[fold] = attachment_scores(docs, corpus)
         held_out = [b for b in sentences if sent_fold[b[1]] == fold]
@@ -133,7 +151,13 @@ def jackknife(
             parsed_lines[sent_id] = with_trees(lines, [t.head.i - doc[0].i for t in doc], [t.dep_.lower() for t in doc])
     write_blocks(output / "train.jackknife.conllu", [(d, s, parsed_lines[s]) for d, s, _ in sentences])
     write_blocks(output / "train.jackknife.iob2", tagged)  # the entities of the same (limited) sentences
-    report = {"folds": folds, "steps": steps, "limit": limit, "sentences": len(sentences), "attachment_per_fold": scores}
+    report = {
+        "folds": folds,
+        "steps": steps,
+        "limit": limit,
+        "sentences": len(sentences),
+        "attachment_per_fold": scores,
+    }
     with atomic_path(output / "jackknife.json") as temporary:
         temporary.write_text(json.dumps(report, indent=2), encoding="utf8")
     typer.echo(json.dumps(report, indent=2))

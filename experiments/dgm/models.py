@@ -22,6 +22,7 @@ NAME@pretrained-tok2vec, the same with the pipeline's tok2vec sourced and
 fine-tuned in place of the study's own (``pretrained.py``). spaCy's ner is
 among them, so each arm has its reference on the same encoder.
 """
+
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
@@ -52,12 +53,21 @@ class StudyModel(NamedTuple):
         on for a +dep model; the training trees from ``jackknife`` (the
         train.jackknife.conllu of ``jackknife-trees``, with the entities of
         the same sentences beside it, train.jackknife.iob2) for a twin."""
-        overrides = [f"--components.{self.component}.model.dependency_features", "true"] if self.dependency_features else []
+        overrides = (
+            [f"--components.{self.component}.model.dependency_features", "true"] if self.dependency_features else []
+        )
         if self.jackknife:
             if jackknife is None:
-                raise ValueError(f"{self.name} trains on the jackknifed trees: give their CoNLL-U file "
-                                 "(python -m experiments jackknife-trees writes OUTPUT/train.jackknife.conllu)")
-            overrides += ["--paths.train_conllu", str(jackknife), "--paths.train_iob2", str(Path(jackknife).with_suffix(".iob2"))]
+                raise ValueError(
+                    f"{self.name} trains on the jackknifed trees: give their CoNLL-U file "
+                    "(python -m experiments jackknife-trees writes OUTPUT/train.jackknife.conllu)"
+                )
+            overrides += [
+                "--paths.train_conllu",
+                str(jackknife),
+                "--paths.train_iob2",
+                str(Path(jackknife).with_suffix(".iob2")),
+            ]
         return overrides
 
 
@@ -77,8 +87,11 @@ MODELS = [
 ] + [StudyModel("ner", "ner_ewt.cfg", "ner", None, None)]
 TREE_READERS = [model.name for model in MODELS if model.reads_trees]
 TWINS = [model._replace(name=model.name + JACKKNIFE, jackknife=True) for model in MODELS if model.reads_trees]
-PRETRAINED_MODELS = [model._replace(name=model.name + suffix, pretrained=arm)
-                     for arm, suffix in PRETRAINED_ARMS.items() for model in MODELS]
+PRETRAINED_MODELS = [
+    model._replace(name=model.name + suffix, pretrained=arm)
+    for arm, suffix in PRETRAINED_ARMS.items()
+    for model in MODELS
+]
 BY_NAME = {model.name: model for model in MODELS + TWINS + PRETRAINED_MODELS}  # every model the study knows
 
 
@@ -96,8 +109,10 @@ def twin_names(chosen: Optional[str] = "all") -> List[str]:
     names = pick_names(chosen, [model.name for model in MODELS], "--jackknife-models")
     for name in names:
         if name not in TREE_READERS:
-            raise ValueError(f"--jackknife-models: {name} reads no tree in training, so trained on the jackknifed trees "
-                             f"it would be the same model; give some of {', '.join(TREE_READERS)}, or all")
+            raise ValueError(
+                f"--jackknife-models: {name} reads no tree in training, so trained on the jackknifed trees "
+                f"it would be the same model; give some of {', '.join(TREE_READERS)}, or all"
+            )
     return names
 
 
@@ -119,7 +134,12 @@ def study_models(twins: Sequence[str] = (), chosen: Optional[Sequence[str]] = No
     chosen = [model.name for model in MODELS] if chosen is None else list(chosen)
     lonely = [name for name in twins if name not in chosen]
     if lonely:
-        raise ValueError(f"--jackknife-models {','.join(lonely)}: the study compares each twin with the same model trained "
-                         f"on gold trees, so add {','.join(lonely)} to --models too")
-    return ([model for model in MODELS if model.name in chosen] + [model for model in TWINS if gold_trained(model.name) in twins]
-            + [model for model in PRETRAINED_MODELS if model.name in chosen])
+        raise ValueError(
+            f"--jackknife-models {','.join(lonely)}: the study compares each twin with the same model trained "
+            f"on gold trees, so add {','.join(lonely)} to --models too"
+        )
+    return (
+        [model for model in MODELS if model.name in chosen]
+        + [model for model in TWINS if gold_trained(model.name) in twins]
+        + [model for model in PRETRAINED_MODELS if model.name in chosen]
+    )

@@ -1,6 +1,7 @@
 """A pretrained pipeline's own ``ner`` scored on UNER English-EWT with no
 training: its OntoNotes types mapped to the corpus's (``ONTONOTES_TO_UNER``),
 entities of the other types dropped."""
+
 from typing import Dict, Iterable, Mapping
 
 from spacy.tokens import Doc, Span
@@ -17,8 +18,9 @@ class MappedEntities:
 
     def pipe(self, docs: Iterable[Doc], batch_size: int = 256) -> Iterable[Doc]:
         for doc in self.nlp.pipe(docs, batch_size=batch_size):
-            doc.ents = [Span(doc, e.start, e.end, label=self.mapping[e.label_])
-                        for e in doc.ents if e.label_ in self.mapping]
+            doc.ents = [
+                Span(doc, e.start, e.end, label=self.mapping[e.label_]) for e in doc.ents if e.label_ in self.mapping
+            ]
             yield doc
 
 
@@ -32,5 +34,7 @@ def mapped_ner_scores(pipeline: str, corpora: Dict) -> Dict:
 
     nlp = spacy.load(pipeline)
     mapped = MappedEntities(nlp)
-    return {split: score_pipeline(mapped, corpus, input_docs(nlp.vocab, corpus, trees=False))
-            for split, corpus in corpora.items()}
+    return {
+        split: score_pipeline(mapped, corpus, input_docs(nlp.vocab, corpus, trees=False))
+        for split, corpus in corpora.items()
+    }

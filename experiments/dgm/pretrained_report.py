@@ -5,12 +5,13 @@ study's own parser's trees and on the gold trees: P/R/F (mean ± sd over the
 seeds), each DGM model against spaCy's ner on the same encoder and trees
 (paired bootstrap per seed, every seed's p), lattice coverage and spans per
 token under each kind of trees, and words/s."""
+
 from typing import Dict, List, Optional
 
-from .models import BY_NAME, PRETRAINED_ARMS, PRETRAINED_MODELS, TITLES, gold_trained
 from ..kit.seed_tests import ALPHA, seed_count, test_summary
 from ..kit.seeds import seed_keys
 from ..kit.tables import cell, mean_sd, p_value, seeds_caption, table
+from .models import BY_NAME, PRETRAINED_ARMS, PRETRAINED_MODELS, TITLES, gold_trained
 
 ENCODERS = {"": "own CNN tok2vec", "parser": "own CNN tok2vec", "tok2vec": "pretrained tok2vec, fine-tuned"}
 TREES = {"given": "gold (UD)", "predicted": "own parser", "pretrained": "pretrained parser"}
@@ -33,20 +34,42 @@ def rows_of(evaluation: Dict, parser_uas: str) -> List[List]:
     seeds, models = seed_keys(evaluation["seeds"]), evaluation["models"]
     speed_seed = seeds[0]
     rows = []
-    ordered = [m.name for m in PRETRAINED_MODELS if m.name in models] + \
-        [name for name in models if not arm(name) and not BY_NAME[name].jackknife]
+    ordered = [m.name for m in PRETRAINED_MODELS if m.name in models] + [
+        name for name in models if not arm(name) and not BY_NAME[name].jackknife
+    ]
     for name in ordered:
-        for trees in (("pretrained",) if arm(name) else ("predicted", "given")):
+        for trees in ("pretrained",) if arm(name) else ("predicted", "given"):
             by_seed = models[name]
             f = lambda split, k: mean_sd([by_seed[s][f"{split}_{trees}"][k] for s in seeds], 100)  # noqa: E731
             label = TREES[trees] + (f" (UAS {parser_uas})" if trees == "predicted" else "")
-            rows.append([name, model_title(name), ENCODERS[arm(name)], label, f("dev", "f"), f("test", "p"),
-                         f("test", "r"), f("test", "f"), by_seed[speed_seed][f"test_{trees}"]["words_per_second"]])
+            rows.append(
+                [
+                    name,
+                    model_title(name),
+                    ENCODERS[arm(name)],
+                    label,
+                    f("dev", "f"),
+                    f("test", "p"),
+                    f("test", "r"),
+                    f("test", "f"),
+                    by_seed[speed_seed][f"test_{trees}"]["words_per_second"],
+                ]
+            )
     mapped = evaluation.get("pretrained_ner")
     if mapped:
-        rows.append(["pretrained ner, mapped", "the pretrained pipeline's own ner, no training", "pretrained",
-                     TREES["pretrained"], 100 * mapped["dev"]["f"], 100 * mapped["test"]["p"], 100 * mapped["test"]["r"],
-                     100 * mapped["test"]["f"], mapped["test"]["words_per_second"]])
+        rows.append(
+            [
+                "pretrained ner, mapped",
+                "the pretrained pipeline's own ner, no training",
+                "pretrained",
+                TREES["pretrained"],
+                100 * mapped["dev"]["f"],
+                100 * mapped["test"]["p"],
+                100 * mapped["test"]["r"],
+                100 * mapped["test"]["f"],
+                mapped["test"]["words_per_second"],
+            ]
+        )
     return rows
 
 
@@ -60,7 +83,7 @@ def comparisons(evaluation: Dict) -> List[tuple]:
         reference = "ner" + suffix
         if gold_trained(name) == "ner" or reference not in models or BY_NAME[name].jackknife:
             continue
-        for trees in (("pretrained",) if arm(name) else ("predicted", "given")):
+        for trees in ("pretrained",) if arm(name) else ("predicted", "given"):
             pairs.append((name, reference, trees))
     return pairs
 
@@ -73,9 +96,16 @@ def significance_rows(evaluation: Dict, samples: int) -> List[List]:
     rows = []
     for a, b, trees in comparisons(evaluation):
         summary = test_summary(evaluation, a, b, f"test_{trees}", samples)
-        rows.append([f"{a} vs {b}", TREES[trees], mean_sd(summary["deltas"], 100),
-                     seed_count(summary["a_better"], len(seeds)), ", ".join(p_value(p) for p in summary["p_values"]),
-                     seed_count(summary["significant"], len(seeds))])
+        rows.append(
+            [
+                f"{a} vs {b}",
+                TREES[trees],
+                mean_sd(summary["deltas"], 100),
+                seed_count(summary["a_better"], len(seeds)),
+                ", ".join(p_value(p) for p in summary["p_values"]),
+                seed_count(summary["significant"], len(seeds)),
+            ]
+        )
     return rows
 
 
@@ -86,11 +116,15 @@ def coverage_rows(coverage: Dict) -> List[List]:
     seeds = list(test["predicted"])
     rows = []
     for lattice in ("dgm_s", "dgm"):
-        row = [lattice, test["gold"]["coverage"][lattice], mean_sd([test["predicted"][s]["coverage"][lattice] for s in seeds]),
-               test["pretrained"]["coverage"][lattice] if "pretrained" in test else None,
-               test["gold"]["spans_per_token"][lattice],
-               mean_sd([test["predicted"][s]["spans_per_token"][lattice] for s in seeds]),
-               test["pretrained"]["spans_per_token"][lattice] if "pretrained" in test else None]
+        row = [
+            lattice,
+            test["gold"]["coverage"][lattice],
+            mean_sd([test["predicted"][s]["coverage"][lattice] for s in seeds]),
+            test["pretrained"]["coverage"][lattice] if "pretrained" in test else None,
+            test["gold"]["spans_per_token"][lattice],
+            mean_sd([test["predicted"][s]["spans_per_token"][lattice] for s in seeds]),
+            test["pretrained"]["spans_per_token"][lattice] if "pretrained" in test else None,
+        ]
         rows.append(row)
     return rows
 
@@ -100,11 +134,25 @@ def pretrained_section(evaluation: Dict, coverage: Dict, pipeline: Optional[str]
     parser = evaluation["parser"]
     uas = cell(mean_sd([by_split["test"]["uas"] for by_split in parser.values()], 100))
     seeds = evaluation["seeds"]
-    header = ["model", "family", "encoder", "trees at test", "dev F", "test P", "test R", "test F",
-              f"words/s (test, seed {seed_keys(seeds)[0]})"]
+    header = [
+        "model",
+        "family",
+        "encoder",
+        "trees at test",
+        "dev F",
+        "test P",
+        "test R",
+        "test F",
+        f"words/s (test, seed {seed_keys(seeds)[0]})",
+    ]
     mapping = evaluation.get("pretrained_ner", {}).get("mapping")
-    mapped_line = ("" if not mapping else " The pretrained pipeline's own ner is scored with its types mapped, "
-                   + ", ".join(f"{k}→{v}" for k, v in mapping.items()) + ", the others dropped.")
+    mapped_line = (
+        ""
+        if not mapping
+        else " The pretrained pipeline's own ner is scored with its types mapped, "
+        + ", ".join(f"{k}→{v}" for k, v in mapping.items())
+        + ", the others dropped."
+    )
     return (
         f"The models a spaCy user chooses between when adding entity recognition to the pretrained pipeline "
         f"`{pipeline or '?'}`: NAME@pretrained reads that pipeline's trees (its parser sourced, frozen and annotating, so "
@@ -117,10 +165,29 @@ def pretrained_section(evaluation: Dict, coverage: Dict, pipeline: Optional[str]
         + f"\n\nEach model against spaCy's ner on the same encoder and trees, on test: paired bootstrap per seed "
         f"({samples} resamples of the test sentences, one-sided in the direction of that seed's difference), every "
         f"seed's p in seed order, and the seeds with p < {ALPHA}.\n\n"
-        + table(["comparison (test)", "trees", "F1 difference", "model higher (seeds)", "p per seed", f"seeds with p < {ALPHA}"],
-                significance_rows(evaluation, samples))
+        + table(
+            [
+                "comparison (test)",
+                "trees",
+                "F1 difference",
+                "model higher (seeds)",
+                "p per seed",
+                f"seeds with p < {ALPHA}",
+            ],
+            significance_rows(evaluation, samples),
+        )
         + "\n\nLattice coverage (percent of test entities that are candidate spans) and candidate spans per token under "
         "each kind of trees (own parsers: mean ± sd over the seeds).\n\n"
-        + table(["lattice", "coverage, gold trees", "coverage, own parser", "coverage, pretrained parser",
-                 "spans/token, gold", "spans/token, own parser", "spans/token, pretrained parser"], coverage_rows(coverage))
+        + table(
+            [
+                "lattice",
+                "coverage, gold trees",
+                "coverage, own parser",
+                "coverage, pretrained parser",
+                "spans/token, gold",
+                "spans/token, own parser",
+                "spans/token, pretrained parser",
+            ],
+            coverage_rows(coverage),
+        )
     )

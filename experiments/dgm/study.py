@@ -23,6 +23,7 @@ parsed by a parser that did not see it), so that they train on trees like
 those they are tested on. The steps after ``train`` take ``--seeds`` or find
 the seeds in the models folder, and the twins in the seeds' folders.
 """
+
 import json
 import time
 from pathlib import Path
@@ -33,24 +34,49 @@ from tqdm import tqdm
 
 from spacy_depner.util.progress import progress
 
-from .models import BY_NAME, JACKKNIFE, MODELS, SPLITS, TREE_READERS, StudyModel, model_names, study_models, twin_names
-from .report import write_report
-from ..kit.data_files import data_file
-from ..kit.options import CONFIGS, DATA, INIT_TOK2VEC, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED, PRETRAINED_PIPELINE, RESUME, SEEDS, TRAIN_SEEDS, TRAINED, TRANSFORMER
-from ..kit.outputs import write_json
-from ..pretrain.tok2vec import tok2vec_weights
 from ..configs.pretrained import model_config
-from .pretrained_ner import ONTONOTES_TO_UNER, mapped_ner_scores
+from ..kit.data_files import data_file
+from ..kit.options import (
+    CONFIGS,
+    DATA,
+    INIT_TOK2VEC,
+    JOBS,
+    JSON_OUTPUT,
+    PIPELINES,
+    PRETRAINED,
+    PRETRAINED_PIPELINE,
+    RESUME,
+    SEEDS,
+    TRAIN_SEEDS,
+    TRAINED,
+    TRANSFORMER,
+)
+from ..kit.outputs import write_json
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
 from ..kit.timing import pipeline_seconds
+from ..pretrain.tok2vec import tok2vec_weights
+from .models import BY_NAME, JACKKNIFE, MODELS, SPLITS, TREE_READERS, StudyModel, model_names, study_models, twin_names
+from .pretrained_ner import ONTONOTES_TO_UNER, mapped_ner_scores
+from .report import write_report
 
 study = typer.Typer(no_args_is_help=True, help="The DGM study of project.yml")
 
 
-def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path, configs: Path, steps: int,
-                  parser_steps: int, limit: int, jackknife: Optional[Path], init_tok2vec: Optional[Path],
-                  pipeline: Optional[str] = None, transformer: Optional[str] = None) -> Dict[str, List[str]]:
+def training_runs(
+    chosen: List[StudyModel],
+    seed: int,
+    data: Path,
+    output: Path,
+    configs: Path,
+    steps: int,
+    parser_steps: int,
+    limit: int,
+    jackknife: Optional[Path],
+    init_tok2vec: Optional[Path],
+    pipeline: Optional[str] = None,
+    transformer: Optional[str] = None,
+) -> Dict[str, List[str]]:
     """The ``spacy train`` command of the parser and of each model of
     ``chosen`` for seed ``seed`` (to OUTPUT/seed_<s>/<name>), by name; the
     models' tok2vec from the weights ``init_tok2vec`` if given (every study
@@ -61,11 +87,20 @@ def training_runs(chosen: List[StudyModel], seed: int, data: Path, output: Path,
     pretrained = [] if init_tok2vec is None else ["--paths.init_tok2vec", str(init_tok2vec)]
     runs = {"parser": train_command(configs / "parser_ewt.cfg", folder / "parser", data, parser_steps, limit, [], seed)}
     for model in chosen:
-        config = model_config(configs, model.config, output, model.name, bool(model.pretrained), pipeline,
-                              tok2vec=model.pretrained == "tok2vec", transformer=transformer)
+        config = model_config(
+            configs,
+            model.config,
+            output,
+            model.name,
+            bool(model.pretrained),
+            pipeline,
+            tok2vec=model.pretrained == "tok2vec",
+            transformer=transformer,
+        )
         weights = [] if model.pretrained == "tok2vec" or transformer else pretrained
-        runs[model.name] = train_command(config, folder / model.name, data, steps, limit,
-                                         model.overrides(jackknife) + weights, seed)
+        runs[model.name] = train_command(
+            config, folder / model.name, data, steps, limit, model.overrides(jackknife) + weights, seed
+        )
     return runs
 
 
@@ -80,14 +115,21 @@ def train(
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
     jackknife: Optional[Path] = typer.Option(
-        None, help="The training split with jackknifed trees (OUTPUT/train.jackknife.conllu of `python -m experiments "
-                   f"jackknife-trees`): also train the tree-reading models on it, to OUTPUT/seed_<s>/<model>{JACKKNIFE}"),
+        None,
+        help="The training split with jackknifed trees (OUTPUT/train.jackknife.conllu of `python -m experiments "
+        f"jackknife-trees`): also train the tree-reading models on it, to OUTPUT/seed_<s>/<model>{JACKKNIFE}",
+    ),
     jackknife_models: str = typer.Option(
-        "all", help=f"With --jackknife: the models trained on it too, e.g. dgm+dep,chain_crf+dep "
-                    f"(all: every tree-reading model, {','.join(TREE_READERS)})"),
+        "all",
+        help=f"With --jackknife: the models trained on it too, e.g. dgm+dep,chain_crf+dep "
+        f"(all: every tree-reading model, {','.join(TREE_READERS)})",
+    ),
     models: str = typer.Option(
-        "all", "--models", help=f"The models trained on the gold trees (the parser always is), e.g. ner,chain_crf,dgm+dep "
-                                f"(all: {','.join(m.name for m in MODELS)})"),
+        "all",
+        "--models",
+        help=f"The models trained on the gold trees (the parser always is), e.g. ner,chain_crf,dgm+dep "
+        f"(all: {','.join(m.name for m in MODELS)})",
+    ),
     init_tok2vec: Annotated[Optional[Path], INIT_TOK2VEC] = None,
     pretrained: Annotated[Optional[Path], PRETRAINED] = None,
     pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
@@ -101,23 +143,50 @@ def train(
     weights, every NER model's tok2vec starts from them (the same for every
     seed; the other layers start from the seed's random weights)."""
     if jackknife is not None and not jackknife.is_file():
-        raise typer.BadParameter(f"--jackknife {jackknife}: no such file; write it with `python -m experiments "
-                                 "jackknife-trees --output FOLDER` (FOLDER/train.jackknife.conllu)")
+        raise typer.BadParameter(
+            f"--jackknife {jackknife}: no such file; write it with `python -m experiments "
+            "jackknife-trees --output FOLDER` (FOLDER/train.jackknife.conllu)"
+        )
     if jackknife is None and jackknife_models.strip() != "all":
-        raise typer.BadParameter(f"--jackknife-models {jackknife_models} chooses models to train on jackknifed trees: "
-                                 "give those trees with --jackknife FILE too")
+        raise typer.BadParameter(
+            f"--jackknife-models {jackknife_models} chooses models to train on jackknifed trees: "
+            "give those trees with --jackknife FILE too"
+        )
     names = model_names(models)
     twins = twin_names(jackknife_models) if jackknife is not None else ()
     if jackknife_models.strip() == "all":  # every tree reader among the chosen models
         twins = [name for name in twins if name in names]
     chosen = study_models(twins, names)
     weights = tok2vec_weights(init_tok2vec, pretrained)
-    runs = {seed: training_runs(chosen, seed, data, output, configs, steps, parser_steps, limit, jackknife, weights,
-                                pretrained_pipeline, transformer) for seed in parse_seeds(seeds)}
-    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
-                        pretrained_pipeline=pretrained_pipeline, transformer=transformer,
-                        jackknife=None if jackknife is None else str(jackknife),
-                        init_tok2vec=None if weights is None else str(weights))
+    runs = {
+        seed: training_runs(
+            chosen,
+            seed,
+            data,
+            output,
+            configs,
+            steps,
+            parser_steps,
+            limit,
+            jackknife,
+            weights,
+            pretrained_pipeline,
+            transformer,
+        )
+        for seed in parse_seeds(seeds)
+    }
+    seconds = run_seeds(
+        runs,
+        output,
+        jobs,
+        resume=resume,
+        steps=steps,
+        parser_steps=parser_steps,
+        pretrained_pipeline=pretrained_pipeline,
+        transformer=transformer,
+        jackknife=None if jackknife is None else str(jackknife),
+        init_tok2vec=None if weights is None else str(weights),
+    )
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -141,7 +210,9 @@ def pipeline_in_use(trained: List[StudyModel], pipeline: Optional[str]) -> Optio
 @study.command("coverage")
 def coverage(
     data: Path = DATA,
-    models: Path = typer.Option(..., help="Folder of the trained pipelines: the predicted trees are those of MODELS/seed_<s>/parser"),
+    models: Path = typer.Option(
+        ..., help="Folder of the trained pipelines: the predicted trees are those of MODELS/seed_<s>/parser"
+    ),
     output: Path = JSON_OUTPUT,
     limit: int = typer.Option(0, help="Sentences per split (0: all)"),
     seeds: Optional[str] = SEEDS,
@@ -159,8 +230,10 @@ def coverage(
     report = {}
     for split in SPLITS:
         corpus = load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
-        predicted = {str(seed): lattice_report(with_parsed_trees(corpus, seed_folder(models, seed) / "parser" / "model-best"))
-                     for seed in chosen}
+        predicted = {
+            str(seed): lattice_report(with_parsed_trees(corpus, seed_folder(models, seed) / "parser" / "model-best"))
+            for seed in chosen
+        }
         report[split] = {"gold": lattice_report(corpus), "predicted": predicted}
         if pretrained_pipeline is not None:
             report[split]["pretrained"] = lattice_report(with_parsed_trees(corpus, pretrained_pipeline))
@@ -187,16 +260,28 @@ def evaluate(
      "pretrained_ner": {"mapping": ..., split: P/R/F}}."""
     import spacy
 
-    from spacy_depner.evaluation.corpus_scores import attachment_scores, input_docs, load_corpus, parse_corpus, score_pipeline
+    from spacy_depner.evaluation.corpus_scores import (
+        attachment_scores,
+        input_docs,
+        load_corpus,
+        parse_corpus,
+        score_pipeline,
+    )
 
     chosen = chosen_seeds(models, seeds)
     evaluated = trained_models(models, chosen)
     pretrained_pipeline = pipeline_in_use(evaluated, pretrained_pipeline)
-    corpora = {split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit) for split in ("dev", "test")}
+    corpora = {
+        split: load_corpus(data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit)
+        for split in ("dev", "test")
+    }
     results: Dict = {"seeds": chosen, "parser": {}, "models": {model.name: {} for model in evaluated}}
     if pretrained_pipeline is not None:
-        results["pretrained_ner"] = {"pipeline": pretrained_pipeline, "mapping": ONTONOTES_TO_UNER,
-                                     **mapped_ner_scores(pretrained_pipeline, corpora)}
+        results["pretrained_ner"] = {
+            "pipeline": pretrained_pipeline,
+            "mapping": ONTONOTES_TO_UNER,
+            **mapped_ner_scores(pretrained_pipeline, corpora),
+        }
     runs = sum(2 if model.pretrained else 4 for model in evaluated)
     bar = progress(None, runs * len(chosen), "models evaluated (seeds x 2 splits x their kinds of trees)", unit="run")
     for seed in chosen:
@@ -208,8 +293,14 @@ def evaluate(
             results["parser"][key][split] = attachment_scores(parsed, corpus)
             for name, (model, nlp) in pipelines.items():
                 # a pretrained arm's pipeline parses with its own parser; the others get the trees
-                kinds = [("pretrained", input_docs(nlp.vocab, corpus, trees=False))] if model.pretrained else \
-                    [("given", input_docs(nlp.vocab, corpus)), ("predicted", input_docs(nlp.vocab, corpus, parsed))]
+                kinds = (
+                    [("pretrained", input_docs(nlp.vocab, corpus, trees=False))]
+                    if model.pretrained
+                    else [
+                        ("given", input_docs(nlp.vocab, corpus)),
+                        ("predicted", input_docs(nlp.vocab, corpus, parsed)),
+                    ]
+                )
                 for trees, docs in kinds:
                     results["models"][name].setdefault(key, {})[f"{split}_{trees}"] = score_pipeline(nlp, corpus, docs)
                     bar.update(1)
@@ -254,10 +345,14 @@ def speed(
         batches = list(minibatch(examples, size=max(1, len(examples) * batch_words // max(sample_words, 1))))
         # the trained config's optimizer, interpolated (a schedule may read [training] max_steps, as the
         # transformer's does; nlp.resume_training() alone resolves it uninterpolated and fails)
-        optimizer = nlp.resume_training(sgd=registry.resolve(
-            {"optimizer": nlp.config.interpolate()["training"]["optimizer"]})["optimizer"])
-        update = {"sgd": optimizer, "exclude": nlp.config["training"]["frozen_components"],
-                  "annotates": nlp.config["training"]["annotating_components"]}
+        optimizer = nlp.resume_training(
+            sgd=registry.resolve({"optimizer": nlp.config.interpolate()["training"]["optimizer"]})["optimizer"]
+        )
+        update = {
+            "sgd": optimizer,
+            "exclude": nlp.config["training"]["frozen_components"],
+            "annotates": nlp.config["training"]["annotating_components"],
+        }
         nlp.update(batches[0], **update)  # warm-up: numba cache, allocations
         start = time.perf_counter()
         for batch in batches:
@@ -266,7 +361,10 @@ def speed(
         docs = input_docs(nlp.vocab, dev_corpus, trees=not model.pretrained)
         pipe_seconds, _ = pipeline_seconds({model.name: nlp.pipe}, docs, repeats=1, batch_size=256, warm_up=100)
         words_per_second = sum(len(d) for d in docs) / pipe_seconds[model.name]
-        rows[model.name] = {"seconds_per_iteration": float(f"{seconds:.4g}"), "words_per_second": round(words_per_second)}
+        rows[model.name] = {
+            "seconds_per_iteration": float(f"{seconds:.4g}"),
+            "words_per_second": round(words_per_second),
+        }
         tqdm.write(f"{model.name}: {rows[model.name]}")
     write_json(output, {"seed": seed, "train_words": train_words, "models": rows})
 

@@ -1,12 +1,12 @@
 """Writing the experiments' output files: their folder made, UTF-8, each
 written under a temporary name and renamed when complete (``atomic_path``),
 so that an interrupted step leaves the previous file or none."""
+
 import json
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-
 import srsly
 
 from spacy_depner.util.atomic_files import TEMPORARY_MARK, atomic_path
@@ -44,9 +44,18 @@ def linked_files(report: Path) -> List[str]:
     found = []
     for path in sorted(folder.rglob("*")):
         parts = path.relative_to(folder).parts
-        if not path.is_file() or path.suffix not in LINKED_SUFFIXES or path == report \
-                or any(part in UNLINKED_FOLDERS or part.startswith("seed_") or TEMPORARY_MARK in part
-                       or part.endswith((".partial", ".partial.json")) for part in parts):
+        if (
+            not path.is_file()
+            or path.suffix not in LINKED_SUFFIXES
+            or path == report
+            or any(
+                part in UNLINKED_FOLDERS
+                or part.startswith("seed_")
+                or TEMPORARY_MARK in part
+                or part.endswith((".partial", ".partial.json"))
+                for part in parts
+            )
+        ):
             continue
         found.append("/".join(parts))
     return found
@@ -77,12 +86,18 @@ def save_figure(figure, path: Path) -> None:
         plt.close(figure)
 
 
-def save_curves(path: Path, curves: Dict[str, Sequence[Tuple[float, Sequence[Optional[float]]]]], xlabel: str,
-                title: str, ylabel: str = "test F1 (%)") -> None:
+def save_curves(
+    path: Path,
+    curves: Dict[str, Sequence[Tuple[float, Sequence[Optional[float]]]]],
+    xlabel: str,
+    title: str,
+    ylabel: str = "test F1 (%)",
+) -> None:
     """A line chart at ``path``: for each label of ``curves``, its points (x,
     the per-seed values) drawn at the mean x 100 with the sd x 100 as error
     bars; a point missing a seed's value is left out."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -90,8 +105,14 @@ def save_curves(path: Path, curves: Dict[str, Sequence[Tuple[float, Sequence[Opt
     for label, points in curves.items():
         complete = [(x, np.asarray(values, dtype=float)) for x, values in points if None not in values]
         if complete:
-            axis.errorbar([x for x, _ in complete], [100 * v.mean() for _, v in complete],
-                          yerr=[100 * v.std() for _, v in complete], marker="o", capsize=3, label=label)
+            axis.errorbar(
+                [x for x, _ in complete],
+                [100 * v.mean() for _, v in complete],
+                yerr=[100 * v.std() for _, v in complete],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
     axis.set_xlabel(xlabel)
     axis.set_ylabel(ylabel)
     axis.set_title(title)

@@ -1,6 +1,7 @@
 """Training runs of the studies: ``spacy train`` commands, run one thread
 each, several at a time, their output to log files; with seeds, every
 seed's runs in its own folder (``seeds.seed_folder``)."""
+
 import json
 import os
 import subprocess
@@ -16,16 +17,35 @@ from .outputs import write_json
 from .seeds import seed_folder
 
 
-def train_command(config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str],
-                  seed: Optional[int] = None) -> List[str]:
+def train_command(
+    config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str], seed: Optional[int] = None
+) -> List[str]:
     """``spacy train CONFIG`` to OUTPUT on the data directory DATA, ``steps``
     steps (evaluated four times), ``limit`` train and dev items (0: all),
     with ``[system] seed = seed`` if given (the configs' ``[training] seed``
     is ``${system.seed}``)."""
     seeded = [] if seed is None else ["--system.seed", str(seed)]
-    return [sys.executable, "-m", "spacy", "train", str(config), "--output", str(output), "--paths.data", str(data),
-            "--training.max_steps", str(steps), "--training.eval_frequency", str(max(1, steps // 4)),
-            "--corpora.train.limit", str(limit), "--corpora.dev.limit", str(limit), *seeded, *overrides]
+    return [
+        sys.executable,
+        "-m",
+        "spacy",
+        "train",
+        str(config),
+        "--output",
+        str(output),
+        "--paths.data",
+        str(data),
+        "--training.max_steps",
+        str(steps),
+        "--training.eval_frequency",
+        str(max(1, steps // 4)),
+        "--corpora.train.limit",
+        str(limit),
+        "--corpora.dev.limit",
+        str(limit),
+        *seeded,
+        *overrides,
+    ]
 
 
 def run_logged(command: List[str], log: Path) -> float:
@@ -45,8 +65,11 @@ def finished(folder: Path, name: str) -> bool:
     seed's FOLDER: it writes FOLDER/NAME/model-last at every evaluation, and
     its closing line "Saved pipeline to output directory" to the run's log only at the end."""
     log = folder / "logs" / f"{name}.log"  # run_seeds's log of NAME
-    return (folder / name / "model-last").is_dir() and log.is_file() and \
-        "Saved pipeline to output directory" in log.read_text(encoding="utf8", errors="replace")
+    return (
+        (folder / name / "model-last").is_dir()
+        and log.is_file()
+        and "Saved pipeline to output directory" in log.read_text(encoding="utf8", errors="replace")
+    )
 
 
 def run_pool(runs: Dict[Hashable, Tuple[str, List[str], Path]], jobs: int) -> Dict[Hashable, float]:
@@ -69,8 +92,9 @@ def run_pool(runs: Dict[Hashable, Tuple[str, List[str], Path]], jobs: int) -> Di
     return seconds
 
 
-def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
-            **settings) -> Dict[str, float]:
+def run_all(
+    runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: str = "train_seconds.json", **settings
+) -> Dict[str, float]:
     """Run the commands ``jobs`` at a time (``run_pool``, logs to
     OUTPUT/logs/NAME.log); write the ``settings`` and the wall seconds per
     name to OUTPUT/SECONDS_FILE and return those seconds."""
@@ -80,8 +104,14 @@ def run_all(runs: Dict[str, List[str]], output: Path, jobs: int, seconds_file: s
     return seconds
 
 
-def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, seconds_file: str = "train_seconds.json",
-              resume: bool = False, **settings) -> Dict[str, Dict[str, Optional[float]]]:
+def run_seeds(
+    runs: Dict[int, Dict[str, List[str]]],
+    output: Path,
+    jobs: int,
+    seconds_file: str = "train_seconds.json",
+    resume: bool = False,
+    **settings,
+) -> Dict[str, Dict[str, Optional[float]]]:
     """Run the commands of every seed, ``runs[seed][name]``, all (seed,
     name) runs ``jobs`` at a time (``run_pool``, logs to
     OUTPUT/seed_<s>/logs/NAME.log); write the ``settings``, the seeds and
@@ -93,16 +123,25 @@ def run_seeds(runs: Dict[int, Dict[str, List[str]]], output: Path, jobs: int, se
     written (so resumed runs of different models may share a folder)."""
     path = output / seconds_file
     previous = json.loads(path.read_text())["seconds"] if resume and path.is_file() else {}
-    flat = {(seed, name): (f"{name} (seed {seed})", command, seed_folder(output, seed) / "logs" / f"{name}.log")
-            for seed, named in runs.items() for name, command in named.items()
-            if not (resume and finished(seed_folder(output, seed), name))}
+    flat = {
+        (seed, name): (f"{name} (seed {seed})", command, seed_folder(output, seed) / "logs" / f"{name}.log")
+        for seed, named in runs.items()
+        for name, command in named.items()
+        if not (resume and finished(seed_folder(output, seed), name))
+    }
     done = run_pool(flat, jobs) if flat else {}
-    seconds = {str(seed): {name: done[seed, name] if (seed, name) in done else previous.get(str(seed), {}).get(name)
-                           for name in named} for seed, named in runs.items()}
+    seconds = {
+        str(seed): {
+            name: done[seed, name] if (seed, name) in done else previous.get(str(seed), {}).get(name) for name in named
+        }
+        for seed, named in runs.items()
+    }
     if resume and path.is_file():  # the runs of other models, or written meanwhile by another resumed run, are kept
         recorded = json.loads(path.read_text())
         seeds = sorted(set(runs) | {int(seed) for seed in recorded["seconds"]})
-        seconds = {str(seed): {**recorded["seconds"].get(str(seed), {}), **seconds.get(str(seed), {})} for seed in seeds}
+        seconds = {
+            str(seed): {**recorded["seconds"].get(str(seed), {}), **seconds.get(str(seed), {})} for seed in seeds
+        }
     else:
         seeds = sorted(runs)
     write_json(path, {**settings, "seeds": seeds, "seconds": seconds})

@@ -9,6 +9,7 @@ seed's pair of models differs at the 5% level, whichever seed one had
 trained. The tests do not say in which direction: a reader also needs the
 number of seeds in which A scored higher (``a_better``), which is every
 seed for a difference that does not depend on the seed."""
+
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -16,7 +17,9 @@ import numpy as np
 ALPHA = 0.05
 
 
-def significance_per_seed(test: Callable, pairs: Mapping[str, Tuple[Sequence, Sequence]], **settings) -> Dict[str, Dict]:
+def significance_per_seed(
+    test: Callable, pairs: Mapping[str, Tuple[Sequence, Sequence]], **settings
+) -> Dict[str, Dict]:
     """``test(a, b, **settings)`` (``paired_bootstrap`` or
     ``approximate_randomization``) for each seed's pair of (M, 3) count
     arrays ``pairs[seed] = (a, b)``; the results by seed."""
@@ -33,8 +36,14 @@ def over_seeds(results: Mapping[str, Dict]) -> Dict:
         raise ValueError("no seed to summarise: test at least one seed's pair of models")
     p_values = [float(result["p_value"]) for result in results.values()]
     deltas = [float(result["delta"]) for result in results.values()]
-    return {"seeds": len(results), "max_p": max(p_values), "significant": sum(p < ALPHA for p in p_values),
-            "a_better": sum(delta > 0 for delta in deltas), "deltas": deltas, "p_values": p_values}
+    return {
+        "seeds": len(results),
+        "max_p": max(p_values),
+        "significant": sum(p < ALPHA for p in p_values),
+        "a_better": sum(delta > 0 for delta in deltas),
+        "deltas": deltas,
+        "p_values": p_values,
+    }
 
 
 def seed_count(count: int, seeds: int) -> str:
@@ -50,6 +59,8 @@ def test_summary(evaluation: Dict, a: str, b: str, key: str, samples: int) -> Di
     from spacy_depner.evaluation.significance import paired_bootstrap
 
     models = evaluation["models"]
-    pairs = {str(s): (models[a][str(s)][key]["sentence_counts"], models[b][str(s)][key]["sentence_counts"])
-             for s in evaluation["seeds"]}
+    pairs = {
+        str(s): (models[a][str(s)][key]["sentence_counts"], models[b][str(s)][key]["sentence_counts"])
+        for s in evaluation["seeds"]
+    }
     return over_seeds(significance_per_seed(paired_bootstrap, pairs, n_samples=samples))

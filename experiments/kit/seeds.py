@@ -2,6 +2,7 @@
 each seed's pipelines (``MODELS/seed_<s>/<model>``), and the seeds a models
 folder holds. JSON files key their per-seed results by the seed as text
 (``"0"``), as JSON keys are text."""
+
 import re
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -29,8 +30,11 @@ def seeds_present(models: Path) -> List[int]:
     """The seeds whose folder MODELS/seed_<s> exists, sorted."""
     if not Path(models).is_dir():
         return []
-    return sorted(int(match.group(1)) for path in Path(models).iterdir()
-                  if path.is_dir() and (match := SEED_FOLDER.fullmatch(path.name)))
+    return sorted(
+        int(match.group(1))
+        for path in Path(models).iterdir()
+        if path.is_dir() and (match := SEED_FOLDER.fullmatch(path.name))
+    )
 
 
 def chosen_seeds(models: Path, seeds: Optional[str] = None) -> List[int]:
@@ -39,15 +43,19 @@ def chosen_seeds(models: Path, seeds: Optional[str] = None) -> List[int]:
     present = seeds_present(models)
     if seeds is None:
         if not present:
-            raise ValueError(f"{models} holds no seed_<s> folder of trained pipelines: run the study's train "
-                             "command first (it writes MODELS/seed_<s>/<model>), or check --models")
+            raise ValueError(
+                f"{models} holds no seed_<s> folder of trained pipelines: run the study's train "
+                "command first (it writes MODELS/seed_<s>/<model>), or check --models"
+            )
         return present
     chosen = parse_seeds(seeds)
     missing = [seed for seed in chosen if seed not in present]
     if missing:
-        raise ValueError(f"--seeds {seeds}: no pipelines of seed {', '.join(map(str, missing))} in {models} "
-                         f"(it holds {', '.join(map(str, present)) or 'no seed'}): train those seeds first "
-                         "(train --seeds), or leave out --seeds to use the seeds present")
+        raise ValueError(
+            f"--seeds {seeds}: no pipelines of seed {', '.join(map(str, missing))} in {models} "
+            f"(it holds {', '.join(map(str, present)) or 'no seed'}): train those seeds first "
+            "(train --seeds), or leave out --seeds to use the seeds present"
+        )
     return chosen
 
 
@@ -81,8 +89,10 @@ def trained_names(models: Path, seeds: List[int], names: Sequence[str], command:
         held = [seed for seed in seeds if (seed_folder(models, seed) / name / "model-best").is_dir()]
         if held and len(held) < len(seeds):
             missing = ", ".join(str(seed) for seed in seeds if seed not in held)
-            raise ValueError(f"{models}: {name} is trained for seed {', '.join(map(str, held))} but not for seed {missing}: "
-                             f"train it for those seeds too ({command} --seeds), or pass --seeds to use the seeds that have it")
+            raise ValueError(
+                f"{models}: {name} is trained for seed {', '.join(map(str, held))} but not for seed {missing}: "
+                f"train it for those seeds too ({command} --seeds), or pass --seeds to use the seeds that have it"
+            )
         if held:
             present.append(name)
     if not present:

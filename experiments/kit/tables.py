@@ -3,6 +3,7 @@ cell of a figure over training seeds (``mean_sd``, with ``seeds_caption``
 for the table's caption), and the machine line of their titles. Library
 scores are fractions; reports print them as percents (``percent``, or
 ``mean_sd(..., scale=100)``)."""
+
 import os
 import platform
 import statistics
@@ -46,8 +47,9 @@ def mean_sd(values: Sequence[Optional[float]], scale: float = 1.0) -> Union[None
     if not values or missing == len(values):
         return None
     if missing:
-        raise ValueError(f"a figure is missing for {missing} of {len(values)} seeds: "
-                         "evaluate every seed again (the step's --seeds)")
+        raise ValueError(
+            f"a figure is missing for {missing} of {len(values)} seeds: evaluate every seed again (the step's --seeds)"
+        )
     if len(values) == 1:
         return values[0] if scale == 1 else scale * values[0]
     scaled = [scale * value for value in values]

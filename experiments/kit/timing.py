@@ -1,5 +1,6 @@
 """Wall-clock timings of the benchmarks and studies: the best of repeated
 runs, interleaved so that every run sees the same machine load."""
+
 import time
 from typing import Callable, Dict, Tuple
 

@@ -1,6 +1,7 @@
 """The models and data files of the nested-mention study (Corro 2023 on
 GENIA, Lu & Roth 2015's mention hypergraph, and UD English-GUM with and
 without dependency guidance)."""
+
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
@@ -18,7 +19,9 @@ class NestedModel(NamedTuple):
     title: str
     guided: bool = False  # restricted to DGM valid spans: also scored with the parser's trees
     tuned: bool = False  # hypergraph_ner: also scored after tuning the mention penalty on dev
-    pretrained: bool = False  # the pretrained pipeline's parser sourced, frozen, annotating: its trees in training and test
+    pretrained: bool = (
+        False  # the pretrained pipeline's parser sourced, frozen, annotating: its trees in training and test
+    )
 
 
 def structure_overrides(structure: str, guided: bool = False) -> List[str]:
@@ -28,32 +31,75 @@ def structure_overrides(structure: str, guided: bool = False) -> List[str]:
     return ["--components.nested_ner.structure", structure, "--components.nested_ner.suggester.@misc", suggester]
 
 
-MODELS = [
-    NestedModel(f"{corpus}_{structure}", corpus, f"{corpus}_nested.cfg", structure_overrides(structure), f"nested_ner {structure}")
-    for corpus in CORPORA for structure in ("semi_markov", "cyk", "quadratic")
-] + [
-    NestedModel(f"{corpus}_spancat", corpus, f"{corpus}_spancat.cfg", [], "spaCy spancat")
-    for corpus in CORPORA
-] + [
-    NestedModel(f"{corpus}_hypergraph", corpus, f"{corpus}_hypergraph.cfg", [], "hypergraph_ner (MH)", tuned=True)
-    for corpus in CORPORA
-] + [
-    NestedModel("gum_hypergraph_heads", "gum", "gum_hypergraph.cfg", ["--components.hypergraph_ner.heads", "true"],
-                "hypergraph_ner with heads (minspan)", tuned=True)
-] + [NestedModel("gum_quadratic_dgm", "gum", "gum_nested.cfg", structure_overrides("quadratic", True),
-                 "nested_ner quadratic, DGM valid spans", guided=True)]
-DEPENDENCY_FEATURES = {"nested_ner": ["--components.nested_ner.model.dependency_features", "true"],
-                       "hypergraph_ner": ["--components.hypergraph_ner.model.dependency_features", "true"]}
+MODELS = (
+    [
+        NestedModel(
+            f"{corpus}_{structure}",
+            corpus,
+            f"{corpus}_nested.cfg",
+            structure_overrides(structure),
+            f"nested_ner {structure}",
+        )
+        for corpus in CORPORA
+        for structure in ("semi_markov", "cyk", "quadratic")
+    ]
+    + [NestedModel(f"{corpus}_spancat", corpus, f"{corpus}_spancat.cfg", [], "spaCy spancat") for corpus in CORPORA]
+    + [
+        NestedModel(f"{corpus}_hypergraph", corpus, f"{corpus}_hypergraph.cfg", [], "hypergraph_ner (MH)", tuned=True)
+        for corpus in CORPORA
+    ]
+    + [
+        NestedModel(
+            "gum_hypergraph_heads",
+            "gum",
+            "gum_hypergraph.cfg",
+            ["--components.hypergraph_ner.heads", "true"],
+            "hypergraph_ner with heads (minspan)",
+            tuned=True,
+        )
+    ]
+    + [
+        NestedModel(
+            "gum_quadratic_dgm",
+            "gum",
+            "gum_nested.cfg",
+            structure_overrides("quadratic", True),
+            "nested_ner quadratic, DGM valid spans",
+            guided=True,
+        )
+    ]
+)
+DEPENDENCY_FEATURES = {
+    "nested_ner": ["--components.nested_ner.model.dependency_features", "true"],
+    "hypergraph_ner": ["--components.hypergraph_ner.model.dependency_features", "true"],
+}
 # GUM on the trees of a pretrained pipeline's parser (``study train --pretrained-pipeline``), as a spaCy user has them
 MODELS += [
-    NestedModel("gum_quadratic_dgm@pretrained", "gum", "gum_nested.cfg", structure_overrides("quadratic", True),
-                "nested_ner quadratic, DGM valid spans", pretrained=True),
-    NestedModel("gum_quadratic_dgm+dep@pretrained", "gum", "gum_nested.cfg",
-                structure_overrides("quadratic", True) + DEPENDENCY_FEATURES["nested_ner"],
-                "nested_ner quadratic, DGM valid spans + dependency features", pretrained=True),
-    NestedModel("gum_hypergraph_heads+dep@pretrained", "gum", "gum_hypergraph.cfg",
-                ["--components.hypergraph_ner.heads", "true"] + DEPENDENCY_FEATURES["hypergraph_ner"],
-                "hypergraph_ner with heads + dependency features", tuned=True, pretrained=True),
+    NestedModel(
+        "gum_quadratic_dgm@pretrained",
+        "gum",
+        "gum_nested.cfg",
+        structure_overrides("quadratic", True),
+        "nested_ner quadratic, DGM valid spans",
+        pretrained=True,
+    ),
+    NestedModel(
+        "gum_quadratic_dgm+dep@pretrained",
+        "gum",
+        "gum_nested.cfg",
+        structure_overrides("quadratic", True) + DEPENDENCY_FEATURES["nested_ner"],
+        "nested_ner quadratic, DGM valid spans + dependency features",
+        pretrained=True,
+    ),
+    NestedModel(
+        "gum_hypergraph_heads+dep@pretrained",
+        "gum",
+        "gum_hypergraph.cfg",
+        ["--components.hypergraph_ner.heads", "true"] + DEPENDENCY_FEATURES["hypergraph_ner"],
+        "hypergraph_ner with heads + dependency features",
+        tuned=True,
+        pretrained=True,
+    ),
 ]
 PARSER = "gum_parser"
 

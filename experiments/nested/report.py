@@ -4,14 +4,15 @@ experiments nested-study evaluate`` and ``bench-nested`` write in the
 metrics folder (P/R/F and UAS/LAS as fractions, per model and seed; the
 report prints percents, mean ± sd over the seeds, and words/s of the
 first seed's pipelines only)."""
+
 import json
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .models import CORPORA, MODELS, SPLITS
 from ..kit.outputs import write_linked_report
 from ..kit.seeds import seed_keys
 from ..kit.tables import machine, mean_sd, seeds_caption, table, wall_seconds
+from .models import CORPORA, MODELS, SPLITS
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
 
@@ -31,10 +32,21 @@ def coverage_table(metrics: Path) -> str:
             if not path.exists():
                 continue
             report = json.loads(path.read_text())
-            rows.append([corpus, split, report["sentences"], report["mentions"],
-                         *(report["coverage"].get(space) for space in SPACES),
-                         report["spans_per_token"].get("all"), report["spans_per_token"].get("dgm")])
-    return table(["corpus", "split", "sentences", "mentions", *(f"{s} %" for s in SPACES), "spans/token", "DGM spans/token"], rows)
+            rows.append(
+                [
+                    corpus,
+                    split,
+                    report["sentences"],
+                    report["mentions"],
+                    *(report["coverage"].get(space) for space in SPACES),
+                    report["spans_per_token"].get("all"),
+                    report["spans_per_token"].get("dgm"),
+                ]
+            )
+    return table(
+        ["corpus", "split", "sentences", "mentions", *(f"{s} %" for s in SPACES), "spans/token", "DGM spans/token"],
+        rows,
+    )
 
 
 def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: Optional[Dict] = None) -> str:
@@ -45,8 +57,10 @@ def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: O
     pipeline; training wall seconds (``seconds[seed][name]``), mean ± sd over the seeds."""
     seeds = seed_keys(evaluation["seeds"])
     if dev is not None and seed_keys(dev["seeds"]) != seeds:
-        raise ValueError(f"the dev evaluation has seeds {dev['seeds']}, the {evaluation['split']} one {evaluation['seeds']}: "
-                         "evaluate both splits with the same --seeds")
+        raise ValueError(
+            f"the dev evaluation has seeds {dev['seeds']}, the {evaluation['split']} one {evaluation['seeds']}: "
+            "evaluate both splits with the same --seeds"
+        )
     rows = []
     for model in sorted(MODELS, key=lambda m: list(CORPORA).index(m.corpus)):
         for key in (model.name, model.name + "@predicted", model.name + "@tuned"):
@@ -56,15 +70,39 @@ def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: O
             results = [by_seed[s] for s in seeds]
             trees = results[0]["trees"] if model.guided or model.pretrained else "–"  # the other models read no tree
             title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
-            on_dev = [] if dev is None else [mean_sd([dev["models"][key][s]["f"] for s in seeds] if key in dev["models"] else [], 100)]
-            rows.append([model.corpus, title, trees, *on_dev,
-                         *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
-                         results[0]["words_per_second"], wall_seconds([by_name.get(model.name) for by_name in seconds.values()])])
+            on_dev = (
+                []
+                if dev is None
+                else [mean_sd([dev["models"][key][s]["f"] for s in seeds] if key in dev["models"] else [], 100)]
+            )
+            rows.append(
+                [
+                    model.corpus,
+                    title,
+                    trees,
+                    *on_dev,
+                    *(mean_sd([r.get(k) for r in results], 100) for k in ("p", "r", "f", "head_f")),
+                    results[0]["words_per_second"],
+                    wall_seconds([by_name.get(model.name) for by_name in seconds.values()]),
+                ]
+            )
     trained = "" if list(seconds) in ([], seeds) else " " + seeds_caption(list(seconds), "Training s")
     split = evaluation["split"]
-    return (f"{seeds_caption(evaluation['seeds'])} words/s: the pipelines of seed {seeds[0]} only.{trained}\n\n"
-            + table(["corpus", "model", "trees", *([] if dev is None else ["dev F"]), f"{split} P", f"{split} R", f"{split} F",
-                     f"{split} F with heads", f"words/s (seed {seeds[0]})", "training s"], rows))
+    return f"{seeds_caption(evaluation['seeds'])} words/s: the pipelines of seed {seeds[0]} only.{trained}\n\n" + table(
+        [
+            "corpus",
+            "model",
+            "trees",
+            *([] if dev is None else ["dev F"]),
+            f"{split} P",
+            f"{split} R",
+            f"{split} F",
+            f"{split} F with heads",
+            f"words/s (seed {seeds[0]})",
+            "training s",
+        ],
+        rows,
+    )
 
 
 def guidance_table(evaluation: Dict) -> str:
@@ -75,20 +113,46 @@ def guidance_table(evaluation: Dict) -> str:
     models = evaluation["models"]
     plain = models.get("gum_quadratic")
     rows = []
-    for key, trees in (("gum_quadratic_dgm", "given"), ("gum_quadratic_dgm@predicted", "predicted"),
-                       ("gum_quadratic_dgm@pretrained", "the pretrained pipeline's parser (its time included)")):
+    for key, trees in (
+        ("gum_quadratic_dgm", "given"),
+        ("gum_quadratic_dgm@predicted", "predicted"),
+        ("gum_quadratic_dgm@pretrained", "the pretrained pipeline's parser (its time included)"),
+    ):
         guided = models.get(key)
         if plain is None or guided is None:
             continue
         first_plain, first_guided = plain[seeds[0]]["words_per_second"], guided[seeds[0]]["words_per_second"]
         parsers = [guided[s].get("parser", {}) for s in seeds]
-        rows.append([trees, mean_sd([plain[s]["f"] for s in seeds], 100), mean_sd([guided[s]["f"] for s in seeds], 100),
-                     mean_sd([guided[s]["f"] - plain[s]["f"] for s in seeds], 100),
-                     first_plain, first_guided, round(first_guided / max(first_plain, 1e-9), 2),
-                     mean_sd([parser.get("uas") for parser in parsers], 100), mean_sd([parser.get("las") for parser in parsers], 100)])
-    return (f"{seeds_caption(evaluation['seeds'])} words/s and speed ratio: the pipelines of seed {seeds[0]} only.\n\n"
-            + table(["trees", "F every span", "F DGM spans", "ΔF", f"words/s every span (seed {seeds[0]})",
-                     f"words/s DGM spans (seed {seeds[0]})", "speed ratio", "parser UAS", "parser LAS"], rows))
+        rows.append(
+            [
+                trees,
+                mean_sd([plain[s]["f"] for s in seeds], 100),
+                mean_sd([guided[s]["f"] for s in seeds], 100),
+                mean_sd([guided[s]["f"] - plain[s]["f"] for s in seeds], 100),
+                first_plain,
+                first_guided,
+                round(first_guided / max(first_plain, 1e-9), 2),
+                mean_sd([parser.get("uas") for parser in parsers], 100),
+                mean_sd([parser.get("las") for parser in parsers], 100),
+            ]
+        )
+    return (
+        f"{seeds_caption(evaluation['seeds'])} words/s and speed ratio: the pipelines of seed {seeds[0]} only.\n\n"
+        + table(
+            [
+                "trees",
+                "F every span",
+                "F DGM spans",
+                "ΔF",
+                f"words/s every span (seed {seeds[0]})",
+                f"words/s DGM spans (seed {seeds[0]})",
+                "speed ratio",
+                "parser UAS",
+                "parser LAS",
+            ],
+            rows,
+        )
+    )
 
 
 def write_nested_report(metrics: Path, models: Path) -> Path:

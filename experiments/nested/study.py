@@ -13,6 +13,7 @@ The steps after ``train`` take ``--seeds`` or find the seeds in the models
 folder. GUM is CC BY-NC-SA 4.0 (non-commercial); GENIA is read from its
 JSON-lines files.
 """
+
 import json
 from pathlib import Path
 from typing import Annotated, Dict, List, Optional
@@ -24,13 +25,27 @@ from spacy_depner.evaluation.corpus_scores import nested_scores
 from spacy_depner.evaluation.penalty_tuning import tune_pipeline_penalty
 from spacy_depner.util.progress import progress
 
-from .models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides, model_names
-from .report import write_nested_report
-from ..kit.options import CONFIGS, DATA, GENIA, JOBS, JSON_OUTPUT, PIPELINES, PRETRAINED_PIPELINE, RESUME, SEEDS, SPLIT, TRAIN_SEEDS, TRAINED, TRANSFORMER
-from ..kit.outputs import write_json
 from ..configs.pretrained import model_config
+from ..kit.options import (
+    CONFIGS,
+    DATA,
+    GENIA,
+    JOBS,
+    JSON_OUTPUT,
+    PIPELINES,
+    PRETRAINED_PIPELINE,
+    RESUME,
+    SEEDS,
+    SPLIT,
+    TRAIN_SEEDS,
+    TRAINED,
+    TRANSFORMER,
+)
+from ..kit.outputs import write_json
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import chosen_seeds, parse_seeds, seed_folder, trained_names
+from .models import MODELS, PARSER, NestedModel, corpus_files, corpus_overrides, model_names
+from .report import write_nested_report
 
 nested_study = typer.Typer(no_args_is_help=True, help="The nested-mention experiments of project.yml")
 
@@ -46,10 +61,14 @@ def train(
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
     seeds: str = TRAIN_SEEDS,
-    models: str = typer.Option("all", "--models", help=f"The models to train, e.g. genia_quadratic,genia_spancat "
-                                                       f"(all: {','.join(m.name for m in MODELS if not m.pretrained)}; "
-                                                       f"the models in a pretrained pipeline are named: "
-                                                       f"{','.join(m.name for m in MODELS if m.pretrained)})"),
+    models: str = typer.Option(
+        "all",
+        "--models",
+        help=f"The models to train, e.g. genia_quadratic,genia_spancat "
+        f"(all: {','.join(m.name for m in MODELS if not m.pretrained)}; "
+        f"the models in a pretrained pipeline are named: "
+        f"{','.join(m.name for m in MODELS if m.pretrained)})",
+    ),
     pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
     transformer: Annotated[Optional[str], TRANSFORMER] = None,
     resume: bool = RESUME,
@@ -65,14 +84,38 @@ def train(
         folder = seed_folder(output, seed)
         runs[seed] = {}
         if any(model.guided for model in chosen):
-            runs[seed][PARSER] = train_command(configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed)
+            runs[seed][PARSER] = train_command(
+                configs / "parser_gum.cfg", folder / PARSER, data, parser_steps, limit, [], seed
+            )
         for model in chosen:
-            config = model_config(configs, model.config, output, model.name, model.pretrained, pretrained_pipeline,
-                                  transformer=transformer)
-            runs[seed][model.name] = train_command(config, folder / model.name, data, steps, limit,
-                                                   model.overrides + corpus_overrides(model.corpus, genia), seed)
-    seconds = run_seeds(runs, output, jobs, resume=resume, steps=steps, parser_steps=parser_steps,
-                        pretrained_pipeline=pretrained_pipeline, transformer=transformer)
+            config = model_config(
+                configs,
+                model.config,
+                output,
+                model.name,
+                model.pretrained,
+                pretrained_pipeline,
+                transformer=transformer,
+            )
+            runs[seed][model.name] = train_command(
+                config,
+                folder / model.name,
+                data,
+                steps,
+                limit,
+                model.overrides + corpus_overrides(model.corpus, genia),
+                seed,
+            )
+    seconds = run_seeds(
+        runs,
+        output,
+        jobs,
+        resume=resume,
+        steps=steps,
+        parser_steps=parser_steps,
+        pretrained_pipeline=pretrained_pipeline,
+        transformer=transformer,
+    )
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -98,8 +141,9 @@ def tune(
     results: Dict[str, Dict] = {model.name: {} for _, model in tuned}
     for seed, model in progress(tuned, len(tuned), "models tuned (seeds x models)", unit="model"):
         folder = seed_folder(models, seed) / model.name
-        results[model.name][str(seed)] = tune_pipeline_penalty(folder / "model-best", folder / "model-tuned",
-                                                               **corpus_files(data, model.corpus, "dev", genia), step=step)
+        results[model.name][str(seed)] = tune_pipeline_penalty(
+            folder / "model-best", folder / "model-tuned", **corpus_files(data, model.corpus, "dev", genia), step=step
+        )
         tqdm.write(f"{model.name} (seed {seed}): {results[model.name][str(seed)]}")
     write_json(models / "tuned_penalties.json", results)
 
@@ -128,7 +172,9 @@ def evaluate(
             parser = folder / PARSER / "model-best"
             results.setdefault(model.name + "@predicted", {})[key] = nested_scores(path, **files, parser=parser)
         if model.tuned:
-            results.setdefault(model.name + "@tuned", {})[key] = nested_scores(folder / model.name / "model-tuned", **files)
+            results.setdefault(model.name + "@tuned", {})[key] = nested_scores(
+                folder / model.name / "model-tuned", **files
+            )
         scores = results[model.name][key]
         tqdm.write(f"{model.name} (seed {seed}): F {scores['f']:.4f}, {scores['words_per_second']} words/s")
     write_json(output, {"split": split, "seeds": chosen, "models": results})

@@ -15,6 +15,7 @@ Each (fraction, seed) writes its DocBins to OUTPUT/corpus/, every run is
 train corpus replaced by a DocBin (``spacy.Corpus.v1``), one thread, two at
 a time, resumable; test scores come from ``spacy evaluate`` on model-best.
 """
+
 import json
 import subprocess
 import sys
@@ -34,8 +35,12 @@ from ..kit.tables import mean_sd, table
 
 VARIANTS = ("outside", "marginal", "ner", "complete")
 CORPUS_OF = {"outside": "outside", "marginal": "missing", "ner": "missing", "complete": "complete"}
-LEGEND = {"outside": "chain_ner, removed entities' tokens O", "marginal": "chain_ner, their tokens missing (marginalised)",
-          "ner": "spaCy ner, their tokens missing", "complete": "chain_ner, sentences that lost none"}
+LEGEND = {
+    "outside": "chain_ner, removed entities' tokens O",
+    "marginal": "chain_ner, their tokens missing (marginalised)",
+    "ner": "spaCy ner, their tokens missing",
+    "complete": "chain_ner, sentences that lost none",
+}
 CONFIG_OF = {"outside": "chain", "marginal": "chain", "ner": "ner", "complete": "chain"}
 
 
@@ -43,7 +48,10 @@ def uner_docs(data: Path, split: str) -> List:
     """The reference Docs (one sentence each) of a UNER English-EWT split."""
     reader = spacy.registry.readers.get("spacy_depner.UNERCorpus.v1")(
         conllu=data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu",
-        iob2=data / "uner_ewt" / (f"en_ewt-ud-{split}.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"))
+        iob2=data
+        / "uner_ewt"
+        / (f"en_ewt-ud-{split}.legacy-2022-12.iob2" if split == "train" else f"en_ewt-ud-{split}.iob2"),
+    )
     return [eg.reference for eg in reader(spacy.blank("en"))]
 
 
@@ -116,8 +124,15 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
                 if finished(folder, name):
                     continue
                 train = output / "corpus" / f"f{int(fraction * 100)}_s{seed}" / f"{CORPUS_OF[variant]}.spacy"
-                command = train_command(output / "configs" / f"{CONFIG_OF[variant]}.cfg", folder / name, data, steps, 0,
-                                        ["--paths.train_spacy", str(train)], seed=seed)
+                command = train_command(
+                    output / "configs" / f"{CONFIG_OF[variant]}.cfg",
+                    folder / name,
+                    data,
+                    steps,
+                    0,
+                    ["--paths.train_spacy", str(train)],
+                    seed=seed,
+                )
                 runs[seed, name] = (f"{name} (seed {seed})", command, folder / "logs" / f"{name}.log")
     return runs
 
@@ -126,8 +141,11 @@ def test_f1(model: Path, test: Path, result: Path) -> float:
     """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT (its folder made: spacy
     evaluate does not make it); the entity F1."""
     result.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
+        check=True,
+        capture_output=True,
+    )
     return json.loads(result.read_text())["ents_f"]
 
 
@@ -149,6 +167,7 @@ def evaluate_all(output: Path, seeds) -> Dict[str, Dict[str, float]]:
 def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, steps: int) -> str:
     """OUTPUT/report.md (test F1 mean ± sd per variant and fraction, the
     share of the loss recovered) and OUTPUT/partial.png."""
+
     def values(variant, fraction):
         # with nothing removed, outside, marginal and complete are one training: the chain on everything
         name = run_name("outside" if fraction == 0 and variant != "ner" else variant, fraction)
@@ -165,17 +184,22 @@ def report(output: Path, scores: Dict[str, Dict[str, float]], fractions, seeds, 
         full, as_o, marginal = mean("outside", 0.0), mean("outside", f), mean("marginal", f)
         known = None not in (full, as_o, marginal) and full > as_o
         recovered.append(f"{(marginal - as_o) / (full - as_o):.0%}" if known else "–")
-    text = (f"# Training on partial annotation (UNER English-EWT, chain_ner CRF; spaCy ner)\n\n"
-            f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}), {steps} steps each, "
-            "by the fraction of training entities removed (0 %: the full training set; the three chain_ner trainings are "
-            "then one, run once per seed).\n\n"
-            + table(["training", "0 %", *[f"{f:.0%} removed" for f in shown]], rows)
-            + "\n\nShare of the F1 lost by `outside` that `marginal` recovers: "
-            + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered))
-            + "\n\n![Test F1 by the fraction of training entities removed](partial.png)\n")
-    save_curves(output / "partial.png", {LEGEND[variant]: [(100 * f, values(variant, f)) for f in [0.0, *shown]]
-                                         for variant in VARIANTS},
-                "training entities removed (%)", "Partial annotation, UNER English-EWT")
+    text = (
+        f"# Training on partial annotation (UNER English-EWT, chain_ner CRF; spaCy ner)\n\n"
+        f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}), {steps} steps each, "
+        "by the fraction of training entities removed (0 %: the full training set; the three chain_ner trainings are "
+        "then one, run once per seed).\n\n"
+        + table(["training", "0 %", *[f"{f:.0%} removed" for f in shown]], rows)
+        + "\n\nShare of the F1 lost by `outside` that `marginal` recovers: "
+        + ", ".join(f"{f:.0%} removed: {r}" for f, r in zip(shown, recovered))
+        + "\n\n![Test F1 by the fraction of training entities removed](partial.png)\n"
+    )
+    save_curves(
+        output / "partial.png",
+        {LEGEND[variant]: [(100 * f, values(variant, f)) for f in [0.0, *shown]] for variant in VARIANTS},
+        "training entities removed (%)",
+        "Partial annotation, UNER English-EWT",
+    )
     write_linked_report(output / "report.md", text)
     return text
 

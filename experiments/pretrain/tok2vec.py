@@ -15,6 +15,7 @@ spaCy project commands cannot branch, so project.yml runs this step and
 earlier run's text and weights are removed, so every model trains from its
 seed's random weights, as without this step.
 """
+
 import sys
 import time
 from pathlib import Path
@@ -23,8 +24,8 @@ from typing import List, Optional
 import srsly
 import typer
 
-from spacy_depner.util.atomic_files import atomic_folder_contents, remove_path
 from spacy_depner.cli.pretrain_text import TextFormat, sentence_words, write_pretrain_text
+from spacy_depner.util.atomic_files import atomic_folder_contents, remove_path
 
 from ..kit.data_files import data_file
 from ..kit.options import DATA
@@ -37,8 +38,18 @@ MANIFEST, WEIGHTS, TEXT, EPOCHS = "pretrain.json", "tok2vec.bin", "train_text.js
 def pretrain_command(config: Path, output: Path, text: Path, epochs: int) -> List[str]:
     """``spacy pretrain CONFIG OUTPUT`` on the JSON lines TEXT for ``epochs`` epochs
     (the config's [pretraining] and [corpora.pretrain] say what and how)."""
-    return [sys.executable, "-m", "spacy", "pretrain", str(config), str(output), "--paths.raw_text", str(text),
-            "--pretraining.max_epochs", str(epochs)]
+    return [
+        sys.executable,
+        "-m",
+        "spacy",
+        "pretrain",
+        str(config),
+        str(output),
+        "--paths.raw_text",
+        str(text),
+        "--pretraining.max_epochs",
+        str(epochs),
+    ]
 
 
 def pretrained_weights(manifest: Path) -> Optional[Path]:
@@ -53,8 +64,9 @@ def pretrained_weights(manifest: Path) -> Optional[Path]:
     except ValueError as error:
         raise ValueError(f"--pretrained {manifest}: not JSON ({error}); {remake}") from None
     if not isinstance(record, dict) or "weights" not in record:
-        raise ValueError(f"--pretrained {manifest}: not the {MANIFEST} of `python -m experiments pretrain` "
-                         f"(no \"weights\"); {remake}")
+        raise ValueError(
+            f'--pretrained {manifest}: not the {MANIFEST} of `python -m experiments pretrain` (no "weights"); {remake}'
+        )
     if record["weights"] is None:
         return None
     weights = manifest.parent / str(record["weights"])
@@ -71,14 +83,19 @@ def tok2vec_weights(init_tok2vec: Optional[Path], pretrained: Optional[Path]) ->
     if pretrained is not None:
         return pretrained_weights(pretrained)
     if init_tok2vec is not None and not init_tok2vec.is_file():
-        raise ValueError(f"--init-tok2vec {init_tok2vec}: no such file; give the weights that `spacy pretrain` "
-                         "writes (OUTPUT/model<epoch>.bin), e.g. with `python -m experiments pretrain`")
+        raise ValueError(
+            f"--init-tok2vec {init_tok2vec}: no such file; give the weights that `spacy pretrain` "
+            "writes (OUTPUT/model<epoch>.bin), e.g. with `python -m experiments pretrain`"
+        )
     return init_tok2vec
 
 
 def pretrain(
     data: Path = DATA,
-    config: Path = typer.Option(..., help="spacy config whose tok2vec is pretrained (its pretraining section says how), e.g. configs/dgm_ewt.cfg"),
+    config: Path = typer.Option(
+        ...,
+        help="spacy config whose tok2vec is pretrained (its pretraining section says how), e.g. configs/dgm_ewt.cfg",
+    ),
     epochs: int = typer.Option(..., min=0, help="Epochs over the training text (0: no pretraining)"),
     output: Path = typer.Option(..., help="Folder of pretrain.json, train_text.jsonl, tok2vec.bin"),
 ) -> None:
@@ -101,7 +118,14 @@ def pretrain(
         if not last.is_file():
             raise RuntimeError(f"spacy pretrain wrote no {last.name}; see {output / 'logs' / 'pretrain.log'}")
         (folder / WEIGHTS).write_bytes(last.read_bytes())
-        record = {"epochs": epochs, "config": str(config), "train": str(train), "sentences": counts["sentences"],
-                  "words": counts["words"], "seconds": round(time.perf_counter() - start, 1), "weights": WEIGHTS}
+        record = {
+            "epochs": epochs,
+            "config": str(config),
+            "train": str(train),
+            "sentences": counts["sentences"],
+            "words": counts["words"],
+            "seconds": round(time.perf_counter() - start, 1),
+            "weights": WEIGHTS,
+        }
         text = write_json(folder / MANIFEST, record)
     typer.echo(text)

@@ -5,6 +5,7 @@ links (and the ones its workflow draws beside it), under a note that says
 which workflow wrote it and that the page is generated.
 
 A report missing from METRICS leaves its published page as it was."""
+
 import datetime
 import re
 import shutil
@@ -27,21 +28,44 @@ class Report:
 
 REPORTS = [
     Report("study", "study/report.md", "workflow `all`, step `report` (`python -m experiments study report`)"),
-    Report("confidence", "study/confidence/report.md",
-           "workflow `all`, step `confidence` (`python -m experiments confidence`)"),
-    Report("nested", "nested/report.md", "workflow `nested`, step `nested-report` (`python -m experiments nested-study "
-                                         "report`)"),
-    Report("two_stage", "two_stage/report.md", "workflow `two_stage`, step `two-stage-report` (`python -m experiments "
-                                               "two-stage report`)"),
-    Report("partial", "partial/report.md", "workflow `partial` (`python -m experiments partial-study`)",
-           (("partial.png", "Test F1 against the fraction of training entities removed"),)),
-    Report("active_learning", "active_learning/report.md",
-           "workflow `active_learning` (`python -m experiments active-learning-study`)",
-           (("learning_curves.png", "Test F1 against the annotated training sentences"),)),
-    Report("transformers", "transformer/report.md",
-           "workflow `transformers`, step `transformer-report` (`python -m experiments transformer-report`)"),
-    Report("speed", "bench.md", "the speed benchmark `python -m experiments bench --output metrics/bench.md` (no "
-                                "workflow: run it on the machine to measure)"),
+    Report(
+        "confidence",
+        "study/confidence/report.md",
+        "workflow `all`, step `confidence` (`python -m experiments confidence`)",
+    ),
+    Report(
+        "nested",
+        "nested/report.md",
+        "workflow `nested`, step `nested-report` (`python -m experiments nested-study report`)",
+    ),
+    Report(
+        "two_stage",
+        "two_stage/report.md",
+        "workflow `two_stage`, step `two-stage-report` (`python -m experiments two-stage report`)",
+    ),
+    Report(
+        "partial",
+        "partial/report.md",
+        "workflow `partial` (`python -m experiments partial-study`)",
+        (("partial.png", "Test F1 against the fraction of training entities removed"),),
+    ),
+    Report(
+        "active_learning",
+        "active_learning/report.md",
+        "workflow `active_learning` (`python -m experiments active-learning-study`)",
+        (("learning_curves.png", "Test F1 against the annotated training sentences"),),
+    ),
+    Report(
+        "transformers",
+        "transformer/report.md",
+        "workflow `transformers`, step `transformer-report` (`python -m experiments transformer-report`)",
+    ),
+    Report(
+        "speed",
+        "bench.md",
+        "the speed benchmark `python -m experiments bench --output metrics/bench.md` (no "
+        "workflow: run it on the machine to measure)",
+    ),
 ]
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s:]+)\)")  # a relative link (no scheme)
@@ -59,6 +83,7 @@ def _copy_image(report: Report, folder: Path, target: str, docs_results: Path) -
 def published_text(report: Report, text: str, folder: Path, docs_results: Path, date: str) -> str:
     """The page of ``report``: the note, then its text with the images copied and linked from the page,
     links to other files of the run as text, and tables without rows said to be empty."""
+
     def image(match: re.Match) -> str:
         alt, target = match.groups()
         if re.match(r"[a-z]+:", target):
@@ -74,9 +99,11 @@ def published_text(report: Report, text: str, folder: Path, docs_results: Path, 
         if (folder / figure).is_file():
             text = text.rstrip("\n") + f"\n\n![{caption}]({_copy_image(report, folder, figure, docs_results)})\n"
     title, _, body = text.partition("\n") if text.startswith("# ") else (f"# {report.name}", "", text)
-    note = ("!!! note \"Generated page\"\n"
-            f"    The report `metrics/{report.source}` that the {report.written_by} wrote on {date}, published by "
-            "`python -m experiments publish-results`. Do not edit it by hand: rerun the workflow, then publish.")
+    note = (
+        '!!! note "Generated page"\n'
+        f"    The report `metrics/{report.source}` that the {report.written_by} wrote on {date}, published by "
+        "`python -m experiments publish-results`. Do not edit it by hand: rerun the workflow, then publish."
+    )
     return f"{title}\n\n{note}\n\n{body.lstrip()}"
 
 

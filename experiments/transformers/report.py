@@ -9,6 +9,7 @@ METRICS/transformer, MODELS/transformer) alike: FOLDER/study/evaluation.json
 and speed.json (``study evaluate``/``speed``), FOLDER/nested/evaluation.json
 (``nested-study evaluate``), MODELS/{study,nested}/train_seconds.json. A
 missing file leaves its rows out, and the report says which."""
+
 import json
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -19,21 +20,55 @@ from ..kit.outputs import write_linked_report
 from ..kit.tables import cell, mean_sd, table
 
 # (study, model name, title, the evaluation key of its test score)
-GENIA = [("nested", "genia_quadratic", "nested_ner quadratic", "genia_quadratic"),
-         ("nested", "genia_cyk", "nested_ner cyk", "genia_cyk"),
-         ("nested", "genia_hypergraph", "hypergraph_ner, penalty tuned on dev", "genia_hypergraph@tuned"),
-         ("nested", "genia_spancat", "spaCy spancat", "genia_spancat")]
-EWT = [("study", "dgm+dep@pretrained", "dgm_ner DGM + dependency features", "dgm+dep@pretrained"),
-       ("study", "semi_crf+dep@pretrained", "dgm_ner semi-Markov CRF (L=8) + dependency features", "semi_crf+dep@pretrained"),
-       ("study", "chain_crf+dep@pretrained", "chain_ner linear-chain CRF + dependency features", "chain_crf+dep@pretrained"),
-       ("study", "ner@pretrained", "spaCy ner", "ner@pretrained")]
+GENIA = [
+    ("nested", "genia_quadratic", "nested_ner quadratic", "genia_quadratic"),
+    ("nested", "genia_cyk", "nested_ner cyk", "genia_cyk"),
+    ("nested", "genia_hypergraph", "hypergraph_ner, penalty tuned on dev", "genia_hypergraph@tuned"),
+    ("nested", "genia_spancat", "spaCy spancat", "genia_spancat"),
+]
+EWT = [
+    ("study", "dgm+dep@pretrained", "dgm_ner DGM + dependency features", "dgm+dep@pretrained"),
+    (
+        "study",
+        "semi_crf+dep@pretrained",
+        "dgm_ner semi-Markov CRF (L=8) + dependency features",
+        "semi_crf+dep@pretrained",
+    ),
+    (
+        "study",
+        "chain_crf+dep@pretrained",
+        "chain_ner linear-chain CRF + dependency features",
+        "chain_crf+dep@pretrained",
+    ),
+    ("study", "ner@pretrained", "spaCy ner", "ner@pretrained"),
+]
 # (title, corpus rows, better, worse, encoder of worse, the target gap in F1 points)
-TARGETS = [("GENIA: quadratic nested_ner vs spancat, both on the transformer", GENIA, "genia_quadratic", "genia_spancat",
-            "transformer", 1.5),
-           ("GENIA: quadratic nested_ner on the transformer vs on the CNN", GENIA, "genia_quadratic", "genia_quadratic",
-            "cnn", 2.0),
-           ("EWT: DGM+dep vs spaCy ner, both on the transformer and en_core_web_sm's trees", EWT, "dgm+dep@pretrained",
-            "ner@pretrained", "transformer", 2.0)]
+TARGETS = [
+    (
+        "GENIA: quadratic nested_ner vs spancat, both on the transformer",
+        GENIA,
+        "genia_quadratic",
+        "genia_spancat",
+        "transformer",
+        1.5,
+    ),
+    (
+        "GENIA: quadratic nested_ner on the transformer vs on the CNN",
+        GENIA,
+        "genia_quadratic",
+        "genia_quadratic",
+        "cnn",
+        2.0,
+    ),
+    (
+        "EWT: DGM+dep vs spaCy ner, both on the transformer and en_core_web_sm's trees",
+        EWT,
+        "dgm+dep@pretrained",
+        "ner@pretrained",
+        "transformer",
+        2.0,
+    ),
+]
 HEADER = ["corpus", "model", "encoder", "steps", "seeds", "test P", "test R", "test F", "words/s", "training min"]
 
 
@@ -46,10 +81,14 @@ def read_json(path: Path, missing: List[str]) -> Optional[Dict]:
 
 def encoder_results(metrics: Path, models: Path, missing: List[str]) -> Dict[str, Dict]:
     """{study: {"evaluation", "speed", "seconds"}} of one encoder's folders."""
-    return {study: {"evaluation": read_json(metrics / study / "evaluation.json", missing),
-                    "speed": read_json(metrics / study / "speed.json", missing) if study == "study" else None,
-                    "seconds": read_json(models / study / "train_seconds.json", missing)}
-            for study in ("study", "nested")}
+    return {
+        study: {
+            "evaluation": read_json(metrics / study / "evaluation.json", missing),
+            "speed": read_json(metrics / study / "speed.json", missing) if study == "study" else None,
+            "seconds": read_json(models / study / "train_seconds.json", missing),
+        }
+        for study in ("study", "nested")
+    }
 
 
 def test_scores(results: Dict, study: str, key: str) -> List[Dict]:
@@ -73,9 +112,16 @@ def row(corpus: str, title: str, encoder: str, results: Dict, study: str, name: 
         speed = scores[0].get("words_per_second")
     if seconds.get("transformer"):  # the encoder's name: the last part of its Hugging Face name or folder
         encoder = Path(str(seconds["transformer"]).rstrip("/")).name
-    return [corpus, title, encoder, seconds.get("steps", "–"), len(scores),
-            *(mean_sd([s[m] for s in scores], 100) for m in ("p", "r", "f")),
-            "–" if speed is None else f"{speed:,.0f}", mean_sd(minutes) if minutes else "–"]
+    return [
+        corpus,
+        title,
+        encoder,
+        seconds.get("steps", "–"),
+        len(scores),
+        *(mean_sd([s[m] for s in scores], 100) for m in ("p", "r", "f")),
+        "–" if speed is None else f"{speed:,.0f}",
+        mean_sd(minutes) if minutes else "–",
+    ]
 
 
 def mean_f(results: Dict, rows: List[Tuple], name: str) -> Optional[float]:
@@ -92,31 +138,44 @@ def report_text(by_encoder: Dict[str, Dict], missing: List[str]) -> str:
                 found = row(corpus, title, encoder, results, study, name, key)
                 if found is not None:
                     rows.append(found)
-    lines = ["# The models on a transformer encoder beside the CNN tok2vec", "",
-             "Test P/R/F in %, mean ± sample sd over the seeds each has; EWT on en_core_web_sm's trees (the pretrained "
-             "arm); words/s of `nlp.pipe` as `nested-study evaluate` (GENIA test) and `study speed` (EWT dev) measured them; "
-             "training minutes of `spacy train`, two trainings at a time.", "", table(HEADER, [[cell(c) for c in r] for r in rows]), "", "## Targets", ""]
+    lines = [
+        "# The models on a transformer encoder beside the CNN tok2vec",
+        "",
+        "Test P/R/F in %, mean ± sample sd over the seeds each has; EWT on en_core_web_sm's trees (the pretrained "
+        "arm); words/s of `nlp.pipe` as `nested-study evaluate` (GENIA test) and `study speed` (EWT dev) measured them; "
+        "training minutes of `spacy train`, two trainings at a time.",
+        "",
+        table(HEADER, [[cell(c) for c in r] for r in rows]),
+        "",
+        "## Targets",
+        "",
+    ]
     for title, models, better, worse, worse_encoder, gap in TARGETS:
         a, b = mean_f(by_encoder["transformer"], models, better), mean_f(by_encoder[worse_encoder], models, worse)
         if a is None or b is None:
             lines.append(f"- {title}: not measured (a model is missing)")
         else:
-            lines.append(f"- {title}: {a:.2f} vs {b:.2f}, {a - b:+.2f} (target ≥ +{gap}: "
-                         f"{'met' if a - b >= gap else 'missed'})")
+            lines.append(
+                f"- {title}: {a:.2f} vs {b:.2f}, {a - b:+.2f} (target ≥ +{gap}: {'met' if a - b >= gap else 'missed'})"
+            )
     if missing:
         lines += ["", "Not found (their rows are left out): " + ", ".join(missing)]
     return "\n".join(lines) + "\n"
 
 
 def transformer_report_command(
-    metrics: Path = typer.Option(..., help="METRICS: the CNN's study/ and nested/ results, the transformer's under "
-                                           "METRICS/transformer/"),
-    models: Path = typer.Option(..., help="MODELS: the CNN's study/ and nested/ train_seconds.json, the "
-                                          "transformer's under MODELS/transformer/"),
+    metrics: Path = typer.Option(
+        ..., help="METRICS: the CNN's study/ and nested/ results, the transformer's under METRICS/transformer/"
+    ),
+    models: Path = typer.Option(
+        ..., help="MODELS: the CNN's study/ and nested/ train_seconds.json, the transformer's under MODELS/transformer/"
+    ),
     output: Path = typer.Option(..., help="The report (markdown) to write"),
 ) -> None:
     """Write the transformer-vs-CNN report to OUTPUT."""
     missing: List[str] = []
-    by_encoder = {"transformer": encoder_results(metrics / "transformer", models / "transformer", missing),
-                  "cnn": encoder_results(metrics, models, missing)}
+    by_encoder = {
+        "transformer": encoder_results(metrics / "transformer", models / "transformer", missing),
+        "cnn": encoder_results(metrics, models, missing),
+    }
     typer.echo(write_linked_report(output, report_text(by_encoder, missing)))

@@ -17,17 +17,18 @@ folds and their entities, and the second stage of seed s go to
 OUTPUT/seed_<s>/ (first, fold<k>, first_stage_*.jsonl, second, pipeline);
 the steps after ``crossval`` take ``--seeds`` or find the seeds in OUTPUT.
 """
+
 import json
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import typer
 
-from spacy_depner.util.atomic_files import atomic_path
 from spacy_depner.evaluation.corpus_scores import entity_counts
 from spacy_depner.evaluation.metrics import prf_from_counts
 from spacy_depner.evaluation.significance import approximate_randomization
 from spacy_depner.pipeline.corpus_counts import counting_pipe
+from spacy_depner.util.atomic_files import atomic_path
 from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_overrides, predict_records
 
 from ..kit.data_files import data_file
@@ -97,13 +98,18 @@ def crossval(
 
     vocab = spacy.blank("en").vocab
     train_examples = split_documents(vocab, data, "train", limit, corpus)
-    other_examples = {split: split_documents(vocab, data, split, limit if split == "dev" else 0, corpus) for split in ("dev", "test")}
+    other_examples = {
+        split: split_documents(vocab, data, split, limit if split == "dev" else 0, corpus) for split in ("dev", "test")
+    }
     for seed in chosen:
         folder = seed_folder(output, seed)
         fold_models = [folder / f"fold{f}" / "model-best" for f in range(folds)]
         write_jsonl(first_stage_file(folder, "train"), cross_validated_records(fold_models, train_examples))
         for split, examples in other_examples.items():
-            write_jsonl(first_stage_file(folder, split), predict_records(folder / "first" / "model-best", examples, range(len(examples))))
+            write_jsonl(
+                first_stage_file(folder, split),
+                predict_records(folder / "first" / "model-best", examples, range(len(examples))),
+            )
     typer.echo(json.dumps(seconds, indent=2))
 
 
@@ -111,7 +117,9 @@ def crossval(
 def train(
     data: Path = DATA,
     corpus: str = CORPUS,
-    output: Path = typer.Option(..., help="Folder of crossval's output; each seed's second stage goes to OUTPUT/seed_<s>/second"),
+    output: Path = typer.Option(
+        ..., help="Folder of crossval's output; each seed's second stage goes to OUTPUT/seed_<s>/second"
+    ),
     config: Path = typer.Option(..., help="Second-stage config (e.g. configs/two_stage_second_CORPUS.cfg)"),
     steps: int = typer.Option(3000, help="Training steps"),
     limit: int = typer.Option(0, help="Train and dev documents (0: all)"),
@@ -128,11 +136,26 @@ def train(
         folder = seed_folder(output, seed)
         for split in ("train", "dev"):
             if not first_stage_file(folder, split).is_file():
-                raise ValueError(f"{first_stage_file(folder, split)} does not exist: run `two-stage crossval --seeds {seed}` "
-                                 "with this --output first")
-        runs[seed] = {"second": train_command(config, folder / "second", data, steps, limit,
-                                              ["--paths.first_stage_train", str(first_stage_file(folder, "train")),
-                                               "--paths.first_stage_dev", str(first_stage_file(folder, "dev"))], seed)}
+                raise ValueError(
+                    f"{first_stage_file(folder, split)} does not exist: run `two-stage crossval --seeds {seed}` "
+                    "with this --output first"
+                )
+        runs[seed] = {
+            "second": train_command(
+                config,
+                folder / "second",
+                data,
+                steps,
+                limit,
+                [
+                    "--paths.first_stage_train",
+                    str(first_stage_file(folder, "train")),
+                    "--paths.first_stage_dev",
+                    str(first_stage_file(folder, "dev")),
+                ],
+                seed,
+            )
+        }
     seconds = run_seeds(runs, output, jobs, "second_seconds.json", resume, steps=steps)
     typer.echo(f"second stages trained: {json.dumps(seconds)} (seconds per seed)")
 
@@ -157,7 +180,9 @@ def evaluate(
     metrics: Path = JSON_OUTPUT,
     split: str = SPLIT,
     iterations: int = typer.Option(1000, help="Approximate randomization iterations (the paper: 1000)"),
-    count_input: bool = typer.Option(False, help="Also count the first stage's entities on SPLIT in the corpus features"),
+    count_input: bool = typer.Option(
+        False, help="Also count the first stage's entities on SPLIT in the corpus features"
+    ),
     seeds: Optional[str] = SEEDS,
 ) -> None:
     """First stage vs two-stage of each seed on SPLIT (whole documents, gold
@@ -170,8 +195,15 @@ def evaluate(
 
     check_corpus(corpus)
     chosen = chosen_seeds(output, seeds)
-    result: Dict = {"corpus": corpus, "split": split, "corpus_counts": "training + " + split if count_input else "training",
-                    "seeds": chosen, "first_stage": {}, "two_stage": {}, "approximate_randomization": {}}
+    result: Dict = {
+        "corpus": corpus,
+        "split": split,
+        "corpus_counts": "training + " + split if count_input else "training",
+        "seeds": chosen,
+        "first_stage": {},
+        "two_stage": {},
+        "approximate_randomization": {},
+    }
     for seed in chosen:
         folder, key = seed_folder(output, seed), str(seed)
         first = spacy.load(folder / "first" / "model-best")
@@ -181,8 +213,13 @@ def evaluate(
         examples = split_documents(first.vocab, data, split, corpus=corpus)
         pipes = {"first": first.pipe, "pair": counting_pipe(pair, SECOND_STAGE) if count_input else pair.pipe}
         timed = seed == chosen[0]  # the other seeds' pipelines annotate once, untimed
-        seconds, annotated = pipeline_seconds(pipes, [eg.predicted for eg in examples], repeats=3 if timed else 1,
-                                              batch_size=64, warm_up=5 if timed else 0)
+        seconds, annotated = pipeline_seconds(
+            pipes,
+            [eg.predicted for eg in examples],
+            repeats=3 if timed else 1,
+            batch_size=64,
+            warm_up=5 if timed else 0,
+        )
         references = [eg.reference for eg in examples]
         a, b = entity_counts(annotated["pair"], references), entity_counts(annotated["first"], references)
         result["first_stage"][key], result["two_stage"][key] = prf_from_counts(b), prf_from_counts(a)
@@ -190,9 +227,14 @@ def evaluate(
         if timed:
             words = sum(len(eg.predicted) for eg in examples)
             result.update(documents=len(examples), words=words)
-            result["speed"] = {"seed": seed, "time_ratio": round(seconds["pair"] / seconds["first"], 3),
-                               **{stage: {"seconds": round(seconds[pipe], 3), "words_per_second": round(words / seconds[pipe])}
-                                  for stage, pipe in (("first_stage", "first"), ("two_stage", "pair"))}}
+            result["speed"] = {
+                "seed": seed,
+                "time_ratio": round(seconds["pair"] / seconds["first"], 3),
+                **{
+                    stage: {"seconds": round(seconds[pipe], 3), "words_per_second": round(words / seconds[pipe])}
+                    for stage, pipe in (("first_stage", "first"), ("two_stage", "pair"))
+                },
+            }
     typer.echo(write_json(metrics, result))
 
 
@@ -205,7 +247,9 @@ def report(
     test per seed summarised by the largest p (``seed_tests``), speed of the first seed."""
     paths = sorted(metrics.glob("evaluation*.json"))
     if not paths:
-        raise ValueError(f"{metrics} holds no evaluation*.json: run `two-stage evaluate --metrics {metrics}/evaluation.json` first")
+        raise ValueError(
+            f"{metrics} holds no evaluation*.json: run `two-stage evaluate --metrics {metrics}/evaluation.json` first"
+        )
     rows, seed_lists, timed = [], [], set()
     for path in paths:
         result = json.loads(path.read_text())
@@ -214,28 +258,68 @@ def report(
         timed.add(speed["seed"])
         summary = over_seeds({s: result["approximate_randomization"][s] for s in seeds})
         first, pair = ([result[stage][s] for s in seeds] for stage in ("first_stage", "two_stage"))
-        rows.append([result["corpus"], result["split"], result["documents"], result["corpus_counts"], ", ".join(seeds),
-                     *(mean_sd([scores[k] for scores in stage], 100) for stage in (first, pair) for k in ("p", "r", "f")),
-                     mean_sd(summary["deltas"], 100), seed_count(summary["a_better"], len(seeds)), p_value(summary["max_p"]),
-                     seed_count(summary["significant"], len(seeds)), speed["first_stage"]["words_per_second"],
-                     speed["two_stage"]["words_per_second"], speed["time_ratio"]])
+        rows.append(
+            [
+                result["corpus"],
+                result["split"],
+                result["documents"],
+                result["corpus_counts"],
+                ", ".join(seeds),
+                *(mean_sd([scores[k] for scores in stage], 100) for stage in (first, pair) for k in ("p", "r", "f")),
+                mean_sd(summary["deltas"], 100),
+                seed_count(summary["a_better"], len(seeds)),
+                p_value(summary["max_p"]),
+                seed_count(summary["significant"], len(seeds)),
+                speed["first_stage"]["words_per_second"],
+                speed["two_stage"]["words_per_second"],
+                speed["time_ratio"],
+            ]
+        )
     same_seeds = all(seeds == seed_lists[0] for seeds in seed_lists)
-    caption = seeds_caption(seed_lists[0]) if same_seeds else \
-        "Mean ± sample standard deviation (ddof=1) over the training seeds of each row (column seeds)."
-    text = "\n\n".join([
-        "# Two-stage non-local consistency (Krishnan & Manning 2006)",
-        "Corpora: ewt, UNER English-EWT entities; gum, UD English-GUM's named mentions (head with a proper noun, "
-        "outermost of nested ones; CC BY-NC-SA 4.0, non-commercial). "
-        "Whole documents, gold trees. First stage: the linear-chain CRF; second stage: the same with the "
-        "non-local majority features; both, and the first stage's cross-validation, trained once per seed. "
-        f"{caption} "
-        "p: approximate randomization of the F1 difference (two-sided), run per seed on that seed's first "
-        f"and two-stage pipelines; the table gives the largest p over the seeds (p < {ALPHA} there: every seed's "
-        f"pair differs at the {ALPHA:.0%} level), the seeds with p < {ALPHA}, and the seeds in which the two-stage "
-        "model scores higher. words/s and time ratio (inference time of the pair / the first stage alone): "
-        f"the pipelines of seed {', '.join(map(str, sorted(timed)))} only.",
-        table(["corpus", "split", "documents", "corpus counts", "seeds", "first P", "first R", "first F", "two-stage P",
-               "two-stage R", "two-stage F", "ΔF", "two-stage higher (seeds)", "largest p", f"seeds with p < {ALPHA}",
-               "first words/s", "two-stage words/s", "time ratio"], rows),
-    ]) + "\n"
+    caption = (
+        seeds_caption(seed_lists[0])
+        if same_seeds
+        else "Mean ± sample standard deviation (ddof=1) over the training seeds of each row (column seeds)."
+    )
+    text = (
+        "\n\n".join(
+            [
+                "# Two-stage non-local consistency (Krishnan & Manning 2006)",
+                "Corpora: ewt, UNER English-EWT entities; gum, UD English-GUM's named mentions (head with a proper noun, "
+                "outermost of nested ones; CC BY-NC-SA 4.0, non-commercial). "
+                "Whole documents, gold trees. First stage: the linear-chain CRF; second stage: the same with the "
+                "non-local majority features; both, and the first stage's cross-validation, trained once per seed. "
+                f"{caption} "
+                "p: approximate randomization of the F1 difference (two-sided), run per seed on that seed's first "
+                f"and two-stage pipelines; the table gives the largest p over the seeds (p < {ALPHA} there: every seed's "
+                f"pair differs at the {ALPHA:.0%} level), the seeds with p < {ALPHA}, and the seeds in which the two-stage "
+                "model scores higher. words/s and time ratio (inference time of the pair / the first stage alone): "
+                f"the pipelines of seed {', '.join(map(str, sorted(timed)))} only.",
+                table(
+                    [
+                        "corpus",
+                        "split",
+                        "documents",
+                        "corpus counts",
+                        "seeds",
+                        "first P",
+                        "first R",
+                        "first F",
+                        "two-stage P",
+                        "two-stage R",
+                        "two-stage F",
+                        "ΔF",
+                        "two-stage higher (seeds)",
+                        "largest p",
+                        f"seeds with p < {ALPHA}",
+                        "first words/s",
+                        "two-stage words/s",
+                        "time ratio",
+                    ],
+                    rows,
+                ),
+            ]
+        )
+        + "\n"
+    )
     typer.echo(write_linked_report(metrics / "report.md", text))

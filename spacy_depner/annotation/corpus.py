@@ -30,6 +30,7 @@ appends; at the end the partial is renamed to OUTPUT. So OUTPUT exists only
 complete, and a killed run rerun with the same arguments writes the bytes of
 an uninterrupted run.
 """
+
 import hashlib
 import itertools
 import json
@@ -45,14 +46,24 @@ from spacy.training.corpus import walk_corpus
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
-from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, finish_partial, \
-    partial_path, path_fingerprint, remove_stale_temporaries
+from ..util.atomic_files import (
+    atomic_path,
+    check_manifest,
+    complete_lines,
+    discard_partial,
+    finish_partial,
+    partial_path,
+    path_fingerprint,
+    remove_stale_temporaries,
+)
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
 DOCBIN_FILE = "docbin-file"
 INPUT_SUFFIXES = {".txt": TEXT, ".jsonl": JSONL, ".spacy": DOCBIN}
-INPUT_HELP = ("a .txt file (one document per line), a .jsonl file ({\"text\": ...} per line) "
-              "or a .spacy file (DocBin), or a directory of .spacy files")
+INPUT_HELP = (
+    'a .txt file (one document per line), a .jsonl file ({"text": ...} per line) '
+    "or a .spacy file (DocBin), or a directory of .spacy files"
+)
 SHARD_PATTERN = "shard-{:06d}.spacy"
 
 Meta = Dict[str, Any]
@@ -77,7 +88,9 @@ def input_kind(path: Path) -> str:
     return kind
 
 
-def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str, text_key: str = "text") -> Iterator[Tuple[str, Meta]]:
+def read_lines(
+    stream: IO[bytes], path: Union[str, Path], kind: str, text_key: str = "text"
+) -> Iterator[Tuple[str, Meta]]:
     """The (text, meta) records of a text or JSONL binary stream whose lines
     end in \\n or \\r\\n (a UTF-8 byte order mark is dropped); ``path`` names the
     file in the ValueError of a bad line (``file:line``): not UTF-8, not one
@@ -88,8 +101,10 @@ def read_lines(stream: IO[bytes], path: Union[str, Path], kind: str, text_key: s
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line); "
-                             "convert the file to UTF-8") from None
+            raise ValueError(
+                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start} of the line); "
+                "convert the file to UTF-8"
+            ) from None
         line = line[:-1] if line.endswith("\n") else line
         line = line[:-1] if line.endswith("\r") else line
         if number == 1 and line.startswith("\ufeff"):
@@ -107,21 +122,34 @@ def parse_jsonl_line(line: str, where: str, text_key: str = "text") -> Tuple[str
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{where}: not valid JSON ({error}); each line must be one JSON object "
-                         f"such as {example}") from None
+        raise ValueError(
+            f"{where}: not valid JSON ({error}); each line must be one JSON object such as {example}"
+        ) from None
     if not isinstance(record, dict):
-        raise ValueError(f"{where}: a JSON {type(record).__name__}, not an object; each line must be "
-                         f"one JSON object such as {example}")
+        raise ValueError(
+            f"{where}: a JSON {type(record).__name__}, not an object; each line must be "
+            f"one JSON object such as {example}"
+        )
     if text_key not in record:
-        raise ValueError(f"{where}: no {json.dumps(text_key)} key (keys: {sorted(record)}); add the document's "
-                         f"text as {json.dumps(text_key)}, or name its key with --text-key (other keys are kept "
-                         "as metadata)")
+        raise ValueError(
+            f"{where}: no {json.dumps(text_key)} key (keys: {sorted(record)}); add the document's "
+            f"text as {json.dumps(text_key)}, or name its key with --text-key (other keys are kept "
+            "as metadata)"
+        )
     text = record.pop(text_key)
     if not isinstance(text, str):
-        kind = {int: "a number", float: "a number", bool: "true or false", list: "a list", dict: "an object",
-                type(None): "null"}.get(type(text), type(text).__name__)
-        raise ValueError(f"{where}: {json.dumps(text_key)} is {kind} ({json.dumps(text)[:40]}), not a string; "
-                         f"give the document's text as a JSON string, e.g. {example}")
+        kind = {
+            int: "a number",
+            float: "a number",
+            bool: "true or false",
+            list: "a list",
+            dict: "an object",
+            type(None): "null",
+        }.get(type(text), type(text).__name__)
+        raise ValueError(
+            f"{where}: {json.dumps(text_key)} is {kind} ({json.dumps(text)[:40]}), not a string; "
+            f"give the document's text as a JSON string, e.g. {example}"
+        )
     return text, record
 
 
@@ -145,8 +173,14 @@ def read_input(path: Path, vocab: Vocab, text_key: str = "text") -> Iterator[Tup
 
 
 def span_record(span: Span) -> Dict[str, Any]:
-    return {"start": span.start, "end": span.end, "start_char": span.start_char,
-            "end_char": span.end_char, "label": span.label_, "text": span.text}
+    return {
+        "start": span.start,
+        "end": span.end,
+        "start_char": span.start_char,
+        "end_char": span.end_char,
+        "label": span.label_,
+        "text": span.text,
+    }
 
 
 def doc_record(doc: Doc, meta: Meta) -> Dict[str, Any]:
@@ -163,11 +197,14 @@ def doc_record(doc: Doc, meta: Meta) -> Dict[str, Any]:
             scores = np.asarray(scores, dtype=np.float32)
             where = f"doc.spans[{key!r}] of the document {doc.text[:40]!r}"
             if scores.shape != (len(group),):
-                raise ValueError(f"{where}: attrs['scores'] has shape {scores.shape}, not one score per span "
-                                 f"({len(group)}); the component that wrote the group must write one score per span")
+                raise ValueError(
+                    f"{where}: attrs['scores'] has shape {scores.shape}, not one score per span "
+                    f"({len(group)}); the component that wrote the group must write one score per span"
+                )
             if not np.isfinite(scores).all():
-                raise ValueError(f"{where}: attrs['scores'] holds NaN or infinite values; "
-                                 "check the component's weights")
+                raise ValueError(
+                    f"{where}: attrs['scores'] holds NaN or infinite values; check the component's weights"
+                )
             for record, score in zip(records, scores.astype(str).tolist()):
                 record["score"] = float(score)
         spans[key] = records
@@ -184,8 +221,10 @@ def json_line(doc: Doc, meta: Meta) -> str:
     try:
         return json.dumps(doc_record(doc, meta), ensure_ascii=False).translate(LINE_BREAKS)
     except TypeError as error:
-        raise ValueError(f"The meta of the document {doc.text[:40]!r} cannot be written as JSON ({error}); "
-                         "keep JSON values (strings, numbers, lists, objects) in it") from None
+        raise ValueError(
+            f"The meta of the document {doc.text[:40]!r} cannot be written as JSON ({error}); "
+            "keep JSON values (strings, numbers, lists, objects) in it"
+        ) from None
 
 
 def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> str:
@@ -207,18 +246,23 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
             raise ValueError(f"OUTPUT {output} exists: pass --force to replace it, or choose another path")
         return JSONL if output.suffix.lower() == ".jsonl" else DOCBIN_FILE
     if output.suffix and not output.is_dir():
-        raise ValueError(f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, a .spacy file "
-                         "(one DocBin), or a directory (no suffix) for DocBin shards of at most --shard-size documents")
+        raise ValueError(
+            f"Unknown output suffix {output.suffix!r} of {output}: give a .jsonl file, a .spacy file "
+            "(one DocBin), or a directory (no suffix) for DocBin shards of at most --shard-size documents"
+        )
     if output.is_file():
         raise ValueError(f"OUTPUT {output} is a file: DocBin output is a directory of shards; choose a directory path")
     if output.is_dir() and any(output.iterdir()):
         if not overwrite:
-            raise ValueError(f"OUTPUT directory {output} is not empty: pass --force to replace its shards, "
-                             "or choose another path")
+            raise ValueError(
+                f"OUTPUT directory {output} is not empty: pass --force to replace its shards, or choose another path"
+            )
         others = [p for p in output.rglob("*") if p.is_file() and p.suffix != ".spacy"]
         if others:
-            raise ValueError(f"OUTPUT directory {output} holds other files than .spacy shards (e.g. {others[0]}): "
-                             "move them away or choose another path")
+            raise ValueError(
+                f"OUTPUT directory {output} holds other files than .spacy shards (e.g. {others[0]}): "
+                "move them away or choose another path"
+            )
     return DOCBIN
 
 
@@ -313,10 +357,16 @@ def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int, te
     and text key, the pipeline's ``path_fingerprint`` (a pipeline not loaded
     from disk: the SHA-256 of its bytes). The input's content is checked
     where it matters, document by document (``check_done_prefix``)."""
-    pipeline = path_fingerprint(nlp.path) if nlp.path is not None else \
-        {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
-    return {"format": kind, "shard_size": shard_size if kind != JSONL else None,
-            "input": str(Path(input_path).resolve()), "text_key": text_key, "pipeline": pipeline}
+    pipeline = (
+        path_fingerprint(nlp.path) if nlp.path is not None else {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
+    )
+    return {
+        "format": kind,
+        "shard_size": shard_size if kind != JSONL else None,
+        "input": str(Path(input_path).resolve()),
+        "text_key": text_key,
+        "pipeline": pipeline,
+    }
 
 
 def as_json(meta: Meta) -> str:
@@ -324,8 +374,9 @@ def as_json(meta: Meta) -> str:
     return json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def check_done_prefix(records: Iterator[Tuple[Union[str, Doc], Meta]], done: Iterable[Tuple[str, Meta]],
-                      input_path: Path, partial: Path) -> None:
+def check_done_prefix(
+    records: Iterator[Tuple[Union[str, Doc], Meta]], done: Iterable[Tuple[str, Meta]], input_path: Path, partial: Path
+) -> None:
     """Read from the input ``records`` one record per document ``done`` (the
     (text, meta) a resumed partial holds) and check each is unchanged: a
     corrected input resumes when the documents done are as they were; one
@@ -334,13 +385,17 @@ def check_done_prefix(records: Iterator[Tuple[Union[str, Doc], Meta]], done: Ite
     for number, (text, meta) in enumerate(done, 1):
         item, input_meta = next(records, (None, None))
         if item is None:
-            raise ValueError(f"{input_path} holds {number - 1} documents, fewer than the {partial} being resumed: "
-                             "give the input it was made from, or pass --force to start again")
+            raise ValueError(
+                f"{input_path} holds {number - 1} documents, fewer than the {partial} being resumed: "
+                "give the input it was made from, or pass --force to start again"
+            )
         input_text = item.text if isinstance(item, Doc) else item
         if input_text != text or as_json(input_meta) != as_json(meta):
-            raise ValueError(f"{input_path}: document {number} is not the one {partial} holds for it ({text[:40]!r}, "
-                             f"now {input_text[:40]!r}): the documents already done must stay as they were to resume "
-                             "(later ones may change); restore it, or pass --force to start again")
+            raise ValueError(
+                f"{input_path}: document {number} is not the one {partial} holds for it ({text[:40]!r}, "
+                f"now {input_text[:40]!r}): the documents already done must stay as they were to resume "
+                "(later ones may change); restore it, or pass --force to start again"
+            )
 
 
 def word_progress(enabled: bool = True) -> tqdm:
@@ -359,13 +414,27 @@ def run_summary(docs: int, words: int, started: float, output: Path) -> Dict[str
     """``{"docs", "words", "seconds", "words_per_second", "output"}`` of a run
     that started at ``started`` (``time.perf_counter()``)."""
     seconds = time.perf_counter() - started
-    return {"docs": docs, "words": words, "seconds": round(seconds, 3),
-            "words_per_second": round(words / seconds, 1) if seconds > 0 else None, "output": str(output)}
+    return {
+        "docs": docs,
+        "words": words,
+        "seconds": round(seconds, 3),
+        "words_per_second": round(words / seconds, 1) if seconds > 0 else None,
+        "output": str(output),
+    }
 
 
-def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process: int = 1, batch_size: int = 256,
-                    shard_size: int = 1000, overwrite: bool = False, progress: bool = True,
-                    text_key: str = "text") -> Dict[str, Any]:
+def annotate_corpus(
+    nlp: Language,
+    input_path: Path,
+    output: Path,
+    *,
+    n_process: int = 1,
+    batch_size: int = 256,
+    shard_size: int = 1000,
+    overwrite: bool = False,
+    progress: bool = True,
+    text_key: str = "text",
+) -> Dict[str, Any]:
     """Annotate every document of ``input_path`` with ``nlp.pipe(n_process,
     batch_size)`` and write them to ``output`` (JSONL or DocBin shards, see
     the module docstring) as they come, in input order, through its
@@ -376,8 +445,9 @@ def annotate_corpus(nlp: Language, input_path: Path, output: Path, *, n_process:
     run annotated (time from the first document read to the last one
     written) and ``"docs_kept"``, those found in the partial."""
     if min(n_process, batch_size, shard_size) < 1:
-        raise ValueError(f"n_process={n_process}, batch_size={batch_size}, shard_size={shard_size}: "
-                         "give at least 1 for each")
+        raise ValueError(
+            f"n_process={n_process}, batch_size={batch_size}, shard_size={shard_size}: give at least 1 for each"
+        )
     input_kind(input_path)
     kind = output_kind(output, overwrite, [input_path])
     if overwrite:  # start again, also from a partial of the same settings

@@ -17,6 +17,7 @@ A record is a task in the format annotation tools read (Prodigy's
 where a span's ``score`` is its marginal probability, ``score`` the ranking
 measure's value, and ``meta`` the input's meta with every measure.
 """
+
 import heapq
 import itertools
 import json
@@ -30,10 +31,25 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
-from ..util.atomic_files import atomic_path, check_manifest, complete_lines, discard_partial, partial_path, \
-    path_fingerprint
-from .corpus import JSONL, LINE_BREAKS, Meta, output_kind, read_input, run_settings, run_summary, word_progress, \
-    progress_step
+from ..util.atomic_files import (
+    atomic_path,
+    check_manifest,
+    complete_lines,
+    discard_partial,
+    partial_path,
+    path_fingerprint,
+)
+from .corpus import (
+    JSONL,
+    LINE_BREAKS,
+    Meta,
+    output_kind,
+    progress_step,
+    read_input,
+    run_settings,
+    run_summary,
+    word_progress,
+)
 
 
 def rank_record(doc: Doc, meta: Meta, uncertainty: DocUncertainty, labels, measure: str) -> Dict[str, Any]:
@@ -41,18 +57,42 @@ def rank_record(doc: Doc, meta: Meta, uncertainty: DocUncertainty, labels, measu
     spans = []
     for (start, end, label), probability in zip(uncertainty.mentions.tolist(), uncertainty.probabilities.tolist()):
         span = doc[start:end]
-        spans.append({"start": span.start_char, "end": span.end_char, "token_start": start, "token_end": end - 1,
-                      "label": labels[label], "text": span.text, "score": round(probability, 6)})
-    tokens = [{"text": t.text, "start": t.idx, "end": t.idx + len(t.text), "id": t.i, "ws": bool(t.whitespace_)}
-              for t in doc]
+        spans.append(
+            {
+                "start": span.start_char,
+                "end": span.end_char,
+                "token_start": start,
+                "token_end": end - 1,
+                "label": labels[label],
+                "text": span.text,
+                "score": round(probability, 6),
+            }
+        )
+    tokens = [
+        {"text": t.text, "start": t.idx, "end": t.idx + len(t.text), "id": t.i, "ws": bool(t.whitespace_)} for t in doc
+    ]
     measures = {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
-    return {"text": doc.text, "tokens": tokens, "spans": spans, "score": measures[measure],
-            "meta": {**meta, **measures}}
+    return {
+        "text": doc.text,
+        "tokens": tokens,
+        "spans": spans,
+        "score": measures[measure],
+        "meta": {**meta, **measures},
+    }
 
 
-def rank_corpus(nlp: Language, input_path: Path, output: Path, *, measure: str = "expected_errors",
-                component: Optional[str] = None, batch_size: int = 256, top: Optional[int] = None,
-                overwrite: bool = False, progress: bool = True) -> Dict[str, Any]:
+def rank_corpus(
+    nlp: Language,
+    input_path: Path,
+    output: Path,
+    *,
+    measure: str = "expected_errors",
+    component: Optional[str] = None,
+    batch_size: int = 256,
+    top: Optional[int] = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> Dict[str, Any]:
     """Rank the documents of ``input_path`` by ``measure`` of the entity
     component ``component`` (default: the pipeline's only one) and write
     the ``top`` most uncertain (None: all) to the .jsonl ``output``.
@@ -66,8 +106,12 @@ def rank_corpus(nlp: Language, input_path: Path, output: Path, *, measure: str =
     if output_kind(output, overwrite, [input_path]) != JSONL:
         raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
     # the whole input's fingerprint: a ranked partial holds no record of the documents it read
-    settings = {**run_settings(nlp, input_path, JSONL, 0), "input": path_fingerprint(input_path), "measure": measure,
-                "component": pipe.name}
+    settings = {
+        **run_settings(nlp, input_path, JSONL, 0),
+        "input": path_fingerprint(input_path),
+        "measure": measure,
+        "component": pipe.name,
+    }
     resume = check_manifest(output, settings, restart=overwrite)
     partial = partial_path(output)
     done = complete_lines(partial) if resume else 0
@@ -75,8 +119,11 @@ def rank_corpus(nlp: Language, input_path: Path, output: Path, *, measure: str =
     started, n_docs, n_words = time.perf_counter(), 0, 0
     records = itertools.islice(read_input(input_path, nlp.vocab), done, None)
     try:
-        with open(partial, "a" if resume else "w", encoding="utf8") as out, word_progress(progress) as bar, \
-                nlp.select_pipes(enable=before):
+        with (
+            open(partial, "a" if resume else "w", encoding="utf8") as out,
+            word_progress(progress) as bar,
+            nlp.select_pipes(enable=before),
+        ):
             bar.set_description("rank")
             for chunk in minibatch(nlp.pipe(records, as_tuples=True, batch_size=batch_size), batch_size):
                 docs, metas = zip(*chunk)
@@ -102,6 +149,7 @@ def write_ranked(partial: Path, output: Path, top: Optional[int]) -> int:
     """The records of ``partial``, most uncertain first (ties in input order),
     the ``top`` first (None: all) written to ``output``; their number. With
     ``top``, memory holds ``top`` records, else all of them."""
+
     def scored():
         with open(partial, encoding="utf8") as lines:
             for index, line in enumerate(lines):

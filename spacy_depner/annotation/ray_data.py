@@ -13,6 +13,7 @@ On a cluster, PIPELINE must be loadable on every node (a shared path or an
 installed package) and INPUT readable from every node (a shared path, or a
 URI such as ``s3://bucket/corpus.jsonl``).
 """
+
 import io
 import json
 import time
@@ -21,10 +22,20 @@ from typing import Any, Dict, Iterator, Optional, Union
 
 import numpy as np
 
-from ..util.pipelines import pipeline_location
-from .corpus import INPUT_SUFFIXES, JSONL, TEXT, input_kind, json_line, output_kind, \
-    progress_step, read_lines, run_summary, word_progress
 from ..util.atomic_files import atomic_path
+from ..util.pipelines import pipeline_location
+from .corpus import (
+    INPUT_SUFFIXES,
+    JSONL,
+    TEXT,
+    input_kind,
+    json_line,
+    output_kind,
+    progress_step,
+    read_lines,
+    run_summary,
+    word_progress,
+)
 
 
 def import_ray():
@@ -33,7 +44,9 @@ def import_ray():
         import ray
         import ray.data
     except ImportError:
-        raise ValueError('Annotating on Ray needs Ray Data: pip install ".[ray]" in the spacy-depner checkout') from None
+        raise ValueError(
+            'Annotating on Ray needs Ray Data: pip install ".[ray]" in the spacy-depner checkout'
+        ) from None
     return ray
 
 
@@ -94,8 +107,10 @@ def ray_input(input_path: Union[str, Path]) -> tuple:
         kind = input_kind(Path(text))
         path = str(Path(text).resolve())
     if kind not in (TEXT, JSONL):
-        raise ValueError(f"Annotating on Ray reads a .txt or .jsonl file, not {input_path}: "
-                         "use `python -m spacy_depner apply` for DocBin input")
+        raise ValueError(
+            f"Annotating on Ray reads a .txt or .jsonl file, not {input_path}: "
+            "use `python -m spacy_depner apply` for DocBin input"
+        )
     return path, kind
 
 
@@ -110,9 +125,19 @@ def ray_error(error: BaseException) -> BaseException:
     return error
 
 
-def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], output: Path, *, actors: int = 2,
-                 batch_size: int = 256, cpus_per_actor: float = 1, address: Optional[str] = None,
-                 overwrite: bool = False, progress: bool = True, text_key: str = "text") -> Dict[str, Any]:
+def ray_annotate(
+    pipeline: Union[str, Path],
+    input_path: Union[str, Path],
+    output: Path,
+    *,
+    actors: int = 2,
+    batch_size: int = 256,
+    cpus_per_actor: float = 1,
+    address: Optional[str] = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    text_key: str = "text",
+) -> Dict[str, Any]:
     """Annotate a text or JSONL corpus (its text under ``text_key``) with ``actors`` Ray actors running
     ``pipeline`` (a path or package name) on batches of ``batch_size``
     documents, into the JSONL file ``output``, in input order. Uses the
@@ -121,8 +146,10 @@ def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], outpu
     shuts Ray down at the end. Returns ``run_summary`` (time includes starting
     the actors and loading the pipeline)."""
     if min(actors, batch_size) < 1 or cpus_per_actor <= 0:
-        raise ValueError(f"actors={actors}, batch_size={batch_size}, cpus_per_actor={cpus_per_actor}: "
-                         "give at least 1 actor, 1 document per batch and a positive number of CPUs")
+        raise ValueError(
+            f"actors={actors}, batch_size={batch_size}, cpus_per_actor={cpus_per_actor}: "
+            "give at least 1 actor, 1 document per batch and a positive number of CPUs"
+        )
     if Path(output).suffix.lower() != ".jsonl":
         raise ValueError(f"Annotating on Ray writes a .jsonl file, not {output}: give OUTPUT ending in .jsonl")
     path, kind = ray_input(input_path)
@@ -140,11 +167,18 @@ def ray_annotate(pipeline: Union[str, Path], input_path: Union[str, Path], outpu
         # reading takes no CPU of the actors' (else a read task can wait for one forever)
         records = ray.data.read_datasource(line_records(path, kind, batch_size, text_key), num_cpus=0)
         annotated = records.map_batches(
-            PipelineAnnotator, fn_constructor_kwargs={"pipeline": pipeline, "batch_size": batch_size},
-            batch_size=batch_size, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
-            num_cpus=cpus_per_actor)
-        with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out, \
-                word_progress(progress) as bar:
+            PipelineAnnotator,
+            fn_constructor_kwargs={"pipeline": pipeline, "batch_size": batch_size},
+            batch_size=batch_size,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_cpus=cpus_per_actor,
+        )
+        with (
+            atomic_path(output) as temporary,
+            open(temporary, "w", encoding="utf8") as out,
+            word_progress(progress) as bar,
+        ):
             for batch in annotated.iter_batches(batch_size=None, batch_format="numpy"):
                 out.write("".join(line + "\n" for line in batch["json"].tolist()))
                 n_docs += len(batch["json"])

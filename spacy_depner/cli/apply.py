@@ -2,6 +2,7 @@
 through a trained pipeline into JSONL records, one DocBin (as ``spacy
 apply``) or DocBin shards, on one machine (spaCy's ``nlp.pipe`` with
 ``--n-process``) or on a Ray cluster."""
+
 import json
 from pathlib import Path
 from typing import Optional
@@ -9,26 +10,32 @@ from typing import Optional
 import typer
 
 from ..annotation.corpus import annotate_corpus, input_kind
+from ..annotation.ray_data import ray_annotate
 from ..util.pipelines import load_pipeline
 from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT_KEY_HELP, import_code
-from ..annotation.ray_data import ray_annotate
 
-INPUT_HELP = ("Corpus: .txt (one document per line), .jsonl ({\"text\": ...} per line, other keys kept as "
-              "\"meta\"), or a .spacy DocBin file or directory of them")
+INPUT_HELP = (
+    'Corpus: .txt (one document per line), .jsonl ({"text": ...} per line, other keys kept as '
+    '"meta"), or a .spacy DocBin file or directory of them'
+)
 
 
 def apply(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
     input_path: Path = typer.Argument(..., metavar="INPUT", help=INPUT_HELP),
-    output: Path = typer.Argument(..., metavar="OUTPUT",
-                                  help="A .jsonl file of records, a .spacy file (one DocBin, as spacy apply writes), or a directory for DocBin shards"),
+    output: Path = typer.Argument(
+        ...,
+        metavar="OUTPUT",
+        help="A .jsonl file of records, a .spacy file (one DocBin, as spacy apply writes), or a directory for DocBin shards",
+    ),
     code: Optional[Path] = typer.Option(None, "--code", "-c", help=CODE_HELP),
     text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
     force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run the pipeline on, or -1 for the CPU"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch of nlp.pipe"),
-    n_process: int = typer.Option(1, "--n-process", "-n", min=1,
-                                  help="Processes of nlp.pipe (the output is the same for any number)"),
+    n_process: int = typer.Option(
+        1, "--n-process", "-n", min=1, help="Processes of nlp.pipe (the output is the same for any number)"
+    ),
     shard_size: int = typer.Option(1000, min=1, help="Documents per DocBin shard (directory OUTPUT)"),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
@@ -47,23 +54,36 @@ def apply(
     import_code(code)
     setup_gpu(gpu_id, silent=True)
     nlp = load_pipeline(pipeline)
-    summary = annotate_corpus(nlp, input_path, output, n_process=n_process, batch_size=batch_size,
-                              shard_size=shard_size, overwrite=force, progress=progress, text_key=text_key)
+    summary = annotate_corpus(
+        nlp,
+        input_path,
+        output,
+        n_process=n_process,
+        batch_size=batch_size,
+        shard_size=shard_size,
+        overwrite=force,
+        progress=progress,
+        text_key=text_key,
+    )
     typer.echo(json.dumps(summary, indent=2))
 
 
 def apply_ray(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP + ", readable on every Ray node"),
-    input_path: str = typer.Argument(..., metavar="INPUT", help="Corpus: .txt or .jsonl file, or a URI "
-                                     "such as s3://bucket/corpus.jsonl, readable on every Ray node"),
+    input_path: str = typer.Argument(
+        ...,
+        metavar="INPUT",
+        help="Corpus: .txt or .jsonl file, or a URI such as s3://bucket/corpus.jsonl, readable on every Ray node",
+    ),
     output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of records (written by this machine)"),
     text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
     force: bool = typer.Option(False, *FORCE_FLAGS, help="Replace an existing OUTPUT (--overwrite: the same)"),
     actors: int = typer.Option(2, min=1, help="Ray actors, each loading the pipeline once"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch (per call of an actor)"),
     cpus_per_actor: float = typer.Option(1.0, help="CPUs Ray reserves for each actor"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster address (default: RAY_ADDRESS, else a new "
-                                          "local Ray instance on this machine)"),
+    address: Optional[str] = typer.Option(
+        None, help="Ray cluster address (default: RAY_ADDRESS, else a new local Ray instance on this machine)"
+    ),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Run a pipeline over a corpus on a Ray cluster.
@@ -71,7 +91,16 @@ def apply_ray(
     A pool of --actors actors runs PIPELINE on a text or JSONL corpus and
     this machine writes the same JSONL records as `apply`, in input order. Prints docs, words and words/s (including
     the actors' start)."""
-    summary = ray_annotate(pipeline, input_path, output, actors=actors, batch_size=batch_size,
-                           cpus_per_actor=cpus_per_actor, address=address, overwrite=force, progress=progress,
-                           text_key=text_key)
+    summary = ray_annotate(
+        pipeline,
+        input_path,
+        output,
+        actors=actors,
+        batch_size=batch_size,
+        cpus_per_actor=cpus_per_actor,
+        address=address,
+        overwrite=force,
+        progress=progress,
+        text_key=text_key,
+    )
     typer.echo(json.dumps(summary, indent=2))

@@ -3,21 +3,26 @@ directory or an installed package), DATA (a file whose suffix gives its
 format), --iob2 (the UNER entities of a .conllu DATA), --parser,
 --spans-key, the nested corpora told apart by suffix, and the flags the
 annotating commands share with ``spacy apply`` (--force/-F, --code/-c)."""
+
 from pathlib import Path
 from typing import Optional, Tuple
 
 from ..evaluation.setting_search import data_kind
 
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
-DATA_HELP = (".conllu (UD CoNLL-U: with --iob2, its UNER entities; alone, UD English-GUM's nested mentions), "
-             ".jsonl (GENIA JSON lines) or .spacy (DocBin: doc.ents, or the span group --spans-key)")
+DATA_HELP = (
+    ".conllu (UD CoNLL-U: with --iob2, its UNER entities; alone, UD English-GUM's nested mentions), "
+    ".jsonl (GENIA JSON lines) or .spacy (DocBin: doc.ents, or the span group --spans-key)"
+)
 IOB2_HELP = "UNER IOB2 file with the entities of a .conllu DATA (joined on # sent_id)"
 SPANS_KEY_HELP = "DocBin data: span group of the gold spans (default: doc.ents, else the one span group)"
 PARSER_HELP = "Parser pipeline (directory or package) whose trees replace the data's gold trees"
 # spacy apply's --force/-F; --overwrite, the earlier name, still works.
 FORCE_FLAGS = ("--force", "-F", "--overwrite")
-RESTART_HELP = ("Replace an existing OUTPUT, and start again instead of resuming or refusing an OUTPUT.partial "
-                "(--overwrite: the same)")
+RESTART_HELP = (
+    "Replace an existing OUTPUT, and start again instead of resuming or refusing an OUTPUT.partial "
+    "(--overwrite: the same)"
+)
 CODE_HELP = "Python file with additional code (registered functions) to import before loading PIPELINE"
 TEXT_KEY_HELP = "Key of the text in each line of a .jsonl INPUT (the other keys are kept as metadata)"
 NESTED_HELP = ".jsonl (GENIA JSON lines) or .conllu (UD English-GUM, its nested mentions in Entity=)"

@@ -2,6 +2,7 @@
 formats to spaCy DocBin files (``.spacy``, for ``spacy train`` through
 ``spacy.Corpus.v1``), and the GENIA 3.02 XML release to the project's GENIA
 JSON lines."""
+
 import json
 from enum import Enum
 from pathlib import Path
@@ -10,11 +11,11 @@ from typing import Optional
 import spacy
 import typer
 
-from ..util.atomic_files import atomic_folder_contents, atomic_path
-from ..util.progress import progress
 from ..readers.docbins import genia_docs, gum_docs, uner_docs, write_docbin
 from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
 from ..readers.uner import DEFAULT_LABELS, read_uner_corpus
+from ..util.atomic_files import atomic_folder_contents, atomic_path
+from ..util.progress import progress
 
 
 class ConvertFormat(str, Enum):
@@ -25,19 +26,43 @@ class ConvertFormat(str, Enum):
 
 
 def convert(
-    format: ConvertFormat = typer.Argument(..., help="conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), "
-                                                     "gum (UD English-GUM CoNLL-U) or genia-xml (GENIAcorpus3.02.tgz)"),
+    format: ConvertFormat = typer.Argument(
+        ...,
+        help="conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), "
+        "gum (UD English-GUM CoNLL-U) or genia-xml (GENIAcorpus3.02.tgz)",
+    ),
     input: Path = typer.Argument(..., help="The corpus file: .conllu, .jsonl, or the GENIA 3.02 tarball (or its .xml)"),
-    output: Path = typer.Argument(..., help="DocBin file to write (.spacy); for genia-xml the folder of train/dev/test.jsonl"),
-    iob2: Optional[Path] = typer.Option(None, help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id, else by sentence order, else by words)"),
-    labels: str = typer.Option(",".join(DEFAULT_LABELS), help="conllu-iob2: entity labels kept, comma-separated (others read as O)"),
-    spans_key: str = typer.Option("nested_ner", help="genia, gum: span group of the mentions (nested_ner's default spans_key)"),
-    documents: bool = typer.Option(False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"),
-    shared: bool = typer.Option(False, "--shared", help="conllu-iob2: keep only the sentences both files have (e.g. "
-                                "a slice of one joined with the whole other), printing how many of each were dropped"),
-    limit: int = typer.Option(0, min=0, help="Write only the first LIMIT Docs (sentences, or documents with "
-                              "--documents; 0: all): a small slice for a first try"),
-    split: str = typer.Option(",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"),
+    output: Path = typer.Argument(
+        ..., help="DocBin file to write (.spacy); for genia-xml the folder of train/dev/test.jsonl"
+    ),
+    iob2: Optional[Path] = typer.Option(
+        None,
+        help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id, else by sentence order, else by words)",
+    ),
+    labels: str = typer.Option(
+        ",".join(DEFAULT_LABELS), help="conllu-iob2: entity labels kept, comma-separated (others read as O)"
+    ),
+    spans_key: str = typer.Option(
+        "nested_ner", help="genia, gum: span group of the mentions (nested_ner's default spans_key)"
+    ),
+    documents: bool = typer.Option(
+        False, "--documents", help="conllu-iob2, gum: one Doc per document (# newdoc id), not per sentence"
+    ),
+    shared: bool = typer.Option(
+        False,
+        "--shared",
+        help="conllu-iob2: keep only the sentences both files have (e.g. "
+        "a slice of one joined with the whole other), printing how many of each were dropped",
+    ),
+    limit: int = typer.Option(
+        0,
+        min=0,
+        help="Write only the first LIMIT Docs (sentences, or documents with "
+        "--documents; 0: all): a small slice for a first try",
+    ),
+    split: str = typer.Option(
+        ",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"
+    ),
 ) -> None:
     """Convert CoNLL-U + IOB2, GENIA or GUM to DocBin or JSONL.
 
@@ -54,7 +79,9 @@ def convert(
     if limit and format == ConvertFormat.genia_xml:
         raise typer.BadParameter("--limit goes with the formats written to a DocBin, not genia-xml (use --split)")
     if documents and format not in (ConvertFormat.conllu_iob2, ConvertFormat.gum):
-        raise typer.BadParameter(f"--documents goes with conllu-iob2 or gum: {format.value} is read one sentence per Doc")
+        raise typer.BadParameter(
+            f"--documents goes with conllu-iob2 or gum: {format.value} is read one sentence per Doc"
+        )
     if format == ConvertFormat.genia_xml:
         sizes, stats = parse_split(split), GENIAXMLStats()
         records = progress(genia_xml_records(input, stats), sum(sizes), "GENIA sentences read", unit="sentence")

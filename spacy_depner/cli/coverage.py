@@ -1,20 +1,25 @@
 """``python -m spacy_depner coverage``: how much of the gold entities each
 lattice can represent, and how many candidate spans per token it has."""
+
 import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..util.atomic_files import atomic_path
 from ..evaluation.coverage import coverage_report
 from ..evaluation.nested_coverage import coverage_main
+from ..util.atomic_files import atomic_path
 from .arguments import IOB2_HELP, PARSER_HELP, nested_data
 
 
 def coverage(
-    data: Path = typer.Argument(..., metavar="DATA", help=".conllu with --iob2 (flat entities), .conllu alone "
-                                "(UD English-GUM's nested mentions) or .jsonl (GENIA's nested mentions)"),
+    data: Path = typer.Argument(
+        ...,
+        metavar="DATA",
+        help=".conllu with --iob2 (flat entities), .conllu alone "
+        "(UD English-GUM's nested mentions) or .jsonl (GENIA's nested mentions)",
+    ),
     iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP + " (.conllu DATA only)"),
     output: Optional[Path] = typer.Option(None, help="Also write the JSON to this file"),

@@ -2,9 +2,10 @@
 one line on stderr and exit status 1; a bug keeps its traceback; a warning
 is one line. Set
 ``SPACY_DEPNER_TRACEBACK=1`` to see the traceback of a user error too."""
+
 import os
-import warnings
 import sys
+import warnings
 from typing import List, Optional
 
 import click
@@ -43,7 +44,9 @@ def run(app, args: Optional[List[str]] = None, prog_name: Optional[str] = None) 
         if type(error).__name__ == "NoArgsIsHelpError":
             click.echo(error.format_message(), err=True)
             return 0
-        if hasattr(error, "format_message") and hasattr(error, "exit_code"):  # click's (or typer's own click's) usage errors
+        if hasattr(error, "format_message") and hasattr(
+            error, "exit_code"
+        ):  # click's (or typer's own click's) usage errors
             context = getattr(error, "ctx", None)
             hint = f" (see: {context.command_path} --help)" if context is not None else ""
             click.echo(f"error: {one_line(error.format_message())}{hint}", err=True)

@@ -1,28 +1,36 @@
 """``python -m spacy_depner evaluate`` and ``evaluate-nested``: score a
 trained pipeline on corpus files. P/R/F and UAS/LAS are fractions (spaCy's unit)."""
+
 import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ..util.atomic_files import atomic_path
 from ..evaluation.corpus_scores import evaluate_docbin, evaluate_pipeline, nested_scores
 from ..evaluation.setting_search import data_kind
+from ..util.atomic_files import atomic_path
 from .arguments import IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, nested_data
 
-
-SCORING = ("Scored as spaCy's Scorer does: the gold and predicted {what} of every label, right when boundaries "
-           "and label match; the output names the labels (\"labels\") and the tokens (\"tokens\") scored.")
+SCORING = (
+    "Scored as spaCy's Scorer does: the gold and predicted {what} of every label, right when boundaries "
+    'and label match; the output names the labels ("labels") and the tokens ("tokens") scored.'
+)
 
 
 def evaluate(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
-    data: Path = typer.Argument(..., metavar="DATA", help=".conllu (UD CoNLL-U: words, gold trees; its entities "
-                                "in --iob2) or .spacy (DocBin: the entities in doc.ents)"),
+    data: Path = typer.Argument(
+        ...,
+        metavar="DATA",
+        help=".conllu (UD CoNLL-U: words, gold trees; its entities "
+        "in --iob2) or .spacy (DocBin: the entities in doc.ents)",
+    ),
     iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
-    output: Optional[Path] = typer.Option(None, help="JSON file to write, with per-sentence (TP, FP, FN) counts (default: print only)"),
+    output: Optional[Path] = typer.Option(
+        None, help="JSON file to write, with per-sentence (TP, FP, FN) counts (default: print only)"
+    ),
     limit: int = typer.Option(0, help="Score only the first LIMIT sentences, or Docs of a DocBin (0: all)"),
 ) -> None:
     """Score flat entities (CoNLL-U + IOB2 or DocBin): P/R/F.
@@ -38,8 +46,10 @@ def evaluate(
     elif kind == "docbin":
         result = evaluate_docbin(pipeline, data, parser, limit=limit)
     elif kind == "gum":
-        raise ValueError(f"DATA {data} is a .conllu file without --iob2: give --iob2 FILE with its UNER entities "
-                         "(for the nested mentions of UD English-GUM use evaluate-nested)")
+        raise ValueError(
+            f"DATA {data} is a .conllu file without --iob2: give --iob2 FILE with its UNER entities "
+            "(for the nested mentions of UD English-GUM use evaluate-nested)"
+        )
     else:
         raise ValueError(f"DATA {data} is GENIA JSON lines, nested mentions: score them with evaluate-nested")
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
@@ -53,15 +63,19 @@ evaluate.__doc__ = evaluate.__doc__.format(scoring=SCORING.format(what="entities
 
 
 def evaluate_nested(
-    pipeline: str = typer.Argument(..., metavar="PIPELINE",
-                                   help=PIPELINE_HELP + " that writes doc.spans[--spans-key] (nested_ner, spancat, ...)"),
+    pipeline: str = typer.Argument(
+        ..., metavar="PIPELINE", help=PIPELINE_HELP + " that writes doc.spans[--spans-key] (nested_ner, spancat, ...)"
+    ),
     data: Path = typer.Argument(..., metavar="DATA", help=NESTED_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP + " (GUM only: GENIA has no trees)"),
     spans_key: str = typer.Option("nested_ner", help="Span group of the mentions"),
-    retokenize: bool = typer.Option(False, "--retokenize/--gold-preproc",
-                                    help="Score on the text re-tokenized by the pipeline's tokenizer, the gold "
-                                    "mentions aligned to it, as `spacy evaluate` (and spacy train's dev scores); "
-                                    "default: on the data's own tokens, as `spacy evaluate --gold-preproc`"),
+    retokenize: bool = typer.Option(
+        False,
+        "--retokenize/--gold-preproc",
+        help="Score on the text re-tokenized by the pipeline's tokenizer, the gold "
+        "mentions aligned to it, as `spacy evaluate` (and spacy train's dev scores); "
+        "default: on the data's own tokens, as `spacy evaluate --gold-preproc`",
+    ),
     output: Optional[Path] = typer.Option(None, help="JSON file to write (default: print only)"),
 ) -> None:
     """Score nested mentions on GENIA or GUM: P/R/F, words/s.

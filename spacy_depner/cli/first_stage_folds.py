@@ -1,6 +1,7 @@
 """``python -m spacy_depner first-stage-folds``: the first stage's
 cross-validated entities on its training documents, which the second stage
 of a two-stage model trains on."""
+
 from pathlib import Path
 
 import typer
@@ -14,10 +15,15 @@ OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 def first_stage_folds(
     ctx: typer.Context,
-    config: Path = typer.Argument(..., metavar="CONFIG", help="First-stage config whose [corpora.train] reader "
-                                  "takes folds = ${paths.folds} and exclude_fold = ${paths.exclude_fold}"),
-    output: Path = typer.Argument(..., metavar="OUTPUT", help="Folder of the fold pipelines (OUTPUT/fold<f>) "
-                                  "and of first_stage_train.jsonl"),
+    config: Path = typer.Argument(
+        ...,
+        metavar="CONFIG",
+        help="First-stage config whose [corpora.train] reader "
+        "takes folds = ${paths.folds} and exclude_fold = ${paths.exclude_fold}",
+    ),
+    output: Path = typer.Argument(
+        ..., metavar="OUTPUT", help="Folder of the fold pipelines (OUTPUT/fold<f>) and of first_stage_train.jsonl"
+    ),
     folds: int = typer.Option(10, help="Cross-validation folds of the training documents (Krishnan & Manning: 10)"),
 ) -> None:
     """Cross-validate a first stage on its training documents.

@@ -1,5 +1,6 @@
 """``python -m spacy_depner package``: a trained pipeline packaged with
 ``spacy package``, its evaluation in the meta."""
+
 import json
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -8,8 +9,10 @@ import typer
 
 from ..workflows.packaging import build_package, evaluation_notes, evaluation_scores, package_meta
 
-EVALUATION_HELP = ("SPLIT=FILE (repeatable): the JSON that `evaluate --output` or `evaluate-nested --output` wrote "
-                   "on that split; its P/R/F go into the meta's performance (SPLIT_p, SPLIT_r, SPLIT_f) and README")
+EVALUATION_HELP = (
+    "SPLIT=FILE (repeatable): the JSON that `evaluate --output` or `evaluate-nested --output` wrote "
+    "on that split; its P/R/F go into the meta's performance (SPLIT_p, SPLIT_r, SPLIT_f) and README"
+)
 
 
 def split_evaluations(evaluation: List[str]) -> Dict[str, Dict[str, float]]:
@@ -24,8 +27,12 @@ def split_evaluations(evaluation: List[str]) -> Dict[str, Dict[str, float]]:
 
 
 def package(
-    pipeline: Path = typer.Argument(..., metavar="PIPELINE_DIR", help="Trained pipeline directory (e.g. spacy train's model-best)"),
-    output: Path = typer.Argument(..., metavar="OUTPUT", help="Folder of the package folders (OUTPUT/<lang>_<name>-<version>/)"),
+    pipeline: Path = typer.Argument(
+        ..., metavar="PIPELINE_DIR", help="Trained pipeline directory (e.g. spacy train's model-best)"
+    ),
+    output: Path = typer.Argument(
+        ..., metavar="OUTPUT", help="Folder of the package folders (OUTPUT/<lang>_<name>-<version>/)"
+    ),
     name: str = typer.Option(..., help="Package name, e.g. depner_own (spaCy puts the language in front)"),
     version: str = typer.Option("0.1.0", help="Package version"),
     evaluation: List[str] = typer.Option([], help=EVALUATION_HELP),

@@ -9,6 +9,7 @@ their own spacing (CoNLL-U ``SpaceAfter``, a Doc's whitespace; GENIA has
 none, so one space), the field ``spacy.JsonlCorpus.v1`` reads and gives to
 the pipeline's tokenizer.
 """
+
 import json
 from enum import Enum
 from pathlib import Path
@@ -16,11 +17,11 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import typer
 
-from ..util.atomic_files import atomic_path
-from ..util.progress import progress
 from ..evaluation.setting_search import data_kind
 from ..readers.conllu import read_conllu
 from ..readers.genia import read_genia
+from ..util.atomic_files import atomic_path
+from ..util.progress import progress
 from ..util.text_lines import readable_file
 
 Words = Tuple[List[str], List[bool]]  # a sentence's words and whether a space follows each
@@ -41,8 +42,10 @@ def input_format(path: Path, chosen: Optional[TextFormat]) -> TextFormat:
     try:
         return TextFormat(data_kind(path))
     except ValueError:
-        raise ValueError(f"{path}: cannot tell its format from the suffix {path.suffix!r}; give --format "
-                         f"({', '.join(f.value for f in TextFormat)})") from None
+        raise ValueError(
+            f"{path}: cannot tell its format from the suffix {path.suffix!r}; give --format "
+            f"({', '.join(f.value for f in TextFormat)})"
+        ) from None
 
 
 def docbin_sentences(path: Path) -> Iterator[Words]:
@@ -55,8 +58,10 @@ def docbin_sentences(path: Path) -> Iterator[Words]:
     try:
         docbin = DocBin().from_disk(path)
     except Exception as error:  # srsly/msgpack raise many kinds on a file that is not a DocBin
-        raise ValueError(f"{path}: not a DocBin file ({type(error).__name__}); give a .spacy file written by "
-                         "DocBin.to_disk (e.g. by `python -m spacy_depner convert`), or the right --format") from None
+        raise ValueError(
+            f"{path}: not a DocBin file ({type(error).__name__}); give a .spacy file written by "
+            "DocBin.to_disk (e.g. by `python -m spacy_depner convert`), or the right --format"
+        ) from None
     for doc in docbin.get_docs(Vocab()):
         parts = doc.sents if doc.has_annotation("SENT_START") else [doc[:]]
         for sentence in parts:
@@ -104,11 +109,17 @@ def write_pretrain_text(sentences: Iterable[Words], output: Path, source: str) -
 
 
 def pretrain_text(
-    input: Path = typer.Argument(..., help="The training split: CoNLL-U (UD EWT, UD GUM, ...), GENIA JSON lines, or a DocBin (.spacy)"),
-    output: Path = typer.Argument(..., help="JSON-lines file to write (.jsonl), for --paths.raw_text of `spacy pretrain`"),
+    input: Path = typer.Argument(
+        ..., help="The training split: CoNLL-U (UD EWT, UD GUM, ...), GENIA JSON lines, or a DocBin (.spacy)"
+    ),
+    output: Path = typer.Argument(
+        ..., help="JSON-lines file to write (.jsonl), for --paths.raw_text of `spacy pretrain`"
+    ),
     format: Optional[TextFormat] = typer.Option(
-        None, help="conllu (gum: the same, a GUM file is CoNLL-U), genia (JSON lines) or docbin; "
-                   "default: from INPUT's suffix (.conllu, .jsonl, .spacy)"),
+        None,
+        help="conllu (gum: the same, a GUM file is CoNLL-U), genia (JSON lines) or docbin; "
+        "default: from INPUT's suffix (.conllu, .jsonl, .spacy)",
+    ),
 ) -> None:
     """Write a training split's sentences for spacy pretrain.
 
@@ -119,6 +130,7 @@ def pretrain_text(
     complete: an interrupted run leaves the previous file."""
     chosen = input_format(input, format)
     readable_file(input, "corpus")  # before OUTPUT's folder is made
-    counts = write_pretrain_text(progress(sentence_words(input, chosen), None, "sentences written", unit="sentence"),
-                                 output, str(input))
+    counts = write_pretrain_text(
+        progress(sentence_words(input, chosen), None, "sentences written", unit="sentence"), output, str(input)
+    )
     typer.echo(json.dumps(counts, indent=2))

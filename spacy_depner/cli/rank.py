@@ -1,5 +1,6 @@
 """``python -m spacy_depner rank``: order a corpus by how uncertain a trained
 entity component is about each document, for choosing what to annotate next."""
+
 import json
 from pathlib import Path
 from typing import Optional
@@ -31,6 +32,15 @@ def rank(
     most uncertain first; resumable like `apply`."""
     input_kind(input_path)
     nlp = load_pipeline(pipeline)
-    summary = rank_corpus(nlp, input_path, output, measure=measure, component=component, batch_size=batch_size,
-                          top=top, overwrite=overwrite, progress=progress)
+    summary = rank_corpus(
+        nlp,
+        input_path,
+        output,
+        measure=measure,
+        component=component,
+        batch_size=batch_size,
+        top=top,
+        overwrite=overwrite,
+        progress=progress,
+    )
     typer.echo(json.dumps(summary, indent=2))

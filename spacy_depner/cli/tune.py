@@ -2,6 +2,7 @@
 settings of a trained pipeline searched on development data for F1 (the
 mention penalty of hypergraph_ner, Lu & Roth 2015, sec. 3.7; the probability
 threshold of any entity component), saved with the pipeline."""
+
 import json
 from pathlib import Path
 from typing import Optional
@@ -36,8 +37,12 @@ def find_threshold(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
     data: Path = typer.Argument(..., metavar="DATA", help="Development data: " + DATA_HELP),
     output: Path = typer.Argument(..., metavar="OUTPUT", help=OUTPUT_HELP.format("threshold found")),
-    component: Optional[str] = typer.Option(None, help="Component to tune (default: the pipeline's one entity component)"),
-    png: Optional[Path] = typer.Option(None, help="PNG file of the precision/recall curve, the chosen threshold marked"),
+    component: Optional[str] = typer.Option(
+        None, help="Component to tune (default: the pipeline's one entity component)"
+    ),
+    png: Optional[Path] = typer.Option(
+        None, help="PNG file of the precision/recall curve, the chosen threshold marked"
+    ),
     step: float = typer.Option(0.01, help="Step of the thresholds tried, from 0 to 1"),
     iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
@@ -50,5 +55,8 @@ def find_threshold(
     best on ties). Prints the threshold found and the previous one with
     their P/R/F (fractions). spaCy's own `spacy find-threshold` tunes the
     same setting by decoding again at each threshold."""
-    typer.echo(json.dumps(tune_pipeline_threshold(pipeline, data, output, component, step, png, iob2, spans_key, parser),
-                          indent=2))
+    typer.echo(
+        json.dumps(
+            tune_pipeline_threshold(pipeline, data, output, component, step, png, iob2, spans_key, parser), indent=2
+        )
+    )

@@ -1,4 +1,5 @@
 """``DocBatch``: what a component reads off a batch of Docs, once per batch."""
+
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, NamedTuple, Optional
 
@@ -45,15 +46,22 @@ class DocBatch(NamedTuple):
         spans = trees = None
         if self.spans is not None:
             rows = np.searchsorted(self.spans[:, 1], [lo, hi], side="left")
-            spans = self.spans[rows[0]:rows[1]] - lo
+            spans = self.spans[rows[0] : rows[1]] - lo
         if self.trees is not None:
             heads = self.trees.heads[lo:hi]
             trees = Trees(np.where(heads == -1, -1, heads - lo), self.trees.labels[lo:hi], sentences, doc_offsets)
         return DocBatch([self.docs[d]], doc_offsets, sentences, spans, trees)
 
 
-def read_batch(docs: List[Doc], suggester: Optional[Callable] = None, ops: Optional[Ops] = None, *,
-               trees: bool = False, component: Optional[str] = None, reader: Optional[str] = None) -> DocBatch:
+def read_batch(
+    docs: List[Doc],
+    suggester: Optional[Callable] = None,
+    ops: Optional[Ops] = None,
+    *,
+    trees: bool = False,
+    component: Optional[str] = None,
+    reader: Optional[str] = None,
+) -> DocBatch:
     """The Docs' offsets; with ``trees``, their checked ``Trees`` (one parse
     check and one forest check for the batch, naming ``component`` and
     ``reader``, its part that reads them); with a suggester (any spaCy

@@ -1,5 +1,6 @@
 """Entities between Docs and arrays: the gold entities of a batch of
 Examples as arrays, and arrays of predicted entities as spaCy Spans."""
+
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -9,8 +10,13 @@ from spacy.training import Example
 from ..structures.partial import touching_missing
 
 
-def gold_entities(examples: Sequence[Example], doc_offsets: np.ndarray, labels: Sequence[str],
-                  spans_key: Optional[str] = None, component: str = "") -> Tuple[np.ndarray, np.ndarray]:
+def gold_entities(
+    examples: Sequence[Example],
+    doc_offsets: np.ndarray,
+    labels: Sequence[str],
+    spans_key: Optional[str] = None,
+    component: str = "",
+) -> Tuple[np.ndarray, np.ndarray]:
     """The reference entities (``doc.ents``, or the span group ``spans_key``,
     overlaps allowed) aligned to the predicted Docs: (M, 2) first and last
     token in batch coordinates, and label ids (M,) counted from 1 in
@@ -22,7 +28,11 @@ def gold_entities(examples: Sequence[Example], doc_offsets: np.ndarray, labels: 
         if spans_key is None:
             aligned = eg.get_aligned_spans_y2x(eg.reference.ents, allow_overlap=False)
         else:
-            aligned = eg.get_aligned_spans_y2x(eg.reference.spans[spans_key], allow_overlap=True) if spans_key in eg.reference.spans else []
+            aligned = (
+                eg.get_aligned_spans_y2x(eg.reference.spans[spans_key], allow_overlap=True)
+                if spans_key in eg.reference.spans
+                else []
+            )
         for span in aligned:
             if span.label_ not in label_ids:
                 raise ValueError(
@@ -35,8 +45,14 @@ def gold_entities(examples: Sequence[Example], doc_offsets: np.ndarray, labels: 
     return np.array([starts, ends], dtype=np.int64).T.reshape(-1, 2), np.array(ids, dtype=np.int64)
 
 
-def scored_entity_spans(docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray, labels: Sequence[str],
-                        scores: Optional[np.ndarray] = None) -> List[Tuple[List[Span], Optional[np.ndarray]]]:
+def scored_entity_spans(
+    docs,
+    doc_offsets: np.ndarray,
+    spans: np.ndarray,
+    label_ids: np.ndarray,
+    labels: Sequence[str],
+    scores: Optional[np.ndarray] = None,
+) -> List[Tuple[List[Span], Optional[np.ndarray]]]:
     """Per Doc, its Spans from ``spans`` (M, 2) [first, last] in batch
     coordinates with ``label_ids`` (M,) from 1 in ``labels`` (each Doc's in
     their order in ``spans``), and their rows of ``scores`` (M,) (None
@@ -65,12 +81,17 @@ def missing_entity_tokens(examples: Sequence[Example], doc_offsets: np.ndarray) 
     missing = np.zeros(int(doc_offsets[-1]), dtype=bool)
     for offset, eg in zip(doc_offsets, examples):
         tags = eg.get_aligned_ner()
-        missing[offset:offset + len(tags)] = [tag is None for tag in tags]
+        missing[offset : offset + len(tags)] = [tag is None for tag in tags]
     return missing
 
 
-def unannotated_tokens(examples: Sequence[Example], doc_offsets: np.ndarray, annotated_key: Optional[str],
-                       mentions: np.ndarray, component: str = "") -> Optional[np.ndarray]:
+def unannotated_tokens(
+    examples: Sequence[Example],
+    doc_offsets: np.ndarray,
+    annotated_key: Optional[str],
+    mentions: np.ndarray,
+    component: str = "",
+) -> Optional[np.ndarray]:
     """(N,) bool: the predicted tokens outside every span of the reference span
     group ``annotated_key`` (the annotated regions of a Doc; a Doc without
     that group is annotated throughout), or None when ``annotated_key`` is
@@ -85,8 +106,8 @@ def unannotated_tokens(examples: Sequence[Example], doc_offsets: np.ndarray, ann
             continue
         doc_missing = np.ones(len(eg.predicted), dtype=bool)
         for span in eg.get_aligned_spans_y2x(eg.reference.spans[annotated_key], allow_overlap=True):
-            doc_missing[span.start:span.end] = False
-        missing[offset:offset + len(eg.predicted)] = doc_missing
+            doc_missing[span.start : span.end] = False
+        missing[offset : offset + len(eg.predicted)] = doc_missing
     if not missing.any():
         return None
     mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 2)
@@ -96,14 +117,17 @@ def unannotated_tokens(examples: Sequence[Example], doc_offsets: np.ndarray, ann
         d = int(np.searchsorted(doc_offsets, first, side="right") - 1)
         doc = examples[d].predicted
         raise ValueError(
-            f"'{component}': the gold mention {doc[first - doc_offsets[d]:last - doc_offsets[d] + 1].text!r} (tokens "
+            f"'{component}': the gold mention {doc[first - doc_offsets[d] : last - doc_offsets[d] + 1].text!r} (tokens "
             f"{first - doc_offsets[d]}..{last - doc_offsets[d]} of Doc {d} of the batch, {doc.text[:60]!r}) lies partly "
             f"outside the annotated regions doc.spans[{annotated_key!r}]: widen the region to cover the mention, or "
-            "drop the mention")
+            "drop the mention"
+        )
     return missing
 
 
-def preset_entities(docs: Sequence, doc_offsets: np.ndarray, labels: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def preset_entities(
+    docs: Sequence, doc_offsets: np.ndarray, labels: Sequence[str]
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The entities the Docs already have in ``doc.ents`` (set by an earlier
     component, e.g. an entity ruler): (M, 2) first and last token in batch
     coordinates and label ids (M,) from 1 in ``labels`` of those whose label
@@ -113,7 +137,7 @@ def preset_entities(docs: Sequence, doc_offsets: np.ndarray, labels: Sequence[st
     starts, ends, ids = [], [], []
     for offset, doc in zip(doc_offsets.tolist(), docs):
         for ent in doc.ents:
-            tokens[offset + ent.start:offset + ent.end] = True
+            tokens[offset + ent.start : offset + ent.end] = True
             if ent.label_ in label_ids:
                 starts.append(offset + ent.start)
                 ends.append(offset + ent.end - 1)

@@ -3,6 +3,7 @@ suggesters give ``[start, end)`` per Doc (a thinc ``Ragged``), the
 structures take ``[first, last]`` (inclusive) in batch coordinates sorted by
 (last, first); ``spans_to_ragged`` and ``suggested_spans`` convert between
 them. One Python step per Doc; everything per token or per span is numpy."""
+
 from typing import Callable, List, Optional
 
 import numpy as np
@@ -40,7 +41,9 @@ def spans_to_ragged(spans: np.ndarray, doc_offsets: np.ndarray, ops: Optional[Op
     return Ragged(ops.asarray2i(data), ops.asarray1i(np.diff(bounds).astype(np.int32)))
 
 
-def suggested_spans(docs: List[Doc], suggester: Callable, doc_offsets: np.ndarray, ops: Optional[Ops] = None) -> np.ndarray:
+def suggested_spans(
+    docs: List[Doc], suggester: Callable, doc_offsets: np.ndarray, ops: Optional[Ops] = None
+) -> np.ndarray:
     """The spans a spaCy suggester gives for ``docs``: (S, 2) [first, last] in
     batch coordinates, sorted by (last, first), without duplicates. Any
     suggester works (spaCy's ``spacy.ngram_suggester.v1`` too); a span
@@ -50,13 +53,17 @@ def suggested_spans(docs: List[Doc], suggester: Callable, doc_offsets: np.ndarra
     data = np.asarray(ops.to_numpy(suggested.dataXd), dtype=np.int64).reshape(-1, 2)
     lengths = np.asarray(ops.to_numpy(suggested.lengths), dtype=np.int64)
     if lengths.shape[0] != len(docs) or lengths.sum() != data.shape[0]:
-        raise ValueError(f"The suggester gave {lengths.shape[0]} span counts (total {int(lengths.sum())}) and "
-                         f"{data.shape[0]} spans for {len(docs)} Docs: it must give one length per Doc.")
+        raise ValueError(
+            f"The suggester gave {lengths.shape[0]} span counts (total {int(lengths.sum())}) and "
+            f"{data.shape[0]} spans for {len(docs)} Docs: it must give one length per Doc."
+        )
     doc_of = np.repeat(np.arange(len(docs)), lengths)
     sizes = np.diff(doc_offsets)[doc_of]
     if np.any(data[:, 0] < 0) or np.any(data[:, 1] <= data[:, 0]) or np.any(data[:, 1] > sizes):
-        raise ValueError("The suggester gave a span that is empty or outside its Doc: "
-                         "each span must be [start, end) with 0 <= start < end <= len(doc).")
+        raise ValueError(
+            "The suggester gave a span that is empty or outside its Doc: "
+            "each span must be [start, end) with 0 <= start < end <= len(doc)."
+        )
     spans = data + doc_offsets[doc_of][:, None]
     spans[:, 1] -= 1
     keys = spans[:, 1] * (int(doc_offsets[-1]) + 1) + spans[:, 0]

@@ -1,6 +1,7 @@
 """Token, sentence and Doc offsets of a batch of Docs, in batch token
 coordinates: the tokens of a batch are the tokens of its Docs, one after
 the other."""
+
 from typing import List, Tuple
 
 import numpy as np

@@ -11,6 +11,7 @@ model run: ``batch_trees`` (the DGM suggesters' ``tree_arrays``, the
 dependency features' ``batch_heads_and_labels``) takes them from there for
 the same Docs, and reads and checks them itself otherwise (a suggester in
 spaCy's ``spancat``, a model called alone)."""
+
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -59,14 +60,16 @@ def missing_parse_message(index: int, text: str, component: Optional[str], reade
     before the component in a config (annotating), or in Python."""
     who = f"'{component}' (its {reader})" if component and reader else f"'{component or reader}'"
     where = f"'{component}'" if component else f"the component that uses '{reader}'"
-    before = f", before=\"{component}\"" if component else ""
-    return (f"{who} needs dependency trees, but Doc {index} of the batch has no dependency parse "
-            f"(text: {text[:60]!r}). Put a parser before {where} in the pipeline: with spacy train, list it in "
-            "[training] annotating_components so that its trees reach the Docs in training too; in Python, "
-            f"nlp.add_pipe(\"parser\"{before}) (or source a trained one) and train with "
-            "nlp.update(examples, annotates=[\"parser\"]). Or pass Docs whose heads and deps are set (for example "
-            "with the spacy_depner.UNERCorpus.v1 reader and dependencies = \"given\"). Dependency features and the "
-            "DGM suggesters read the trees; spacy_depner.all_spans_suggester.v1 does not.")
+    before = f', before="{component}"' if component else ""
+    return (
+        f"{who} needs dependency trees, but Doc {index} of the batch has no dependency parse "
+        f"(text: {text[:60]!r}). Put a parser before {where} in the pipeline: with spacy train, list it in "
+        "[training] annotating_components so that its trees reach the Docs in training too; in Python, "
+        f'nlp.add_pipe("parser"{before}) (or source a trained one) and train with '
+        'nlp.update(examples, annotates=["parser"]). Or pass Docs whose heads and deps are set (for example '
+        'with the spacy_depner.UNERCorpus.v1 reader and dependencies = "given"). Dependency features and the '
+        "DGM suggesters read the trees; spacy_depner.all_spans_suggester.v1 does not."
+    )
 
 
 def require_parse(docs: Iterable[Doc], component: Optional[str] = None, reader: Optional[str] = None) -> None:
@@ -77,8 +80,9 @@ def require_parse(docs: Iterable[Doc], component: Optional[str] = None, reader: 
             raise MissingParse(i, doc.text, component, reader)
 
 
-def read_trees(docs: Sequence[Doc], component: Optional[str] = None, reader: Optional[str] = None,
-               parsed: bool = True) -> Trees:
+def read_trees(
+    docs: Sequence[Doc], component: Optional[str] = None, reader: Optional[str] = None, parsed: bool = True
+) -> Trees:
     """The ``Trees`` of a batch from one token table (HEAD, SENT_START, DEP):
     ``require_parse`` first (with ``parsed``), then ``require_forest`` once;
     the errors name ``component`` (and ``reader``, its part that reads the trees)."""
@@ -129,8 +133,13 @@ def tree_arrays(docs: List[Doc], component: Optional[str] = None) -> Tuple[np.nd
     return trees.heads, trees.sentence_offsets, trees.doc_offsets
 
 
-def require_forest(docs: List[Doc], heads: np.ndarray, sentence_offsets: np.ndarray, doc_offsets: np.ndarray,
-                   component: Optional[str] = None) -> None:
+def require_forest(
+    docs: List[Doc],
+    heads: np.ndarray,
+    sentence_offsets: np.ndarray,
+    doc_offsets: np.ndarray,
+    component: Optional[str] = None,
+) -> None:
     """Raise a clear error if ``heads`` (N,) (absolute, -1 or itself for a
     root) of the batch ``docs`` are not a forest within each sentence
     (``forest.first_fault``, called once): it names the Doc, the sentence,
@@ -149,12 +158,16 @@ def require_forest(docs: List[Doc], heads: np.ndarray, sentence_offsets: np.ndar
     if kind == forest.CYCLE:
         path = forest.cycle_through(heads, token)
         cycle = " -> ".join(str(t - base) for t in path) + ("" if path[-1] == token else " -> ...")
-        fault = (f"it lies on the cycle of heads {cycle}, so following heads from it never reaches a root. "
-                 "Make one token of the cycle a root (its own head) or hang it from a token outside the cycle")
+        fault = (
+            f"it lies on the cycle of heads {cycle}, so following heads from it never reaches a root. "
+            "Make one token of the cycle a root (its own head) or hang it from a token outside the cycle"
+        )
     else:
-        fault = ("that head is outside its sentence. spaCy starts a sentence at the leftmost token under each "
-                 "root, so the subtrees of two roots must not interleave: give the sentence one root or make each "
-                 "root's subtree a contiguous run of tokens")
+        fault = (
+            "that head is outside its sentence. spaCy starts a sentence at the leftmost token under each "
+            "root, so the subtrees of two roots must not interleave: give the sentence one root or make each "
+            "root's subtree a contiguous run of tokens"
+        )
     prefix = f"'{component}': " if component else ""
     raise ValueError(
         f"{prefix}the parse is not a forest (each head must be a token of the same sentence, or the token itself "

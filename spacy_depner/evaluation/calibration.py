@@ -27,18 +27,28 @@ correct.
 * ``calibration_report``: the same on trained pipelines and data files
   (``python -m spacy_depner calibration-report``).
 """
+
 import math
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..util.pipelines import load_pipeline
 from ..pipeline.entity_pipe import entity_factories
-from ..util.progress import progress
 from ..util.numbers import is_positive_int
-from .setting_search import (data_kind, decode, file_examples, judge, judged_prf, matplotlib_pyplot, probability_key,
-                             require_component, save_png)
+from ..util.pipelines import load_pipeline
+from ..util.progress import progress
+from .setting_search import (
+    data_kind,
+    decode,
+    file_examples,
+    judge,
+    judged_prf,
+    matplotlib_pyplot,
+    probability_key,
+    require_component,
+    save_png,
+)
 
 DEFAULT_BINS = 15
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] in the log-likelihood:
@@ -59,8 +69,10 @@ def judged(probabilities, correct) -> Tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{p.shape[0]} probabilities but {raw.shape[0]} correctness values: give one per span")
     bad = np.flatnonzero(~np.isfinite(p) | (p < 0.0) | (p > 1.0))
     if bad.size:
-        raise ValueError(f"span probability {p[bad[0]]!r} (span {bad[0]}) is not in [0, 1]: "
-                         "give the spans' marginal probabilities, not raw scores")
+        raise ValueError(
+            f"span probability {p[bad[0]]!r} (span {bad[0]}) is not in [0, 1]: "
+            "give the spans' marginal probabilities, not raw scores"
+        )
     if raw.dtype != bool and not np.isin(raw, (0, 1)).all():
         raise ValueError("the correctness of a span must be a boolean (or 0/1)")
     return p, raw.astype(bool)
@@ -146,8 +158,13 @@ def bins_as_records(bins: Dict[str, np.ndarray]) -> List[Dict[str, object]]:
     """The bins as JSON-able records ``{lower, upper, count, confidence,
     accuracy}``, confidence and accuracy None in an empty bin."""
     return [
-        {"lower": round(float(lo), 6), "upper": round(float(hi), 6), "count": int(n),
-         "confidence": float(c) if n else None, "accuracy": float(a) if n else None}
+        {
+            "lower": round(float(lo), 6),
+            "upper": round(float(hi), 6),
+            "count": int(n),
+            "confidence": float(c) if n else None,
+            "accuracy": float(a) if n else None,
+        }
         for lo, hi, n, c, a in zip(bins["lower"], bins["upper"], bins["count"], bins["confidence"], bins["accuracy"])
     ]
 
@@ -158,10 +175,16 @@ def calibration_summary(probabilities, correct, n_bins: int = DEFAULT_BINS) -> D
     (records) of judged spans."""
     p, right = judged(probabilities, correct)
     bins = reliability_bins(p, right, n_bins)
-    return {"spans": int(p.size), "correct": int(right.sum()),
-            "mean_confidence": float(p.mean()) if p.size else None, "accuracy": float(right.mean()) if p.size else None,
-            "ece": ece_of_bins(bins), "ece_floor": ece_floor(p, n_bins), "nll": span_nll(p, right) if p.size else None,
-            "reliability": bins_as_records(bins)}
+    return {
+        "spans": int(p.size),
+        "correct": int(right.sum()),
+        "mean_confidence": float(p.mean()) if p.size else None,
+        "accuracy": float(right.mean()) if p.size else None,
+        "ece": ece_of_bins(bins),
+        "ece_floor": ece_floor(p, n_bins),
+        "nll": span_nll(p, right) if p.size else None,
+        "reliability": bins_as_records(bins),
+    }
 
 
 def check_temperature_range(low: float, high: float) -> None:
@@ -170,9 +193,13 @@ def check_temperature_range(low: float, high: float) -> None:
         raise ValueError(f"the temperature range needs 0 < low < high, not low={low}, high={high}")
 
 
-def fit_temperature(nll_at: Callable[[float], float], low: float = TEMPERATURE_RANGE[0],
-                    high: float = TEMPERATURE_RANGE[1], grid: int = 9, tolerance: float = 1e-3
-                    ) -> Tuple[float, float, List[Tuple[float, float]]]:
+def fit_temperature(
+    nll_at: Callable[[float], float],
+    low: float = TEMPERATURE_RANGE[0],
+    high: float = TEMPERATURE_RANGE[1],
+    grid: int = 9,
+    tolerance: float = 1e-3,
+) -> Tuple[float, float, List[Tuple[float, float]]]:
     """The temperature T in [low, high] with the smallest ``nll_at(T)`` (the
     negative log-likelihood of the spans' correctness when the model's
     scores are divided by T): ``grid`` log-spaced values, then a
@@ -224,10 +251,18 @@ def reliability_png(bins: Dict[str, np.ndarray], path: Path, title: str = "") ->
     figure, axes = plt.subplots(figsize=(5, 5))
     filled = bins["count"] > 0
     widths = bins["upper"] - bins["lower"]
-    axes.bar(bins["lower"][filled], bins["accuracy"][filled], width=widths[filled], align="edge",
-             edgecolor="black", alpha=0.7, label="accuracy")
-    axes.plot((bins["lower"] + widths / 2)[filled], bins["confidence"][filled], "o", color="tab:red",
-              label="mean confidence")
+    axes.bar(
+        bins["lower"][filled],
+        bins["accuracy"][filled],
+        width=widths[filled],
+        align="edge",
+        edgecolor="black",
+        alpha=0.7,
+        label="accuracy",
+    )
+    axes.plot(
+        (bins["lower"] + widths / 2)[filled], bins["confidence"][filled], "o", color="tab:red", label="mean confidence"
+    )
     axes.plot([0, 1], [0, 1], "--", color="gray", label="calibrated")
     axes.set(xlim=(0, 1), ylim=(0, 1), xlabel="span probability", ylabel="fraction of spans correct")
     n = int(bins["count"].sum())
@@ -236,12 +271,21 @@ def reliability_png(bins: Dict[str, np.ndarray], path: Path, title: str = "") ->
     return save_png(figure, path)
 
 
-def spans_summary(probabilities: np.ndarray, correct: np.ndarray, n_gold: int, n_bins: int = DEFAULT_BINS,
-                  png: Optional[Path] = None, title: str = "") -> Dict[str, object]:
+def spans_summary(
+    probabilities: np.ndarray,
+    correct: np.ndarray,
+    n_gold: int,
+    n_bins: int = DEFAULT_BINS,
+    png: Optional[Path] = None,
+    title: str = "",
+) -> Dict[str, object]:
     """``calibration_summary`` of judged spans with ``gold`` and their P/R/F,
     and with ``png`` the reliability diagram drawn there."""
-    summary = {**calibration_summary(probabilities, correct, n_bins), "gold": int(n_gold),
-               **judged_prf(correct, n_gold)}
+    summary = {
+        **calibration_summary(probabilities, correct, n_bins),
+        "gold": int(n_gold),
+        **judged_prf(correct, n_gold),
+    }
     if png is not None:
         reliability_png(reliability_bins(probabilities, correct, n_bins), png, title)
         summary["png"] = str(png)
@@ -256,8 +300,10 @@ def data_files(data: Sequence[Path], uner: Sequence[Path] = ()) -> List[Tuple[Pa
         raise ValueError("give at least one data file")
     conllu = [i for i, path in enumerate(data) if Path(path).suffix.lower() == ".conllu"]
     if uner and len(uner) != len(conllu):
-        raise ValueError(f"{len(uner)} UNER files for {len(conllu)} CoNLL-U data files: give one --iob2 per "
-                         "UD CoNLL-U file, in the same order (none for GUM files)")
+        raise ValueError(
+            f"{len(uner)} UNER files for {len(conllu)} CoNLL-U data files: give one --iob2 per "
+            "UD CoNLL-U file, in the same order (none for GUM files)"
+        )
     paired = dict(zip(conllu, uner)) if uner else {}
     files = [(Path(path), paired.get(i)) for i, path in enumerate(data)]
     for path, iob2 in files:
@@ -270,8 +316,7 @@ def span_writers(nlp, component: Optional[str], model: Path) -> List[str]:
     if component is not None:
         require_component(nlp, model, component)
         return [component]
-    return [name for name in nlp.pipe_names
-            if {"doc.ents", "doc.spans"} & set(nlp.get_pipe_meta(name).assigns)]
+    return [name for name in nlp.pipe_names if {"doc.ents", "doc.spans"} & set(nlp.get_pipe_meta(name).assigns)]
 
 
 def png_names(names: Sequence[str], files: Sequence[Path]) -> Dict[Tuple[str, int], str]:
@@ -280,13 +325,22 @@ def png_names(names: Sequence[str], files: Sequence[Path]) -> Dict[Tuple[str, in
     files pooled."""
     stems = [path.stem for path in files]
     unique = [stem if stems.count(stem) == 1 else f"{stem}-{i}" for i, stem in enumerate(stems)]
-    return {**{(name, i): f"{name}-{stem}.png" for name in names for i, stem in enumerate(unique)},
-            **{(name, -1): f"{name}-all.png" for name in names}}
+    return {
+        **{(name, i): f"{name}-{stem}.png" for name in names for i, stem in enumerate(unique)},
+        **{(name, -1): f"{name}-all.png" for name in names},
+    }
 
 
-def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] = (), component: Optional[str] = None,
-                       spans_key: Optional[str] = None, parser: Optional[Path] = None, n_bins: int = DEFAULT_BINS,
-                       png_dir: Optional[Path] = None) -> Dict[str, object]:
+def calibration_report(
+    model: Path,
+    data: Sequence[Path],
+    uner: Sequence[Path] = (),
+    component: Optional[str] = None,
+    spans_key: Optional[str] = None,
+    parser: Optional[Path] = None,
+    n_bins: int = DEFAULT_BINS,
+    png_dir: Optional[Path] = None,
+) -> Dict[str, object]:
     """ECE, negative log-likelihood, reliability bins and P/R/F of the spans
     of each span-writing component of the pipeline at ``model`` (or of
     ``component``) on each data file (``setting_search.file_examples``) and,
@@ -300,8 +354,11 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
     nlp = load_pipeline(model)
     names = span_writers(nlp, component, model)
     keys = {name: probability_key(nlp, name) for name in names}
-    reasons = {name: f"'{name}' ({nlp.get_pipe_meta(name).factory}) writes no span probabilities"
-               for name, key in keys.items() if key is None}
+    reasons = {
+        name: f"'{name}' ({nlp.get_pipe_meta(name).factory}) writes no span probabilities"
+        for name, key in keys.items()
+        if key is None
+    }
     judged: Dict[str, List] = {name: [] for name in names if name not in reasons}
     for path, iob2 in files:
         if len(reasons) == len(names):
@@ -315,11 +372,17 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
                 reasons[name] = str(error)
     if len(reasons) == len(names):
         why = "; ".join(reasons.values()) or "no span-writing component"
-        raise ValueError(f"no component of {model} writes span probabilities ({why}): "
-                         f"give a pipeline with {entity_factories()}, or spancat")
+        raise ValueError(
+            f"no component of {model} writes span probabilities ({why}): "
+            f"give a pipeline with {entity_factories()}, or spancat"
+        )
     pngs = png_names(names, [path for path, _ in files])
-    report: Dict[str, object] = {"model": str(model), "files": [str(path) for path, _ in files], "bins": n_bins,
-                                 "components": {}}
+    report: Dict[str, object] = {
+        "model": str(model),
+        "files": [str(path) for path, _ in files],
+        "bins": n_bins,
+        "components": {},
+    }
     for name in names:
         if name in reasons:
             report["components"][name] = {"probabilities": None, "reason": reasons[name]}
@@ -327,8 +390,9 @@ def calibration_report(model: Path, data: Sequence[Path], uner: Sequence[Path] =
         entry: Dict[str, object] = {"span_group": keys[name], "per_file": []}
         for i, ((path, _), (p, correct, n_gold)) in enumerate(zip(files, judged[name])):
             png = Path(png_dir) / pngs[name, i] if png_dir is not None else None
-            entry["per_file"].append({"file": str(path), **spans_summary(p, correct, n_gold, n_bins, png,
-                                                                         f"{name} on {path.name}")})
+            entry["per_file"].append(
+                {"file": str(path), **spans_summary(p, correct, n_gold, n_bins, png, f"{name} on {path.name}")}
+            )
         if len(files) > 1:
             p, correct = (np.concatenate([j[k] for j in judged[name]]) for k in (0, 1))
             png = Path(png_dir) / pngs[name, -1] if png_dir is not None else None
@@ -342,8 +406,12 @@ def fitting_settings(pipe) -> Dict[str, object]:
     (``scores``, where the component has that setting), no
     ``label_temperatures``, threshold 0 and MAP decoding (its spans do not
     move with one temperature)."""
-    return {**({"scores": True} if "scores" in pipe.settings else {}), "label_temperatures": {}, "threshold": 0.0,
-            **({"decoding": "map"} if "decoding" in pipe.settings else {})}
+    return {
+        **({"scores": True} if "scores" in pipe.settings else {}),
+        "label_temperatures": {},
+        "threshold": 0.0,
+        **({"decoding": "map"} if "decoding" in pipe.settings else {}),
+    }
 
 
 def rounded_temperature(temperature: float) -> float:
@@ -357,13 +425,22 @@ def decoded_nll_f1(pipe, docs: Sequence, gold: Sequence, key: str, name: str, **
     ``doc.spans[key]``) predicts on ``docs`` against the ``gold`` spans of
     each, decoded alone with ``fitting_settings`` and then ``settings``:
     one decoding."""
-    probabilities, correct, n_gold = judge(decode(pipe, docs, **{**fitting_settings(pipe), **settings}), gold, key, name)
+    probabilities, correct, n_gold = judge(
+        decode(pipe, docs, **{**fitting_settings(pipe), **settings}), gold, key, name
+    )
     return span_nll(probabilities, correct) if probabilities.size else math.inf, judged_prf(correct, n_gold)["f"]
 
 
-def fit_component_temperature(pipe, docs: Sequence, gold: Sequence, key: str, name: str, where: object,
-                              low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1]
-                              ) -> Tuple[float, float, List[Tuple[float, float]]]:
+def fit_component_temperature(
+    pipe,
+    docs: Sequence,
+    gold: Sequence,
+    key: str,
+    name: str,
+    where: object,
+    low: float = TEMPERATURE_RANGE[0],
+    high: float = TEMPERATURE_RANGE[1],
+) -> Tuple[float, float, List[Tuple[float, float]]]:
     """``fit_temperature`` of the component ``pipe`` (named ``name``, its
     spans with probabilities in ``doc.spans[key]``) on ``docs``, inputs
     annotated by the other components (``component_inputs``), against the
@@ -371,6 +448,7 @@ def fit_component_temperature(pipe, docs: Sequence, gold: Sequence, key: str, na
     component alone (``decoded_nll_f1``). Returns (T to 4 significant digits,
     the smallest negative log-likelihood, every (T, nll) tried); a
     ValueError when the component predicts no span on the data ``where``."""
+
     def nll_at(temperature: float) -> float:
         value, _ = decoded_nll_f1(pipe, docs, gold, key, name, temperature=temperature)
         if value == math.inf:

@@ -3,17 +3,18 @@ a CoNLL-U + UNER IOB2 pair (gold trees, or a parser's), nested P/R/F on a
 GENIA or GUM file, the parser's UAS/LAS, words/s, and per-sentence (TP, FP,
 FN) counts for the significance tests. P/R/F and UAS/LAS are fractions
 (``metrics``)."""
+
 import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from ..util.pipelines import load_pipeline
 from ..readers.conllu import sentences_to_doc
 from ..readers.uner import DEFAULT_LABELS, UNERCorpus, read_uner_corpus
-from .metrics import prf_from_counts, uas_las
+from ..util.pipelines import load_pipeline
 from ..util.progress import progress
+from .metrics import prf_from_counts, uas_las
 from .significance import item_counts
 
 # The tokens a score is on: the data's own, or the text re-tokenized by the pipeline.
@@ -31,8 +32,10 @@ def parses(nlp) -> bool:
 def require_no_second_parser(nlp, model: Path, parser: Optional[Path]) -> None:
     """A parser given for the trees of a pipeline that parses itself would be overwritten: an error."""
     if parser and parses(nlp):
-        raise ValueError(f"The pipeline {model} has its own parser (its components: {nlp.pipe_names}), which sets the "
-                         f"trees it reads: leave out the parser {parser}, or give a pipeline without a parser.")
+        raise ValueError(
+            f"The pipeline {model} has its own parser (its components: {nlp.pipe_names}), which sets the "
+            f"trees it reads: leave out the parser {parser}, or give a pipeline without a parser."
+        )
 
 
 def parse_words(parser_path: Path, sentences, batch_size: int = 256):
@@ -43,9 +46,13 @@ def parse_words(parser_path: Path, sentences, batch_size: int = 256):
 
     parser_nlp = load_pipeline(parser_path)
     if not parses(parser_nlp):
-        raise ValueError(f"The pipeline {parser_path} has no parser (its components: {parser_nlp.pipe_names}): "
-                         "give a pipeline with a trained parser as --parser.")
-    docs = [Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences]
+        raise ValueError(
+            f"The pipeline {parser_path} has no parser (its components: {parser_nlp.pipe_names}): "
+            "give a pipeline with a trained parser as --parser."
+        )
+    docs = [
+        Doc(parser_nlp.vocab, words=words, spaces=spaces, sent_starts=starts) for words, spaces, starts in sentences
+    ]
     return list(progress(parser_nlp.pipe(docs, batch_size=batch_size), len(docs), "parse")), parser_nlp.vocab
 
 
@@ -53,8 +60,9 @@ def parse_sentences(parser_path: Path, sentences, batch_size: int = 256):
     """Docs of CoNLL-U sentences (one per sentence, words only, each marked
     as one sentence, so that no lattice loses spans to a sentence split the
     gold data lacks) parsed by the pipeline at ``parser_path``, and its vocab."""
-    return parse_words(parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in sentences),
-                       batch_size)
+    return parse_words(
+        parser_path, ((s.words, s.spaces, [i == 0 for i in range(len(s.words))]) for s in sentences), batch_size
+    )
 
 
 def parse_corpus(parser_path: Path, corpus: UNERCorpus, batch_size: int = 256):
@@ -141,7 +149,9 @@ def first_sentences(corpus: UNERCorpus, limit: int) -> UNERCorpus:
     return replace(corpus, sentences=corpus.sentences[:limit], tags=corpus.tags[:limit]) if limit else corpus
 
 
-def load_corpus(conllu: Path, uner: Path, limit: int = 0, labels: Optional[Sequence[str]] = DEFAULT_LABELS) -> UNERCorpus:
+def load_corpus(
+    conllu: Path, uner: Path, limit: int = 0, labels: Optional[Sequence[str]] = DEFAULT_LABELS
+) -> UNERCorpus:
     """The joined corpus, its entities of the types ``labels`` (None: every
     type), cut to its first ``limit`` sentences (0: all)."""
     return first_sentences(read_uner_corpus(conllu, uner, labels), limit)
@@ -151,8 +161,17 @@ def with_vocab(vocab, doc):
     """The Doc's words, spaces and trees in ``vocab`` (an entity pipeline's)."""
     from spacy.tokens import Doc
 
-    return Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
-               heads=[t.head.i for t in doc], deps=[t.dep_ for t in doc]) if len(doc) else Doc(vocab, words=[])
+    return (
+        Doc(
+            vocab,
+            words=[t.text for t in doc],
+            spaces=[bool(t.whitespace_) for t in doc],
+            heads=[t.head.i for t in doc],
+            deps=[t.dep_ for t in doc],
+        )
+        if len(doc)
+        else Doc(vocab, words=[])
+    )
 
 
 def input_docs(vocab, corpus: UNERCorpus, parsed=None, trees: bool = True) -> List:
@@ -186,7 +205,7 @@ def judged_entities(predicted, gold) -> set:
     if not gold.has_annotation("ENT_IOB"):
         return set()
     missing = [t.ent_iob == 0 for t in gold]
-    return {(e.start, e.end, e.label_) for e in predicted.ents if not any(missing[e.start:e.end])}
+    return {(e.start, e.end, e.label_) for e in predicted.ents if not any(missing[e.start : e.end])}
 
 
 def score_docs(nlp, gold_docs, docs, batch_size: int = 256) -> Dict:
@@ -207,19 +226,33 @@ def score_docs(nlp, gold_docs, docs, batch_size: int = 256) -> Dict:
     labels = sorted({e[2] for doc_set in gold_sets + predicted_sets for e in doc_set})
     result = prf_from_counts(counts)
     result["per_type"] = {
-        label: prf_from_counts(item_counts([{e for e in g if e[2] == label} for g in gold_sets],
-                                           [{e for e in p if e[2] == label} for p in predicted_sets]))
+        label: prf_from_counts(
+            item_counts(
+                [{e for e in g if e[2] == label} for g in gold_sets],
+                [{e for e in p if e[2] == label} for p in predicted_sets],
+            )
+        )
         for label in labels
     }
-    result.update({"labels": labels, "tokens": DATA_TOKENS, "words": n_words, "seconds": round(seconds, 3),
-                   "words_per_second": round(n_words / max(seconds, 1e-9), 1), "sentence_counts": counts.tolist()})
+    result.update(
+        {
+            "labels": labels,
+            "tokens": DATA_TOKENS,
+            "words": n_words,
+            "seconds": round(seconds, 3),
+            "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+            "sentence_counts": counts.tolist(),
+        }
+    )
     return result
 
 
 def score_pipeline(nlp, corpus: UNERCorpus, docs, batch_size: int = 256) -> Dict:
     """``score_docs`` of ``nlp`` run on ``docs`` (the corpus's sentences)
     against the corpus's entities (those of the labels it was read with)."""
-    gold_docs = [sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)]
+    gold_docs = [
+        sentences_to_doc(nlp.vocab, [s], with_trees=False, ents=tags) for s, tags in zip(corpus.sentences, corpus.tags)
+    ]
     return score_docs(nlp, gold_docs, docs, batch_size)
 
 
@@ -231,8 +264,15 @@ def trees_source(nlp, parser: Optional[Path], data_trees: bool) -> str:
     return "the pipeline's parser" if parses(nlp) else "given" if data_trees else "none"
 
 
-def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Path] = None,
-                      labels: Optional[Sequence[str]] = None, batch_size: int = 256, limit: int = 0) -> Dict:
+def evaluate_pipeline(
+    model: Path,
+    conllu: Path,
+    uner: Path,
+    parser: Optional[Path] = None,
+    labels: Optional[Sequence[str]] = None,
+    batch_size: int = 256,
+    limit: int = 0,
+) -> Dict:
     """Entity scores (``score_docs``) of the pipeline at ``model`` on the
     corpus, its entities of the types ``labels`` (None: every type), with
     gold trees (``parser`` None) or the trees of the parser pipeline at ``parser``."""
@@ -240,8 +280,12 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
     nlp = load_pipeline(model)
     require_entity_writer(nlp, model)
     corpus = load_corpus(conllu, uner, limit, labels)
-    result: Dict = {"model": str(model), "conllu": str(conllu), "uner": str(uner),
-                    "trees": trees_source(nlp, parser, True)}
+    result: Dict = {
+        "model": str(model),
+        "conllu": str(conllu),
+        "uner": str(uner),
+        "trees": trees_source(nlp, parser, True),
+    }
     require_no_second_parser(nlp, model, parser)
     parsed = None
     if parser:
@@ -252,8 +296,9 @@ def evaluate_pipeline(model: Path, conllu: Path, uner: Path, parser: Optional[Pa
     return result
 
 
-def evaluate_docbin(model: Path, path: Path, parser: Optional[Path] = None, batch_size: int = 256,
-                    limit: int = 0) -> Dict:
+def evaluate_docbin(
+    model: Path, path: Path, parser: Optional[Path] = None, batch_size: int = 256, limit: int = 0
+) -> Dict:
     """Entity scores (``score_docs``) of the pipeline at ``model`` on the
     ``doc.ents`` of a DocBin file's first ``limit`` Docs (0: all), with the
     Docs' trees if they have them, or those of the parser pipeline at
@@ -276,8 +321,9 @@ def evaluate_docbin(model: Path, path: Path, parser: Optional[Path] = None, batc
     return result
 
 
-def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str,
-                         dependencies: str = "given") -> List:
+def nested_file_examples(
+    vocab, jsonl: Optional[Path], gum: Optional[Path], spans_key: str, dependencies: str = "given"
+) -> List:
     """Examples of a GENIA file, or of a GUM file with its gold trees in the
     input (``dependencies`` "given") or none ("predicted")."""
     from ..readers.genia import genia_examples, read_genia
@@ -290,8 +336,14 @@ def nested_file_examples(vocab, jsonl: Optional[Path], gum: Optional[Path], span
     return gum_examples(vocab, read_gum(gum), dependencies, spans_key)
 
 
-def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None, parser: Optional[Path] = None,
-                  spans_key: str = "nested_ner", retokenize: bool = False) -> Dict:
+def nested_scores(
+    model: Path,
+    jsonl: Optional[Path] = None,
+    gum: Optional[Path] = None,
+    parser: Optional[Path] = None,
+    spans_key: str = "nested_ner",
+    retokenize: bool = False,
+) -> Dict:
     """P/R/F (fractions) of nested mentions (overall and per label) and
     words/s of the pipeline at ``model`` on a GENIA file or a GUM file; on
     GUM with the gold trees, or with those of the parser pipeline at
@@ -309,15 +361,21 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     if parser is not None and gum is None:
         raise ValueError("a parser goes with a GUM file (GENIA has no trees)")
     if parser is not None and retokenize:
-        raise ValueError("a parser's trees are on the data's own tokens: leave out the parser, or score the data's "
-                         "tokens (no --retokenize)")
+        raise ValueError(
+            "a parser's trees are on the data's own tokens: leave out the parser, or score the data's "
+            "tokens (no --retokenize)"
+        )
     nlp = load_pipeline(model)
     require_no_second_parser(nlp, model, parser)
     extra = {}
-    examples = nested_file_examples(nlp.vocab, jsonl, gum, spans_key, "given" if trees_given(nlp, parser) else "predicted")
+    examples = nested_file_examples(
+        nlp.vocab, jsonl, gum, spans_key, "given" if trees_given(nlp, parser) else "predicted"
+    )
     if retokenize:
-        examples = [eg if eg.reference.has_unknown_spaces else Example(nlp.make_doc(eg.reference.text), eg.reference)
-                    for eg in examples]  # as spaCy's Corpus: a text of unknown spaces keeps its tokens
+        examples = [
+            eg if eg.reference.has_unknown_spaces else Example(nlp.make_doc(eg.reference.text), eg.reference)
+            for eg in examples
+        ]  # as spaCy's Corpus: a text of unknown spaces keeps its tokens
     if parser is not None:
         parsed = parsed_docs(parser, [eg.predicted for eg in examples])
         extra["parser"] = {"path": str(parser), **tree_agreement(parsed, [eg.reference for eg in examples])}
@@ -328,13 +386,26 @@ def nested_scores(model: Path, jsonl: Optional[Path] = None, gum: Optional[Path]
     n_words = sum(len(eg.predicted) for eg in examples)
     list(nlp.pipe([eg.predicted.copy() for eg in examples[:50]]))  # warm-up: numba cache, allocations
     start = time.perf_counter()
-    for eg, doc in zip(examples, progress(nlp.pipe([eg.predicted for eg in examples], batch_size=256), len(examples), "evaluate")):
+    for eg, doc in zip(
+        examples, progress(nlp.pipe([eg.predicted for eg in examples], batch_size=256), len(examples), "evaluate")
+    ):
         eg.predicted = doc
     seconds = time.perf_counter() - start
     scores = {k.replace(f"spans_{spans_key}_", ""): v for k, v in score_nested(examples, spans_key=spans_key).items()}
-    warn_if_nothing_predicted(sum(len(eg.predicted.spans.get(spans_key, [])) for eg in examples),
-                              sum(len(eg.reference.spans.get(spans_key, [])) for eg in examples), f"span in doc.spans[{spans_key!r}]")
+    warn_if_nothing_predicted(
+        sum(len(eg.predicted.spans.get(spans_key, [])) for eg in examples),
+        sum(len(eg.reference.spans.get(spans_key, [])) for eg in examples),
+        f"span in doc.spans[{spans_key!r}]",
+    )
     trees = trees_source(nlp, parser, gum is not None and not retokenize)
-    return {"model": str(model), "file": str(jsonl or gum), "trees": trees, **extra,
-            "labels": sorted(scores.get("per_type") or {}), "tokens": RETOKENIZED if retokenize else DATA_TOKENS,
-            "words": n_words, "words_per_second": round(n_words / max(seconds, 1e-9), 1), **scores}
+    return {
+        "model": str(model),
+        "file": str(jsonl or gum),
+        "trees": trees,
+        **extra,
+        "labels": sorted(scores.get("per_type") or {}),
+        "tokens": RETOKENIZED if retokenize else DATA_TOKENS,
+        "words": n_words,
+        "words_per_second": round(n_words / max(seconds, 1e-9), 1),
+        **scores,
+    }

@@ -2,6 +2,7 @@
 many candidate spans per token it has (Jie, Muis & Lu 2017, Tables 1 and 4),
 on a corpus's gold trees or on a parser's. Coverage is a percent of the gold
 entities, as in the paper's tables."""
+
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Optional, Sequence
@@ -45,8 +46,7 @@ def with_parsed_trees(corpus: UNERCorpus, parser: Path) -> UNERCorpus:
     pipeline at ``parser`` (-1 for a root)."""
     docs, _ = parse_corpus(parser, corpus)
     sentences = [
-        replace(s, heads=sentence_heads(doc), deprels=[t.dep_ for t in doc])
-        for s, doc in zip(corpus.sentences, docs)
+        replace(s, heads=sentence_heads(doc), deprels=[t.dep_ for t in doc]) for s, doc in zip(corpus.sentences, docs)
     ]
     return replace(corpus, sentences=sentences)
 
@@ -56,8 +56,13 @@ def lattice_report(corpus: UNERCorpus) -> Dict:
     candidate spans) and spans_per_token, per lattice, on the corpus's trees."""
     heads, offsets, entities = corpus_arrays(corpus)
     n_tokens = int(offsets[-1])
-    report = {"sentences": len(corpus.sentences), "tokens": n_tokens, "entities": int(entities.shape[0]),
-              "coverage": {}, "spans_per_token": {}}
+    report = {
+        "sentences": len(corpus.sentences),
+        "tokens": n_tokens,
+        "entities": int(entities.shape[0]),
+        "coverage": {},
+        "spans_per_token": {},
+    }
     for name, (structure, max_length) in LATTICES.items():
         spans = candidate_spans(structure, heads, offsets, max_length)
         found = span_index(spans, entities, n_tokens) >= 0

@@ -28,18 +28,35 @@ in log T): about 18 per label and sweep, 145 for ``dgm_ner`` with three
 labels (four columns with "O") and two sweeps, besides the ~27 of the one
 temperature.
 """
+
 import math
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 import numpy as np
 
-from .calibration import (DEFAULT_BINS, TEMPERATURE_RANGE, check_temperature_range, decoded_nll_f1,
-                          fit_component_temperature, fit_temperature, rounded_temperature, spans_summary)
-from .setting_search import (check_output, component_inputs, decode, file_examples, judge, probability_key,
-                             save_pipeline, tunable_component)
-from ..util.pipelines import load_pipeline
 from ..util.numbers import is_positive_int
+from ..util.pipelines import load_pipeline
+from .calibration import (
+    DEFAULT_BINS,
+    TEMPERATURE_RANGE,
+    check_temperature_range,
+    decoded_nll_f1,
+    fit_component_temperature,
+    fit_temperature,
+    rounded_temperature,
+    spans_summary,
+)
+from .setting_search import (
+    check_output,
+    component_inputs,
+    decode,
+    file_examples,
+    judge,
+    probability_key,
+    save_pipeline,
+    tunable_component,
+)
 
 SWEEPS = 2
 # Each label's temperature is searched in [T / LABEL_SPREAD, T * LABEL_SPREAD] around the one temperature T,
@@ -49,9 +66,18 @@ LABEL_GRID = 5
 LABEL_TOLERANCE = 1e-2
 
 
-def fit_label_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name: str, temperature: float,
-                           low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
-                           sweeps: int = SWEEPS, spread: float = LABEL_SPREAD) -> Dict[str, object]:
+def fit_label_temperatures(
+    pipe,
+    docs: Sequence,
+    gold: Sequence,
+    key: str,
+    name: str,
+    temperature: float,
+    low: float = TEMPERATURE_RANGE[0],
+    high: float = TEMPERATURE_RANGE[1],
+    sweeps: int = SWEEPS,
+    spread: float = LABEL_SPREAD,
+) -> Dict[str, object]:
     """The temperature of each label of the score columns of the component
     ``pipe`` (named ``name``, its spans with probabilities in
     ``doc.spans[key]``) on ``docs`` against the ``gold`` spans of each, by
@@ -74,10 +100,18 @@ def fit_label_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name:
     for run in range(1, sweeps + 1):
         changed = False
         for label in temperatures:
+
             def nll_at(t: float, label: str = label) -> float:
                 """The objective with this label at ``t``: +inf below the F1 floor."""
-                nll, f = decoded_nll_f1(pipe, docs, gold, key, name, temperature=temperature,
-                                        label_temperatures={**temperatures, label: rounded_temperature(t)})
+                nll, f = decoded_nll_f1(
+                    pipe,
+                    docs,
+                    gold,
+                    key,
+                    name,
+                    temperature=temperature,
+                    label_temperatures={**temperatures, label: rounded_temperature(t)},
+                )
                 f_at[rounded_temperature(t)] = f
                 return nll if f >= start_f else math.inf
 
@@ -89,17 +123,31 @@ def fit_label_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name:
                 best_f = f_at[temperatures[label]]
         if not changed:
             break
-    return {"label_temperatures": {label: t for label, t in temperatures.items() if t != temperature},
-            "start_nll": start_nll, "start_f": start_f, "nll": best, "f": best_f,
-            "sweeps": run, "decodings": decodings}
+    return {
+        "label_temperatures": {label: t for label, t in temperatures.items() if t != temperature},
+        "start_nll": start_nll,
+        "start_f": start_f,
+        "nll": best,
+        "f": best_f,
+        "sweeps": run,
+        "decodings": decodings,
+    }
 
 
 ONE_TEMPERATURE = ("temperature", "fit_nll", "decodings", "at_bound")  # the keys of the one temperature's fit
 
 
-def fit_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name: str, where: object,
-                     low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
-                     per_label: bool = True) -> Dict[str, object]:
+def fit_temperatures(
+    pipe,
+    docs: Sequence,
+    gold: Sequence,
+    key: str,
+    name: str,
+    where: object,
+    low: float = TEMPERATURE_RANGE[0],
+    high: float = TEMPERATURE_RANGE[1],
+    per_label: bool = True,
+) -> Dict[str, object]:
     """The one temperature of the component ``pipe`` on ``docs`` against
     ``gold`` (``fit_component_temperature``; a ValueError when it predicts
     no span on the data ``where``) and, with ``per_label``, then the
@@ -108,19 +156,36 @@ def fit_temperatures(pipe, docs: Sequence, gold: Sequence, key: str, name: str, 
     so a wider range may fit better), and with ``per_label``
     "label_temperatures", "label_fit_nll", "label_sweeps", "label_decodings"}."""
     temperature, nll, tried = fit_component_temperature(pipe, docs, gold, key, name, where, low, high)
-    fit: Dict[str, object] = {"temperature": temperature, "fit_nll": nll, "decodings": len(tried),
-                              "at_bound": bool(np.isclose(temperature, [low, high], rtol=1e-2).any())}
+    fit: Dict[str, object] = {
+        "temperature": temperature,
+        "fit_nll": nll,
+        "decodings": len(tried),
+        "at_bound": bool(np.isclose(temperature, [low, high], rtol=1e-2).any()),
+    }
     if per_label:
         by_label = fit_label_temperatures(pipe, docs, gold, key, name, temperature, low=low, high=high)
-        fit.update(label_temperatures=by_label["label_temperatures"], label_fit_nll=by_label["nll"],
-                   label_sweeps=by_label["sweeps"], label_decodings=by_label["decodings"])
+        fit.update(
+            label_temperatures=by_label["label_temperatures"],
+            label_fit_nll=by_label["nll"],
+            label_sweeps=by_label["sweeps"],
+            label_decodings=by_label["decodings"],
+        )
     return fit
 
 
-def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional[str] = None,
-                       uner: Optional[Path] = None, spans_key: Optional[str] = None, parser: Optional[Path] = None,
-                       low: float = TEMPERATURE_RANGE[0], high: float = TEMPERATURE_RANGE[1],
-                       n_bins: int = DEFAULT_BINS, per_label: bool = False) -> Dict[str, object]:
+def calibrate_pipeline(
+    model: Path,
+    dev: Path,
+    output: Path,
+    component: Optional[str] = None,
+    uner: Optional[Path] = None,
+    spans_key: Optional[str] = None,
+    parser: Optional[Path] = None,
+    low: float = TEMPERATURE_RANGE[0],
+    high: float = TEMPERATURE_RANGE[1],
+    n_bins: int = DEFAULT_BINS,
+    per_label: bool = False,
+) -> Dict[str, object]:
     """Fit the ``temperature`` of a component of the pipeline at ``model`` on
     the data file ``dev`` (``fit_temperature``: the negative log-likelihood
     of the correctness of its MAP spans with threshold 0, each temperature
@@ -147,16 +212,23 @@ def calibrate_pipeline(model: Path, dev: Path, output: Path, component: Optional
         summary = spans_summary(*judge(decode(pipe, docs, **scores_on), gold, key, name), n_bins)
         return {k: v for k, v in summary.items() if k != "reliability"}
 
-    result: Dict[str, object] = {"component": name, "file": str(dev),
-                                 "before_temperature": float(pipe.settings["temperature"]),
-                                 "before_label_temperatures": dict(pipe.settings["label_temperatures"]),
-                                 "before": measured()}
+    result: Dict[str, object] = {
+        "component": name,
+        "file": str(dev),
+        "before_temperature": float(pipe.settings["temperature"]),
+        "before_label_temperatures": dict(pipe.settings["label_temperatures"]),
+        "before": measured(),
+    }
     fit = fit_temperatures(pipe, docs, gold, key, name, dev, low, high, per_label)
     pipe.settings.update(temperature=fit["temperature"], label_temperatures={})
     result.update({k: fit[k] for k in ONE_TEMPERATURE}, after=measured())
     if per_label:
         pipe.settings["label_temperatures"] = fit["label_temperatures"]
         result.update({k: fit[k] for k in fit if k not in ONE_TEMPERATURE}, after_per_label=measured())
-    save_pipeline(nlp, name, {"temperature": fit["temperature"],
-                              "label_temperatures": dict(pipe.settings["label_temperatures"])}, output)
+    save_pipeline(
+        nlp,
+        name,
+        {"temperature": fit["temperature"], "label_temperatures": dict(pipe.settings["label_temperatures"])},
+        output,
+    )
     return result

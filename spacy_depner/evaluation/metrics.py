@@ -6,6 +6,7 @@ denominator is 0. Every P/R/F of the library (entity and nested scores,
 head scores, the significance tests, the mention-penalty search) comes from
 here; reports turn the fractions into percents when they print them.
 """
+
 from typing import Dict, Sequence, Union
 
 import numpy as np

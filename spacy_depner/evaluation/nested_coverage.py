@@ -26,6 +26,7 @@ mention crosses another. ``same_span`` reports how many mentions that costs.
 ``spans_per_token``: ``all``, every span of every sentence (n(n+1)/2 for a
 sentence of n words), and ``dgm``, the valid spans of the trees, per token.
 """
+
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -87,8 +88,10 @@ def _flat_heads(heads, lengths: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if len(heads) == len(lengths) and len(heads) and not np.isscalar(heads[0]):
         if [len(h) for h in heads] != lengths.tolist():
             raise ValueError("heads: one list per sentence, as long as the sentence")
-        parts = [np.where(np.asarray(h, dtype=np.int64) >= 0, np.asarray(h, dtype=np.int64) + o, -1)
-                 for h, o in zip(heads, offsets[:-1])]
+        parts = [
+            np.where(np.asarray(h, dtype=np.int64) >= 0, np.asarray(h, dtype=np.int64) + o, -1)
+            for h, o in zip(heads, offsets[:-1])
+        ]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     flat = np.asarray(heads, dtype=np.int64).reshape(-1)
     if flat.shape[0] != int(offsets[-1]):
@@ -96,8 +99,9 @@ def _flat_heads(heads, lengths: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return flat
 
 
-def nested_coverage_report(sentences_words: Sequence[Sequence[str]], mentions: Sequence[Sequence[Sequence]],
-                           heads=None, sentence_offsets=None) -> Dict:
+def nested_coverage_report(
+    sentences_words: Sequence[Sequence[str]], mentions: Sequence[Sequence[Sequence]], heads=None, sentence_offsets=None
+) -> Dict:
     """Coverage of the flat, nested and quadratic spaces (and DGM with trees).
 
     sentences_words: the words of each sentence. mentions: per sentence, the
@@ -136,16 +140,28 @@ def nested_coverage_report(sentences_words: Sequence[Sequence[str]], mentions: S
         kept["quadratic"] += max_quadratic(unique)
     n_tokens = int(offsets[-1])
     report = {
-        "sentences": len(lengths), "tokens": n_tokens, "mentions": n_mentions, "distinct_spans": distinct,
-        "same_span": n_mentions - distinct, "inside_another": inside, "crossing_pairs": crossing,
-        "kept": kept, "coverage": {space: _percent(k, n_mentions) for space, k in kept.items()},
+        "sentences": len(lengths),
+        "tokens": n_tokens,
+        "mentions": n_mentions,
+        "distinct_spans": distinct,
+        "same_span": n_mentions - distinct,
+        "inside_another": inside,
+        "crossing_pairs": crossing,
+        "kept": kept,
+        "coverage": {space: _percent(k, n_mentions) for space, k in kept.items()},
         "spans_per_token": {"all": round(float((lengths * (lengths + 1) // 2).sum()) / max(n_tokens, 1), 3)},
     }
     if heads is not None:
         flat_heads = _flat_heads(heads, lengths, offsets)
         spans = candidate_spans("dgm", flat_heads, offsets, None)
-        queries = np.array([(o + int(m[0]), o + int(m[1]) - 1) for o, sentence in zip(offsets[:-1].tolist(), mentions)
-                            for m in sentence], dtype=np.int64).reshape(-1, 2)
+        queries = np.array(
+            [
+                (o + int(m[0]), o + int(m[1]) - 1)
+                for o, sentence in zip(offsets[:-1].tolist(), mentions)
+                for m in sentence
+            ],
+            dtype=np.int64,
+        ).reshape(-1, 2)
         found = int((span_index(spans, queries, n_tokens) >= 0).sum())
         report["kept"]["dgm"] = found
         report["coverage"]["dgm"] = _percent(found, n_mentions)
@@ -179,7 +195,9 @@ def gum_coverage(path, parser: Optional[Path] = None) -> Dict:
         docs, _ = parse_sentences(parser, [s.sentence for s in sentences])
         heads = [sentence_heads(doc) for doc in docs]
         report["trees"] = str(parser)
-    report.update(nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads))
+    report.update(
+        nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads)
+    )
     report["reader"] = corpus.stats.as_dict()
     return report
 
@@ -190,6 +208,8 @@ def coverage_main(jsonl: Optional[Path] = None, gum: Optional[Path] = None, pars
     if (jsonl is None) == (gum is None):
         raise ValueError("give exactly one of jsonl (a GENIA JSON-lines file) or gum (a GUM CoNLL-U file)")
     if parser is not None and jsonl is not None:
-        raise ValueError(f"--parser {parser}: GENIA ({jsonl}) has no DGM coverage to compute from trees; "
-                         "give the parser with a .conllu DATA")
+        raise ValueError(
+            f"--parser {parser}: GENIA ({jsonl}) has no DGM coverage to compute from trees; "
+            "give the parser with a .conllu DATA"
+        )
     return genia_coverage(jsonl) if jsonl is not None else gum_coverage(gum, parser)

@@ -1,6 +1,7 @@
 """The mention penalty of ``hypergraph_ner`` tuned on development data for F1
 (Lu & Roth 2015, sec. 3.7: a fixed-step search over the bias added to every
 T -> I hyperedge), by the grid search of ``setting_search``."""
+
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
@@ -10,8 +11,9 @@ from .metrics import prf
 from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
 
 
-def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float = -3.0, high: float = 3.0,
-                 batch_size: int = 256) -> Dict[str, float]:
+def tune_penalty(
+    component, examples: Sequence, step: float = 0.01, low: float = -3.0, high: float = 3.0, batch_size: int = 256
+) -> Dict[str, float]:
     """Set the mention penalty of the ``hypergraph_ner`` component to the value
     of low, low + step, ..., high with the best F1 of the mentions (with heads:
     boundaries + type + head) on ``examples``, whose predicted Docs are the
@@ -24,10 +26,12 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
     P/R/F as fractions."""
     grid = grid_values(low, high, step)
     examples = list(examples)
-    chunks = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+    chunks = [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]
     problems = [component.problem([eg.predicted for eg in chunk]) for chunk in chunks]
-    golds = [{tuple(row) for row in component.gold_mentions(chunk, problem.batch.doc_offsets).tolist()}
-             for chunk, problem in zip(chunks, problems)]
+    golds = [
+        {tuple(row) for row in component.gold_mentions(chunk, problem.batch.doc_offsets).tolist()}
+        for chunk, problem in zip(chunks, problems)
+    ]
     previous = component.mention_penalty
 
     def scores(penalty: float) -> Dict[str, float]:
@@ -49,9 +53,16 @@ def tune_penalty(component, examples: Sequence, step: float = 0.01, low: float =
     return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}
 
 
-def tune_pipeline_penalty(model: Path, output: Path, jsonl: Optional[Path] = None, gum: Optional[Path] = None,
-                          component: str = "hypergraph_ner", step: float = 0.01, low: float = -3.0,
-                          high: float = 3.0) -> Dict[str, float]:
+def tune_pipeline_penalty(
+    model: Path,
+    output: Path,
+    jsonl: Optional[Path] = None,
+    gum: Optional[Path] = None,
+    component: str = "hypergraph_ner",
+    step: float = 0.01,
+    low: float = -3.0,
+    high: float = 3.0,
+) -> Dict[str, float]:
     """``tune_penalty`` of the hypergraph_ner component ``component`` of the
     pipeline at ``model`` on a GENIA or GUM development file (the components
     before it annotate the inputs); the tuned pipeline, its config.cfg

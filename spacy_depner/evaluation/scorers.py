@@ -6,6 +6,7 @@ The nested scorer also gives the P/R/F of ``doc.spans[KEY]`` under short
 names, ``p_KEY``, ``r_KEY``, ``f_KEY`` (``pipeline/score_names.py``), the
 names of the components' default score weights, which spaCy's training log
 can tell apart."""
+
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from spacy.pipeline.spancat import spancat_score
@@ -15,8 +16,8 @@ from spacy.util import registry
 
 from ..doc_arrays.spans import heads_key, suggested_spans, with_single_tokens
 from ..doc_arrays.tokens import doc_offsets_of
-from ..structures.trees.candidate_spans import span_index
 from ..pipeline.score_names import log_keys
+from ..structures.trees.candidate_spans import span_index
 from .metrics import prf_from_counts
 from .significance import item_counts
 
@@ -67,8 +68,9 @@ def make_nested_scorer() -> Callable[..., Dict[str, Any]]:
     return score_nested_component
 
 
-def score_nested_component(examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None,
-                           **kwargs) -> Dict[str, Any]:
+def score_nested_component(
+    examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None, **kwargs
+) -> Dict[str, Any]:
     """``score_nested``, with the span P/R/F also under their short names
     (``log_keys``): the scorer of nested_ner and hypergraph_ner, and of the
     configs' spancat (whose settings give ``spans_key``)."""
@@ -77,8 +79,9 @@ def score_nested_component(examples: Iterable[Example], spans_key: str = "nested
     return scores
 
 
-def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None,
-                 **kwargs) -> Dict[str, Any]:
+def score_nested(
+    examples: Iterable[Example], spans_key: str = "nested_ner", ents: Optional[str] = None, **kwargs
+) -> Dict[str, Any]:
     """P/R/F of the mentions in ``doc.spans[spans_key]``, overall and per label
     (``spans_{key}_p``, ``_r``, ``_f``, ``_per_type``), overlaps allowed. When
     the references have the mentions' heads (``doc.spans[spans_key + "_heads"]``,
@@ -94,8 +97,10 @@ def score_nested(examples: Iterable[Example], spans_key: str = "nested_ner", ent
         scores.update(get_ner_prf(examples))
     key = heads_key(spans_key)
     if any(key in eg.reference.spans for eg in examples) and any(key in eg.predicted.spans for eg in examples):
-        counts = item_counts([_with_heads(eg.reference, spans_key) for eg in examples],
-                             [_with_heads(eg.predicted, spans_key) for eg in examples])
+        counts = item_counts(
+            [_with_heads(eg.reference, spans_key) for eg in examples],
+            [_with_heads(eg.predicted, spans_key) for eg in examples],
+        )
         scores.update({f"spans_{spans_key}_head_{k}": v for k, v in prf_from_counts(counts).items()})
     return scores
 

@@ -16,23 +16,26 @@ every entity component, with what these searches and the calibration
 
 P/R/F are fractions (``metrics.prf``).
 """
+
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from ..util.pipelines import load_pipeline
 from ..pipeline.entity_pipe import EntityPipe, entity_factories
 from ..util.atomic_files import atomic_path
+from ..util.pipelines import load_pipeline
+from ..util.progress import progress
 from .corpus_scores import input_doc, nested_file_examples, parsed_docs, parses, with_vocab, without_trees
 from .metrics import prf
-from ..util.progress import progress
 
 GoldSpans = Set[Tuple[int, int, str]]
 # The span group the GENIA and GUM readers put the gold mentions in.
 GOLD_KEY = "nested_ner"
-DATA_KINDS = ".jsonl (GENIA JSON lines), .conllu (UD English-GUM, or a UD CoNLL-U file with its UNER IOB2 file " \
-             "given by --iob2) or .spacy (DocBin)"
+DATA_KINDS = (
+    ".jsonl (GENIA JSON lines), .conllu (UD English-GUM, or a UD CoNLL-U file with its UNER IOB2 file "
+    "given by --iob2) or .spacy (DocBin)"
+)
 
 
 def grid_values(low: float, high: float, step: float) -> np.ndarray:
@@ -43,20 +46,24 @@ def grid_values(low: float, high: float, step: float) -> np.ndarray:
     return np.round(low + step * np.arange(int(round((high - low) / step)) + 1), 10)
 
 
-def grid_search(values: Iterable[float], score: Callable[[float], Dict[str, float]], setting: str
-                ) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
+def grid_search(
+    values: Iterable[float], score: Callable[[float], Dict[str, float]], setting: str
+) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
     """``score(value)`` (P/R/F ``{"p", "r", "f"}``) of each value of a
     setting, in order: the best record ``{setting: value, "p", "r", "f"}``
     by F1 (the first best on ties) and the records of every value."""
     values = [float(v) for v in values]
     if not values:
         raise ValueError(f"no value of {setting} to try")
-    curve = [{setting: value, **score(value)} for value in progress(values, len(values), f"{setting} search", unit="value")]
+    curve = [
+        {setting: value, **score(value)} for value in progress(values, len(values), f"{setting} search", unit="value")
+    ]
     return max(curve, key=lambda record: record["f"]), curve
 
 
-def threshold_counts(probabilities: np.ndarray, correct: np.ndarray, n_gold: int,
-                     thresholds: Sequence[float]) -> np.ndarray:
+def threshold_counts(
+    probabilities: np.ndarray, correct: np.ndarray, n_gold: int, thresholds: Sequence[float]
+) -> np.ndarray:
     """(V, 3) (TP, FP, FN) of the spans kept at each threshold t (those with
     probability >= t, compared in float32 as ``attrs["scores"]`` holds the
     probabilities and as the components filter them): ``probabilities``
@@ -70,8 +77,9 @@ def threshold_counts(probabilities: np.ndarray, correct: np.ndarray, n_gold: int
     return np.stack([tp, fp, n_gold - tp], axis=1).astype(np.int64)
 
 
-def tune_threshold(probabilities: np.ndarray, correct: np.ndarray, n_gold: int, step: float = 0.01,
-                   before: float = 0.0) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
+def tune_threshold(
+    probabilities: np.ndarray, correct: np.ndarray, n_gold: int, step: float = 0.01, before: float = 0.0
+) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
     """The threshold of 0, step, ..., 1 with the best F1 of the spans it keeps
     (``grid_search``): ``tuned_*`` (threshold, p, r, f) and ``before_*``
     (those at the threshold ``before``), and the curve of every threshold."""
@@ -83,8 +91,10 @@ def tune_threshold(probabilities: np.ndarray, correct: np.ndarray, n_gold: int, 
         return prf(*(int(c) for c in threshold_counts(probabilities, correct, n_gold, [threshold])[0]))
 
     best, curve = grid_search(grid_values(0.0, 1.0, step), scores, "threshold")
-    result = {**{f"tuned_{k}": v for k, v in best.items()},
-              **{f"before_{k}": v for k, v in {"threshold": float(before), **scores(before)}.items()}}
+    result = {
+        **{f"tuned_{k}": v for k, v in best.items()},
+        **{f"before_{k}": v for k, v in {"threshold": float(before), **scores(before)}.items()},
+    }
     return result, curve
 
 
@@ -94,8 +104,10 @@ def matplotlib_pyplot():
     try:
         import matplotlib
     except ImportError as error:
-        raise ValueError("drawing a PNG needs matplotlib, which is not installed: pip install matplotlib "
-                         "(or pip install \"spacy-depner[project]\"), or leave out the PNG option") from error
+        raise ValueError(
+            "drawing a PNG needs matplotlib, which is not installed: pip install matplotlib "
+            '(or pip install "spacy-depner[project]"), or leave out the PNG option'
+        ) from error
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -138,7 +150,7 @@ def threshold_png(curve: List[Dict[str, float]], chosen: float, path: Path, titl
 
 
 def data_kind(path: Path, uner: Optional[Path] = None) -> str:
-    """"genia", "gum", "uner" or "docbin" by the file's suffix (a .conllu
+    """ "genia", "gum", "uner" or "docbin" by the file's suffix (a .conllu
     file with a UNER file is "uner"), or a ValueError naming the kinds."""
     suffix = Path(path).suffix.lower()
     kinds = {".jsonl": "genia", ".conllu": "uner" if uner is not None else "gum", ".spacy": "docbin"}
@@ -162,20 +174,25 @@ def docbin_gold_key(references, path: Path, spans_key: Optional[str]) -> Optiona
         return None
     groups = [key for key in keys if not key.endswith("_heads")]
     if len(groups) != 1:
-        raise ValueError(f"{path}: the Docs have no doc.ents and {len(groups)} span groups ({groups}): "
-                         "name the group of the gold spans with --spans-key")
+        raise ValueError(
+            f"{path}: the Docs have no doc.ents and {len(groups)} span groups ({groups}): "
+            "name the group of the gold spans with --spans-key"
+        )
     return groups[0]
 
 
 def gold_spans(references, key: Optional[str]) -> List[GoldSpans]:
     """Per reference Doc, (start, end, label) of its ``doc.ents`` (key None)
     or of ``doc.spans[key]``."""
-    return [{(s.start, s.end, s.label_) for s in (doc.ents if key is None else doc.spans.get(key, []))}
-            for doc in references]
+    return [
+        {(s.start, s.end, s.label_) for s in (doc.ents if key is None else doc.spans.get(key, []))}
+        for doc in references
+    ]
 
 
-def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optional[str] = None,
-                  parser: Optional[Path] = None) -> Tuple[List, List[GoldSpans]]:
+def file_examples(
+    nlp, path: Path, uner: Optional[Path] = None, spans_key: Optional[str] = None, parser: Optional[Path] = None
+) -> Tuple[List, List[GoldSpans]]:
     """The Examples of a data file in ``nlp``'s vocab (inputs with the words,
     and the gold trees where the file has them, or the trees of the parser
     pipeline at ``parser``; none when ``nlp`` has its own parser) and the
@@ -190,7 +207,9 @@ def file_examples(nlp, path: Path, uner: Optional[Path] = None, spans_key: Optio
 
     kind, key = data_kind(path, uner), spans_key or GOLD_KEY
     if kind in ("genia", "gum"):
-        examples = nested_file_examples(nlp.vocab, path if kind == "genia" else None, path if kind == "gum" else None, key)
+        examples = nested_file_examples(
+            nlp.vocab, path if kind == "genia" else None, path if kind == "gum" else None, key
+        )
     elif kind == "uner":
         examples, key = corpus_examples(nlp.vocab, read_uner_corpus(path, uner), "given"), None
     else:
@@ -231,20 +250,27 @@ def tunable_component(nlp, model: Path, name: Optional[str], setting: str) -> st
     """The component whose ``setting`` is tuned: ``name``, checked to have
     the setting and to write span probabilities, or the one such component
     of the pipeline (a ValueError when there is none, or several)."""
-    candidates = [n for n in nlp.pipe_names
-                  if setting in (getattr(nlp.get_pipe(n), "settings", None) or {}) and probability_key(nlp, n)]
+    candidates = [
+        n
+        for n in nlp.pipe_names
+        if setting in (getattr(nlp.get_pipe(n), "settings", None) or {}) and probability_key(nlp, n)
+    ]
     if name is not None:
         require_component(nlp, model, name)
         if name not in candidates:
             factory = nlp.get_pipe_meta(name).factory
-            raise ValueError(f"the component {name!r} ({factory}) of {model} has no span probabilities to tune "
-                             f"{setting} on: give a {entity_factories()} component "
-                             f"(this pipeline's: {candidates or 'none'})")
+            raise ValueError(
+                f"the component {name!r} ({factory}) of {model} has no span probabilities to tune "
+                f"{setting} on: give a {entity_factories()} component "
+                f"(this pipeline's: {candidates or 'none'})"
+            )
         return name
     if len(candidates) != 1:
         what = "none" if not candidates else f"several ({candidates}): choose one with --component"
-        raise ValueError(f"{model} needs one component with span probabilities and a {setting} setting "
-                         f"({entity_factories()}), it has {what}")
+        raise ValueError(
+            f"{model} needs one component with span probabilities and a {setting} setting "
+            f"({entity_factories()}), it has {what}"
+        )
     return candidates[0]
 
 
@@ -284,10 +310,14 @@ def judge(docs: Sequence, gold: Sequence[GoldSpans], key: str, name: str) -> Tup
         if not len(group):
             continue
         if "scores" not in group.attrs:
-            raise ValueError(f"'{name}' writes doc.spans[{key!r}] without probabilities (attrs[\"scores\"]): "
-                             "give a pipeline whose component writes them (scores = true)")
+            raise ValueError(
+                f"'{name}' writes doc.spans[{key!r}] without probabilities (attrs[\"scores\"]): "
+                "give a pipeline whose component writes them (scores = true)"
+            )
         probabilities.append(np.asarray(group.attrs["scores"], dtype=np.float64).reshape(-1))
-        correct.append(np.fromiter(((s.start, s.end, s.label_) in doc_gold for s in group), dtype=bool, count=len(group)))
+        correct.append(
+            np.fromiter(((s.start, s.end, s.label_) in doc_gold for s in group), dtype=bool, count=len(group))
+        )
     n_gold = sum(len(g) for g in gold)
     if not probabilities:
         return np.zeros(0), np.zeros(0, dtype=bool), n_gold
@@ -305,8 +335,9 @@ def check_output(output: Path) -> None:
     not a saved pipeline (it would be replaced)."""
     output = Path(output)
     if output.is_file() or (output.is_dir() and any(output.iterdir()) and not (output / "config.cfg").is_file()):
-        raise ValueError(f"OUTPUT {output} exists and is not a saved pipeline (no config.cfg): "
-                         "choose another path, or move it away")
+        raise ValueError(
+            f"OUTPUT {output} exists and is not a saved pipeline (no config.cfg): choose another path, or move it away"
+        )
 
 
 def save_pipeline(nlp, name: str, settings: Dict[str, object], output: Path) -> None:
@@ -321,9 +352,17 @@ def save_pipeline(nlp, name: str, settings: Dict[str, object], output: Path) -> 
         nlp.to_disk(temporary)
 
 
-def tune_pipeline_threshold(model: Path, dev: Path, output: Path, component: Optional[str] = None,
-                            step: float = 0.01, png: Optional[Path] = None, uner: Optional[Path] = None,
-                            spans_key: Optional[str] = None, parser: Optional[Path] = None) -> Dict[str, object]:
+def tune_pipeline_threshold(
+    model: Path,
+    dev: Path,
+    output: Path,
+    component: Optional[str] = None,
+    step: float = 0.01,
+    png: Optional[Path] = None,
+    uner: Optional[Path] = None,
+    spans_key: Optional[str] = None,
+    parser: Optional[Path] = None,
+) -> Dict[str, object]:
     """Set the ``threshold`` of a component of the pipeline at ``model`` for
     the best F1 of its spans on the data file ``dev`` (``file_examples``):
     the component decodes once with threshold 0 and the spans are filtered
@@ -344,5 +383,10 @@ def tune_pipeline_threshold(model: Path, dev: Path, output: Path, component: Opt
     if png is not None:
         threshold_png(curve, result["tuned_threshold"], png, f"{name} on {Path(dev).name}")
     save_pipeline(nlp, name, {"threshold": result["tuned_threshold"]}, output)
-    return {"component": name, "spans": int(probabilities.shape[0]), "gold": n_gold, **result,
-            **({"png": str(png)} if png is not None else {})}
+    return {
+        "component": name,
+        "spans": int(probabilities.shape[0]),
+        "gold": n_gold,
+        **result,
+        **({"png": str(png)} if png is not None else {}),
+    }

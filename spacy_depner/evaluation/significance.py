@@ -28,12 +28,13 @@ blocks does not change the draws: with ``rng = np.random.default_rng(seed)``
 they are exactly those of the single call documented in each function, so a
 slow reference implementation can reproduce them.
 """
+
 from typing import Dict, Hashable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from .metrics import f1, prf_from_counts
 from ..util.numbers import is_positive_int
+from .metrics import f1, prf_from_counts
 
 __all__ = [
     "f1_from_counts",
@@ -63,14 +64,10 @@ ArrayLike = Union[np.ndarray, Sequence[Sequence[int]]]
 def _as_counts(x: ArrayLike, name: str) -> np.ndarray:
     """``x`` as an int64 array of shape (M, 3) with M >= 1 and counts >= 0."""
     arr = np.asarray(x)
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"{name} must hold integer counts, got dtype {arr.dtype}")
     if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(
-            f"{name} must have shape (M, 3) of (TP, FP, FN) per item, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must have shape (M, 3) of (TP, FP, FN) per item, got shape {arr.shape}")
     if arr.shape[0] < 1:
         raise ValueError(f"{name} must hold at least one item (M >= 1), got M = 0")
     if np.issubdtype(arr.dtype, np.floating):
@@ -85,9 +82,7 @@ def _as_pair(a: ArrayLike, b: ArrayLike):
     a = _as_counts(a, "a")
     b = _as_counts(b, "b")
     if a.shape != b.shape:
-        raise ValueError(
-            f"a and b must count the same items: shapes {a.shape} and {b.shape} differ"
-        )
+        raise ValueError(f"a and b must count the same items: shapes {a.shape} and {b.shape} differ")
     return a, b
 
 
@@ -128,9 +123,7 @@ def f1_from_counts(counts: ArrayLike) -> float:
     return prf_from_counts(_as_counts(arr, "counts"))["f"]
 
 
-def item_counts(
-    gold: Sequence[Iterable[Hashable]], predicted: Sequence[Iterable[Hashable]]
-) -> np.ndarray:
+def item_counts(gold: Sequence[Iterable[Hashable]], predicted: Sequence[Iterable[Hashable]]) -> np.ndarray:
     """Per-item (TP, FP, FN) counts of exact-match entities.
 
     ``gold`` and ``predicted`` are sequences of the same length M, one entry

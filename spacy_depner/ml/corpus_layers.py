@@ -1,6 +1,7 @@
 """Setting up, from the training corpus, the layers that read corpus-level
 statistics: today the ``spacy_depner.NonLocalFeatures.v1`` layers of a
 two-stage model's second stage (Krishnan & Manning 2006)."""
+
 from typing import Callable, Iterable, Sequence
 
 from spacy.tokens import Doc

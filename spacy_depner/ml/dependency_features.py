@@ -8,6 +8,7 @@ component read and checked with its batch (in scope while its model runs),
 else read and checked here (a parse, a forest). ``token_encoder`` picks it or
 the plain tok2vec for the scorers.
 """
+
 from typing import Callable, List
 
 from spacy.tokens import Doc

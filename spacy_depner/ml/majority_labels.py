@@ -72,6 +72,7 @@ of its corpus, as in the paper. The counts serialize with
 square of the entity lengths (every contiguous part of every entity is a key),
 which is small for flat NER corpora.
 """
+
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -172,10 +173,7 @@ def count_document(words: Words, spans: Sequence[Span]) -> Tuple[Counts, Counts,
         _add(entities, sequence_key(words_of_span), label)
         length = end - start
         contained = {
-            sequence_key(words_of_span[i:j])
-            for i in range(length)
-            for j in range(i + 1, length + 1)
-            if j - i < length
+            sequence_key(words_of_span[i:j]) for i in range(length) for j in range(i + 1, length + 1) if j - i < length
         }
         for key in contained:
             _add(superentities, key, label)

@@ -59,6 +59,7 @@ How a pipeline uses it (the paper's two stages):
    (``configure_nonlocal_features(model, corpus_statistics=...)``): the
    paper's corpus features at test time are over the test corpus.
 """
+
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np

@@ -9,6 +9,7 @@ spaCy's ``extract_spans``, pooled (first, last, mean, max: spaCy's
 layer gives the O score and one score per label. Its cost per span grows with
 the span's length, whereas ``SpanScorer`` costs O(1) per span.
 """
+
 from typing import List, Tuple
 
 import numpy as np
@@ -72,7 +73,9 @@ def _span_input(model: Model, vectors, lengths: List[int], spans: Ints2d) -> Tup
     doc_offsets = xp.concatenate([xp.zeros(1, dtype="int32"), xp.cumsum(lengths_array, dtype="int32")])
     doc_of_span = xp.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
     local = xp.stack([spans[:, 0], spans[:, 1] + 1], axis=1) - doc_offsets[doc_of_span, None]
-    spans_per_doc = xp.bincount(doc_of_span, minlength=len(lengths)) if len(spans) else xp.zeros(len(lengths), dtype="int32")
+    spans_per_doc = (
+        xp.bincount(doc_of_span, minlength=len(lengths)) if len(spans) else xp.zeros(len(lengths), dtype="int32")
+    )
     return vectors, Ragged(model.ops.asarray2i(local), model.ops.asarray1i(spans_per_doc))
 
 

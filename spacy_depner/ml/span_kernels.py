@@ -20,6 +20,7 @@ and the span's label score gains their interaction (``endpoint_products``)
 a per-label dot product of the first token's start vector and the last
 token's end vector, O(d) per span and label.
 """
+
 import numpy as np
 from numba import njit
 

@@ -20,6 +20,7 @@ from which ``assemble_span_scores`` builds every span's score in O(1)
 (endpoint-factorised, plus a learnt score per span-width bucket; formula in
 ``span_kernels``). The models know nothing of the lattice or its dynamic program.
 """
+
 from typing import Callable, List, Tuple
 
 import numpy as np
@@ -54,8 +55,17 @@ def build_span_scorer(
         token, per label (formula in ``span_kernels``); 0: none.
     """
     return _build_endpoint_scorer(
-        "span_scorer", span_scorer_forward, init_span_scorer, ("width_scores", "transitions"),
-        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width, endpoint_width,
+        "span_scorer",
+        span_scorer_forward,
+        init_span_scorer,
+        ("width_scores", "transitions"),
+        tok2vec,
+        hidden_width,
+        maxout_pieces,
+        width_buckets,
+        dependency_features,
+        dependency_width,
+        endpoint_width,
     )
 
 
@@ -73,8 +83,17 @@ def build_mention_scorer(
     columns of ``SpanScorer``; ``nO`` (T, the number of labels) is set by the
     component. Hyperparameters as ``SpanScorer``."""
     return _build_endpoint_scorer(
-        "mention_scorer", mention_scorer_forward, init_mention_scorer, ("width_scores",),
-        tok2vec, hidden_width, maxout_pieces, width_buckets, dependency_features, dependency_width, endpoint_width,
+        "mention_scorer",
+        mention_scorer_forward,
+        init_mention_scorer,
+        ("width_scores",),
+        tok2vec,
+        hidden_width,
+        maxout_pieces,
+        width_buckets,
+        dependency_features,
+        dependency_width,
+        endpoint_width,
     )
 
 
@@ -163,8 +182,9 @@ def _endpoint_forward(model: Model, inputs, is_train: bool, n_outside: int):
     return scores, backprop
 
 
-def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_scores: Floats2d, n_outside: int,
-                         endpoint_width: int = 0):
+def assemble_span_scores(
+    ops: Ops, token_scores: Floats2d, spans: Ints2d, width_scores: Floats2d, n_outside: int, endpoint_width: int = 0
+):
     """Span scores (S, n_outside + T) from token scores (N, n_outside + (3 +
     2d)T) with d = endpoint_width, spans (S, 2) and width scores (W, T), and
     their backprop, d_scores -> (d_token_scores, d_width_scores); formula in
@@ -178,7 +198,8 @@ def assemble_span_scores(ops: Ops, token_scores: Floats2d, spans: Ints2d, width_
     base = token_scores if numba else token_scores[:, :first]
     scores, backprop_base = (numba_span_scores if numba else xp_span_scores)(ops, base, spans, width_scores, n_outside)
     products, backprop_products = (numba_endpoint_products if numba else xp_endpoint_products)(
-        ops, token_scores, spans, first, T, endpoint_width)
+        ops, token_scores, spans, first, T, endpoint_width
+    )
     scores[:, n_outside:] += products
 
     def backprop(d_scores):
@@ -195,7 +216,9 @@ def numba_endpoint_products(ops: NumpyOps, token_scores, spans, first: int, T: i
     token_scores = np.ascontiguousarray(token_scores)
     spans = np.ascontiguousarray(spans, dtype=np.int64)
     products = span_kernels.endpoint_products(token_scores, spans, first, T, d)
-    return products, lambda d_products: span_kernels.endpoint_products_backward(d_products, token_scores, spans, first, T, d)
+    return products, lambda d_products: span_kernels.endpoint_products_backward(
+        d_products, token_scores, spans, first, T, d
+    )
 
 
 def xp_endpoint_products(ops: Ops, token_scores, spans, first: int, T: int, d: int):

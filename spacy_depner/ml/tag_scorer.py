@@ -17,6 +17,7 @@ with an embedding of the gazetteer codes joined to the maxout layer's input,
 and the transition scores. The model knows nothing of the tag constraints or
 the chain's dynamic program.
 """
+
 from typing import List, Tuple
 
 from spacy.tokens import Doc
@@ -41,8 +42,14 @@ def build_tag_scorer(
     """Tag and transition scores over any spaCy tok2vec. ``nO`` (tags) and
     ``n_gazetteer`` (gazetteer labels, 0 for none) are set by the component."""
     return token_layers_model(
-        "tag_scorer", tag_scorer_forward, init_tag_scorer,
-        tok2vec, hidden_width, maxout_pieces, dependency_features, dependency_width,
+        "tag_scorer",
+        tag_scorer_forward,
+        init_tag_scorer,
+        tok2vec,
+        hidden_width,
+        maxout_pieces,
+        dependency_features,
+        dependency_width,
         dims={"n_gazetteer": None, "gazetteer_width": gazetteer_width},
         params=("gazetteer_embeddings", "transitions"),
     )
@@ -75,7 +82,7 @@ def tag_scorer_forward(model: Model, inputs, is_train: bool):
         d_scores, d_transitions = d_outputs
         model.inc_grad("transitions", model.ops.asarray2f(d_transitions, dtype="f"))
         d_input = backprop_head(model.ops.asarray2f(d_scores))
-        d_G = model.ops.xp.ascontiguousarray(d_input[:, X.shape[1]:]).reshape(-1, width)
+        d_G = model.ops.xp.ascontiguousarray(d_input[:, X.shape[1] :]).reshape(-1, width)
         d_embeddings = model.ops.alloc2f(*embeddings.shape)
         model.ops.scatter_add(d_embeddings, rows.reshape(-1), d_G)
         model.inc_grad("gazetteer_embeddings", d_embeddings)

@@ -10,6 +10,7 @@ head's vector and dependency-label embedding (``dependency_features``); a
 maxout layer and a linear layer give the scores. No gazetteer input and no
 transition scores: ``TagScorer`` is these layers plus both.
 """
+
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
@@ -86,8 +87,14 @@ def build_token_scorer(
     component. dependency_features: join each token with its head's vector and
     its dependency label embedding (needs a parse on every Doc)."""
     return token_layers_model(
-        "token_scorer", token_scorer_forward, init_token_scorer,
-        tok2vec, hidden_width, maxout_pieces, dependency_features, dependency_width,
+        "token_scorer",
+        token_scorer_forward,
+        init_token_scorer,
+        tok2vec,
+        hidden_width,
+        maxout_pieces,
+        dependency_features,
+        dependency_width,
     )
 
 

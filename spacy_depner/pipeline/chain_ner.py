@@ -27,6 +27,7 @@ is below it, ``decoding = "posterior"`` predicts the disjoint entities with
 the largest sum of (marginal - ``posterior_penalty``)
 (``structures.chain``).
 """
+
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -105,9 +106,18 @@ def make_chain_ner(
     scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
     P/R/F of doc.ents, per type); scores_key: the name of spans_key in
     pipelines saved by earlier versions (read, never written)."""
-    return LinearChainNER(nlp.vocab, model, name, scheme=scheme, loss=loss, gazetteer=gazetteer, scores=scores,
-                          spans_key=legacy_spans_key(name, spans_key, scores_key, "chain_ner"), scorer=scorer,
-                          **confidence)
+    return LinearChainNER(
+        nlp.vocab,
+        model,
+        name,
+        scheme=scheme,
+        loss=loss,
+        gazetteer=gazetteer,
+        scores=scores,
+        spans_key=legacy_spans_key(name, spans_key, scores_key, "chain_ner"),
+        scorer=scorer,
+        **confidence,
+    )
 
 
 class LinearChainNER(EntityPipe, factory="chain_ner"):
@@ -135,7 +145,11 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         **confidence,
     ) -> None:
         self.setup(
-            vocab, model, name, scorer, choices={"scheme": SCHEMES, "loss": LOSSES},
+            vocab,
+            model,
+            name,
+            scorer,
+            choices={"scheme": SCHEMES, "loss": LOSSES},
             saved=dict(scheme=scheme),
             settings=dict(loss=loss, gazetteer=gazetteer, scores=scores, spans_key=spans_key, **confidence),
         )
@@ -151,8 +165,10 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
 
     def score_labels(self) -> List[str]:
         """Tag score columns (``tag_names``): "O" for the O tag, X for B-X, I-X, ..."""
-        return [tag if tag == "O" else tag.split("-", 1)[1]
-                for tag in CHAIN.tag_names(list(self.labels), self.cfg["scheme"])]
+        return [
+            tag if tag == "O" else tag.split("-", 1)[1]
+            for tag in CHAIN.tag_names(list(self.labels), self.cfg["scheme"])
+        ]
 
     def structure_options(self) -> Dict[str, object]:
         return {"scheme": self.cfg["scheme"]}
@@ -170,8 +186,11 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
     def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
         """The tags (N,) of the given entities, O elsewhere; chains joined where one crosses a sentence start."""
         layout = self.layout(batch, given.entities)
-        return batch, layout, CHAIN.encode(np.column_stack([given.entities, given.ids - 1]), layout,
-                                           scheme=self.cfg["scheme"])
+        return (
+            batch,
+            layout,
+            CHAIN.encode(np.column_stack([given.entities, given.ids - 1]), layout, scheme=self.cfg["scheme"]),
+        )
 
     def training_batch(self, examples: List[Example]) -> Tuple[DocBatch, Layout, np.ndarray, Dict[str, float]]:
         """The batch, its chains (joined by the gold entities) and the gold tags
@@ -189,15 +208,19 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         if self.settings["loss"] == "crf":
             return super().loss(scores, layout, gold)
         if gold.missing is not None and gold.missing.any():
-            raise ValueError(f"'{self.name}': loss = \"perceptron\" cannot learn from Docs whose entity annotation is "
-                             "missing on some tokens (ent_iob_ == \"\"); use loss = \"crf\", which marginalises them, "
-                             "or mark those tokens O")
+            raise ValueError(
+                f"'{self.name}': loss = \"perceptron\" cannot learn from Docs whose entity annotation is "
+                'missing on some tokens (ent_iob_ == ""); use loss = "crf", which marginalises them, '
+                "or mark those tokens O"
+            )
         gold = gold.encoding
         options = self.structure_options()
         best = self.structure.viterbi(scores, layout, **options)
         gold_counts = self.structure.counts(gold, scores, layout, **options)
         loss = float(best.score.sum()) - inner_product(scores, gold_counts)
-        gradient = tuple(b - g for b, g in zip(self.structure.counts(best.encoding, scores, layout, **options), gold_counts))
+        gradient = tuple(
+            b - g for b, g in zip(self.structure.counts(best.encoding, scores, layout, **options), gold_counts)
+        )
         return loss, gradient
 
     def initialize_model(self, sample: List[Doc]) -> None:

@@ -16,6 +16,7 @@ they are those of the loaded weights. A pipeline loaded without the parser
 (``disable``, ``exclude`` or an ``enable`` list without it) has nothing to
 wrap and loads as it is.
 """
+
 import warnings
 from typing import Callable, Dict, Iterable
 
@@ -52,11 +53,13 @@ class ComparableParserScorer:
         if not self.warned:
             self.warned = True
             shown = ", ".join(foreign[:8]) + (", ..." if len(foreign) > 8 else "")
-            warnings.warn(f"No UAS/LAS for the parser '{self.parser.name}': the reference trees use dependency labels "
-                          f"it does not have ({shown}), so they follow another annotation scheme (e.g. UD trees "
-                          "against en_core_web_sm's ClearNLP-style parser) and an attachment score against them would "
-                          "measure the difference of the schemes, not the parser. Score it on trees of its own scheme.",
-                          stacklevel=2)
+            warnings.warn(
+                f"No UAS/LAS for the parser '{self.parser.name}': the reference trees use dependency labels "
+                f"it does not have ({shown}), so they follow another annotation scheme (e.g. UD trees "
+                "against en_core_web_sm's ClearNLP-style parser) and an attachment score against them would "
+                "measure the difference of the schemes, not the parser. Score it on trees of its own scheme.",
+                stacklevel=2,
+            )
         return {}
 
 
@@ -73,9 +76,11 @@ def make_comparable_parser_scores(parser: str = "parser") -> Callable[[Language]
             return nlp
         component = nlp.get_pipe(parser)
         if not hasattr(component, "labels"):
-            raise ValueError(f"spacy_depner.comparable_parser_scores.v1: the component '{parser}' has no labels, so "
-                             "it is no parser; set parser to the name of the pipeline's parser "
-                             f"(its components: {nlp.component_names})")
+            raise ValueError(
+                f"spacy_depner.comparable_parser_scores.v1: the component '{parser}' has no labels, so "
+                "it is no parser; set parser to the name of the pipeline's parser "
+                f"(its components: {nlp.component_names})"
+            )
         if not isinstance(component.scorer, ComparableParserScorer):
             component.scorer = ComparableParserScorer(component.scorer, component)
         return nlp

@@ -20,6 +20,7 @@ and the range.
 A threshold above 0 or posterior decoding computes the marginals even with
 ``scores = false``.
 """
+
 import inspect
 from typing import Callable, Dict, Optional, Sequence
 
@@ -29,10 +30,22 @@ from thinc.api import get_array_module
 from ..util.numbers import is_finite_number
 
 # The confidence settings of every entity component, with their defaults (factory arguments).
-CONFIDENCE_DEFAULTS = {"temperature": 1.0, "label_temperatures": {}, "threshold": 0.0, "decoding": "map",
-                       "posterior_penalty": 0.5, "overwrite_ents": False}
-CONFIDENCE_TYPES = {"temperature": float, "label_temperatures": Dict[str, float], "threshold": float, "decoding": str,
-                    "posterior_penalty": float, "overwrite_ents": bool}
+CONFIDENCE_DEFAULTS = {
+    "temperature": 1.0,
+    "label_temperatures": {},
+    "threshold": 0.0,
+    "decoding": "map",
+    "posterior_penalty": 0.5,
+    "overwrite_ents": False,
+}
+CONFIDENCE_TYPES = {
+    "temperature": float,
+    "label_temperatures": Dict[str, float],
+    "threshold": float,
+    "decoding": str,
+    "posterior_penalty": float,
+    "overwrite_ents": bool,
+}
 DECODINGS = ("map", "posterior")
 
 
@@ -42,8 +55,10 @@ def confidence_factory(make: Callable) -> Callable:
     spaCy's config validation reads (put it below ``Language.factory``)."""
     signature = inspect.signature(make)
     parameters = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    parameters += [inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=CONFIDENCE_TYPES[key])
-                   for key, default in CONFIDENCE_DEFAULTS.items()]
+    parameters += [
+        inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=CONFIDENCE_TYPES[key])
+        for key, default in CONFIDENCE_DEFAULTS.items()
+    ]
     make.__signature__ = signature.replace(parameters=parameters)
     make.__annotations__ = {**make.__annotations__, **CONFIDENCE_TYPES}
     return make
@@ -56,8 +71,10 @@ def legacy_spans_key(name: str, spans_key: str, scores_key: Optional[str], defau
     if scores_key is None or scores_key == spans_key:
         return spans_key
     if spans_key != default:
-        raise ValueError(f"'{name}' has spans_key = {spans_key!r} and scores_key = {scores_key!r}: scores_key is the "
-                         "old name of spans_key; remove it")
+        raise ValueError(
+            f"'{name}' has spans_key = {spans_key!r} and scores_key = {scores_key!r}: scores_key is the "
+            "old name of spans_key; remove it"
+        )
     return scores_key
 
 
@@ -67,16 +84,22 @@ def check_label_temperatures(name: str, label_temperatures: object, allowed: Opt
     component's score columns) is given, every key is one of them.
     ``name``: the component."""
     if not isinstance(label_temperatures, dict):
-        raise ValueError(f"'{name}' has label_temperatures = {label_temperatures!r}: give a mapping of label to "
-                         "temperature, e.g. {\"ORG\": 2.0} ({} for none)")
+        raise ValueError(
+            f"'{name}' has label_temperatures = {label_temperatures!r}: give a mapping of label to "
+            'temperature, e.g. {"ORG": 2.0} ({} for none)'
+        )
     for label, value in label_temperatures.items():
         if not isinstance(label, str) or not is_finite_number(value) or value <= 0:
-            raise ValueError(f"'{name}' has label_temperatures[{label!r}] = {value!r}: each key must be a label and "
-                             "each value a finite number > 0")
+            raise ValueError(
+                f"'{name}' has label_temperatures[{label!r}] = {value!r}: each key must be a label and "
+                "each value a finite number > 0"
+            )
     unknown = [] if allowed is None else [label for label in label_temperatures if label not in allowed]
     if unknown:
-        raise ValueError(f"'{name}' has label_temperatures[{unknown[0]!r}], but {unknown[0]!r} is not a label of its "
-                         f"scores: use the keys {sorted(set(allowed))} (or remove it)")
+        raise ValueError(
+            f"'{name}' has label_temperatures[{unknown[0]!r}], but {unknown[0]!r} is not a label of its "
+            f"scores: use the keys {sorted(set(allowed))} (or remove it)"
+        )
 
 
 def check_confidence(name: str, settings: Dict[str, object]) -> None:
@@ -86,6 +109,7 @@ def check_confidence(name: str, settings: Dict[str, object]) -> None:
     ``EntityPipe.column_temperatures``), ``threshold`` in [0, 1],
     ``decoding`` "map" or "posterior", ``posterior_penalty`` finite and >=
     0. ``name``: the component."""
+
     def number(key: str) -> float:
         value = settings[key]
         if not is_finite_number(value):
@@ -94,17 +118,24 @@ def check_confidence(name: str, settings: Dict[str, object]) -> None:
 
     check_label_temperatures(name, settings["label_temperatures"])
     if number("temperature") <= 0:
-        raise ValueError(f"'{name}' has temperature = {settings['temperature']!r}: it must be > 0 (1.0: the model's "
-                         "own probabilities; above 1 flatter, below 1 sharper)")
+        raise ValueError(
+            f"'{name}' has temperature = {settings['temperature']!r}: it must be > 0 (1.0: the model's "
+            "own probabilities; above 1 flatter, below 1 sharper)"
+        )
     if not 0.0 <= number("threshold") <= 1.0:
-        raise ValueError(f"'{name}' has threshold = {settings['threshold']!r}: it must lie in [0, 1] (0 keeps every "
-                         "predicted span)")
+        raise ValueError(
+            f"'{name}' has threshold = {settings['threshold']!r}: it must lie in [0, 1] (0 keeps every predicted span)"
+        )
     if settings["decoding"] not in DECODINGS:
-        raise ValueError(f"'{name}' has decoding = {settings['decoding']!r}: use \"map\" (the most probable analysis) "
-                         "or \"posterior\" (the analysis with the most expected correct spans minus posterior_penalty each)")
+        raise ValueError(
+            f"'{name}' has decoding = {settings['decoding']!r}: use \"map\" (the most probable analysis) "
+            'or "posterior" (the analysis with the most expected correct spans minus posterior_penalty each)'
+        )
     if number("posterior_penalty") < 0:
-        raise ValueError(f"'{name}' has posterior_penalty = {settings['posterior_penalty']!r}: it must be >= 0 "
-                         "(0.5 predicts the spans more likely right than wrong)")
+        raise ValueError(
+            f"'{name}' has posterior_penalty = {settings['posterior_penalty']!r}: it must be >= 0 "
+            "(0.5 predicts the spans more likely right than wrong)"
+        )
 
 
 class ConfidenceSettings:
@@ -135,8 +166,10 @@ class ConfidenceSettings:
         scores, *others = output if isinstance(output, tuple) else (output,)
         divisors = self.column_temperatures()
         if scores.ndim < 2 or scores.shape[1] != divisors.shape[0]:
-            raise ValueError(f"'{self.name}': scores of shape {tuple(scores.shape)} for the {divisors.shape[0]} score "
-                             f"columns {self.score_labels()}: initialize the component again")
+            raise ValueError(
+                f"'{self.name}': scores of shape {tuple(scores.shape)} for the {divisors.shape[0]} score "
+                f"columns {self.score_labels()}: initialize the component again"
+            )
         shape = (1, -1) + (1,) * (scores.ndim - 2)
         scores = scores / get_array_module(scores).asarray(divisors, dtype=scores.dtype).reshape(shape)
         if not isinstance(output, tuple):

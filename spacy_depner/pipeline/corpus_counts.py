@@ -5,6 +5,7 @@ entities over a corpus. Trained, they hold the counts of the training
 corpus; the paper counts the test corpus too. ``counting_pipe`` gives a
 ``pipe`` of the assembled pipeline that does so for the Docs it is given.
 """
+
 from typing import Callable, Iterable, List
 
 from spacy.language import Language
@@ -26,7 +27,9 @@ def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable
     second = nlp.get_pipe(second_stage)
     layer = next((node for node in second.model.walk() if node.name == LAYER_NAME), None)
     if layer is None:
-        raise ValueError(f"{second_stage!r} has no NonLocalFeatures layer ({LAYER_NAME!r}): there are no corpus counts to add to")
+        raise ValueError(
+            f"{second_stage!r} has no NonLocalFeatures layer ({LAYER_NAME!r}): there are no corpus counts to add to"
+        )
 
     def pipe(docs: Iterable[Doc], batch_size: int = 64) -> List[Doc]:
         saved = layer.attrs["corpus_statistics"]

@@ -32,6 +32,7 @@ than ``max_sentence_length`` is refused with a ValueError before any span is
 made; with a bounded lattice (at most ``max_sentence_length`` spans per
 token) memory and time grow linearly with the Doc.
 """
+
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -44,7 +45,8 @@ from thinc.api import Config, Model
 from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.entities import missing_entity_tokens
 from ..doc_arrays.spans import chain_offsets, covered_tokens, with_single_tokens
-from ..structures.lattice import LATTICE, layout as lattice_layout
+from ..structures.lattice import LATTICE
+from ..structures.lattice import layout as lattice_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
@@ -78,7 +80,13 @@ dependency_width = 32
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
-    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None, "ents_lattice_coverage": 0.0},
+    default_score_weights={
+        "ents_f": 1.0,
+        "ents_p": 0.0,
+        "ents_r": 0.0,
+        "ents_per_type": None,
+        "ents_lattice_coverage": 0.0,
+    },
 )
 @confidence_factory
 def make_dgm_ner(
@@ -110,9 +118,16 @@ def make_dgm_ner(
     lattice); scores_key: the name of spans_key in pipelines saved by earlier
     versions (read, never written)."""
     return DependencyGuidedNER(
-        nlp.vocab, model, name, suggester=suggester, add_gold_spans=add_gold_spans, scores=scores,
-        spans_key=legacy_spans_key(name, spans_key, scores_key, "dgm_ner"), max_sentence_length=max_sentence_length,
-        scorer=scorer, **confidence,
+        nlp.vocab,
+        model,
+        name,
+        suggester=suggester,
+        add_gold_spans=add_gold_spans,
+        scores=scores,
+        spans_key=legacy_spans_key(name, spans_key, scores_key, "dgm_ner"),
+        max_sentence_length=max_sentence_length,
+        scorer=scorer,
+        **confidence,
     )
 
 
@@ -142,9 +157,19 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         if suggester is None:
             suggester = build_dgm_suggester()
         self.setup(
-            vocab, model, name, scorer, extra_losses=(f"{name}_gold_outside_lattice",),
-            settings=dict(suggester=suggester, add_gold_spans=add_gold_spans, scores=scores, spans_key=spans_key,
-                          max_sentence_length=max_sentence_length, **confidence),
+            vocab,
+            model,
+            name,
+            scorer,
+            extra_losses=(f"{name}_gold_outside_lattice",),
+            settings=dict(
+                suggester=suggester,
+                add_gold_spans=add_gold_spans,
+                scores=scores,
+                spans_key=spans_key,
+                max_sentence_length=max_sentence_length,
+                **confidence,
+            ),
         )
 
     @property
@@ -159,8 +184,14 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         """The lattice of the Docs: the suggester's spans and every single
         token, after the parse check and the sentence lengths."""
         batch = super().read(docs)
-        check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, spans_per_token(self.suggester),
-                               self.settings["max_sentence_length"], f"'{self.name}'", component_limit(self.name))
+        check_sentence_lengths(
+            batch.doc_offsets,
+            batch.sentence_offsets,
+            spans_per_token(self.suggester),
+            self.settings["max_sentence_length"],
+            f"'{self.name}'",
+            component_limit(self.name),
+        )
         spans = self.suggest(batch)
         return batch._replace(spans=with_single_tokens(spans, batch.n_tokens))
 
@@ -181,16 +212,21 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
         batch, gold, n_outside = self.segment_labels(batch, entities, ids, self.settings["add_gold_spans"])
-        return batch, self.layout(batch), Gold(gold, missing_entity_tokens(examples, batch.doc_offsets)), \
-            {f"{self.name}_gold_outside_lattice": n_outside}
+        return (
+            batch,
+            self.layout(batch),
+            Gold(gold, missing_entity_tokens(examples, batch.doc_offsets)),
+            {f"{self.name}_gold_outside_lattice": n_outside},
+        )
 
     def given_problem(self, batch: DocBatch, given) -> Tuple[DocBatch, Layout, np.ndarray]:
         """The lattice with the given entities added, and its per-span labels (``segment_labels``)."""
         batch, labels, _ = self.segment_labels(batch, given.entities, given.ids, True)
         return batch, self.layout(batch), labels
 
-    def segment_labels(self, batch: DocBatch, entities: np.ndarray, ids: np.ndarray,
-                       add: bool) -> Tuple[DocBatch, np.ndarray, int]:
+    def segment_labels(
+        self, batch: DocBatch, entities: np.ndarray, ids: np.ndarray, add: bool
+    ) -> Tuple[DocBatch, np.ndarray, int]:
         """The batch, its lattice augmented (``add``) by every entity of
         ``entities`` (E, 2) it lacks, else those entities left out; the label of
         each span (S,) for the segmentation of those entities (ids (E,) from

@@ -7,6 +7,7 @@ and back (``predict``, ``set_annotations``, ``update``): a component says
 how it reads a batch (``read``), which structure it decodes with what
 ``layout`` and options, and what its gold analysis is (``training_batch``);
 every structure is called through ``structures.protocol``."""
+
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -111,9 +112,18 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         if factory is not None:
             ENTITY_COMPONENTS[factory] = cls
 
-    def setup(self, vocab, model: Model, name: str, scorer: Optional[Callable], *,
-              saved: Optional[Dict[str, object]] = None, settings: Optional[Dict[str, object]] = None,
-              choices: Optional[Dict[str, Sequence[str]]] = None, extra_losses: Sequence[str] = ()) -> None:
+    def setup(
+        self,
+        vocab,
+        model: Model,
+        name: str,
+        scorer: Optional[Callable],
+        *,
+        saved: Optional[Dict[str, object]] = None,
+        settings: Optional[Dict[str, object]] = None,
+        choices: Optional[Dict[str, Sequence[str]]] = None,
+        extra_losses: Sequence[str] = (),
+    ) -> None:
         """Check the settings (each of ``choices`` is one of its options;
         ``max_length`` and ``max_sentence_length``, if given, null or a
         positive integer) and store them: ``saved`` in ``cfg``, ``settings``
@@ -244,8 +254,12 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         cannot condition. ``with_probabilities`` False: the marginals only where
         the mentions need them (a threshold, posterior decoding)."""
         if problem.given is not None:
-            return Prediction(problem.batch.doc_offsets, *self.decode_given(
-                problem.scores, problem.layout, problem.encoding, problem.given.missing, with_probabilities))
+            return Prediction(
+                problem.batch.doc_offsets,
+                *self.decode_given(
+                    problem.scores, problem.layout, problem.encoding, problem.given.missing, with_probabilities
+                ),
+            )
         analysis, found = self.decode(problem.scores, problem.layout, with_probabilities=with_probabilities)
         return Prediction(problem.batch.doc_offsets, *self.off_whitespace(problem.batch, analysis.mentions, found))
 
@@ -256,8 +270,14 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         ``needs_marginals``, the probability of each of its mentions."""
         return self.solve(self.problem(list(docs)))
 
-    def decode(self, scores: Scores, layout: Layout, marginals: Optional[Marginals] = None,
-               with_probabilities: bool = True, **options) -> Tuple[Analysis, Optional[np.ndarray]]:
+    def decode(
+        self,
+        scores: Scores,
+        layout: Layout,
+        marginals: Optional[Marginals] = None,
+        with_probabilities: bool = True,
+        **options,
+    ) -> Tuple[Analysis, Optional[np.ndarray]]:
         """The analysis of ``scores`` by the settings (``decoding``,
         ``posterior_penalty``; marginals when ``needs_marginals``, or with
         ``with_probabilities`` False when the mentions need them, unless given)
@@ -268,8 +288,9 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         if marginals is None and needed:
             marginals = self.structure.marginals(scores, layout, **options)
         if self.settings["decoding"] == "posterior":
-            analysis = self.structure.posterior_decode(marginals, layout, penalty=self.settings["posterior_penalty"],
-                                                       **options)
+            analysis = self.structure.posterior_decode(
+                marginals, layout, penalty=self.settings["posterior_penalty"], **options
+            )
         else:
             analysis = self.structure.viterbi(scores, layout, **options)
         return analysis, None if marginals is None else self.mention_probabilities(marginals, analysis.mentions)
@@ -290,12 +311,21 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         scored = scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, self.labels, written)
         for doc, (spans, doc_probabilities) in zip(docs, scored):
             if self.writes_ents:
-                doc.set_ents(spans if self.settings["overwrite_ents"] else keeping_preset(doc, spans), default="outside")
+                doc.set_ents(
+                    spans if self.settings["overwrite_ents"] else keeping_preset(doc, spans), default="outside"
+                )
             write_span_group(doc, self.spans_key, spans, doc_probabilities)
         self.write_more(docs, doc_offsets, mentions)
         if not self.writes_ents:
-            write_flat_view(self.settings, docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, written,
-                            [spans for spans, _ in scored])
+            write_flat_view(
+                self.settings,
+                docs,
+                doc_offsets,
+                mentions[:, :2],
+                mentions[:, 2] + 1,
+                written,
+                [spans for spans, _ in scored],
+            )
 
     def write_more(self, docs: List[Doc], doc_offsets: np.ndarray, mentions: np.ndarray) -> None:
         """What a component writes besides its mentions (nothing by default)."""
@@ -319,7 +349,9 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         output: float32 arrays on the model's device, in its shapes."""
         ops = self.model.ops
         if isinstance(output, tuple):
-            return tuple(ops.asarray2f(np.asarray(g, dtype=np.float32).reshape(o.shape)) for g, o in zip(gradient, output))
+            return tuple(
+                ops.asarray2f(np.asarray(g, dtype=np.float32).reshape(o.shape)) for g, o in zip(gradient, output)
+            )
         return ops.asarray2f(np.asarray(gradient, dtype=np.float32).reshape(output.shape))
 
     def learn_from(self, examples: List[Example], docs: List[Doc]) -> Tuple[float, Dict[str, float]]:
@@ -382,7 +414,9 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         self.vocab.strings.add(label)
         return 1
 
-    def gold_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray, spans_key: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
+    def gold_entities(
+        self, examples: Sequence[Example], doc_offsets: np.ndarray, spans_key: Optional[str] = None
+    ) -> Tuple[np.ndarray, np.ndarray]:
         """The reference entities (``doc.ents``, or the span group ``spans_key``)
         in batch coordinates: (M, 2) first and last, label ids (M,) from 1
         (``doc_arrays.entities.gold_entities``)."""
@@ -496,4 +530,3 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         missing = [key for key in self.saved_settings if key not in self.cfg]
         if missing:
             raise ValueError(f"cfg lacks {', '.join(missing)}")
-

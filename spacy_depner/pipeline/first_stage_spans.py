@@ -16,6 +16,7 @@ the training Docs by the reader (``spacy_depner.UNERDocuments.v1`` with
 ``first_stage``: cross-validated predictions, so that they are as noisy as on
 new text).
 """
+
 from typing import Iterable
 
 from spacy.language import Language

@@ -4,6 +4,7 @@ spaCy's PhraseMatcher, as a code per token and gazetteer label.
 The phrase file is JSONL in the format of spaCy's entity ruler phrase
 patterns, one ``{"label": "LOC", "pattern": "New York"}`` per line.
 """
+
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 
@@ -24,14 +25,19 @@ def read_phrases(path: Union[str, Path]) -> Dict[str, List[str]]:
     the file (and line)."""
     phrases: Dict[str, List[str]] = {}
     for _, where, line in json_lines(path, "gazetteer"):
-        if not isinstance(line, dict) or not isinstance(line.get("label"), str) or not isinstance(line.get("pattern"), str):
-            raise ValueError(f"{where}: expected {{\"label\": str, \"pattern\": str}}, got {line!r}")
+        if (
+            not isinstance(line, dict)
+            or not isinstance(line.get("label"), str)
+            or not isinstance(line.get("pattern"), str)
+        ):
+            raise ValueError(f'{where}: expected {{"label": str, "pattern": str}}, got {line!r}')
         if not line["label"].strip() or not line["pattern"].strip():
             raise ValueError(f"{where}: the label and the pattern must not be empty, got {line!r}")
         phrases.setdefault(line["label"], []).append(line["pattern"])
     if not phrases:
-        raise ValueError(f"{path}:1: no phrases in the gazetteer file; give one "
-                         '{"label": "LOC", "pattern": "New York"} per line')
+        raise ValueError(
+            f'{path}:1: no phrases in the gazetteer file; give one {{"label": "LOC", "pattern": "New York"}} per line'
+        )
     return phrases
 
 

@@ -6,6 +6,7 @@ conditional distribution (``Structure.conditioned``): its MAP (or posterior)
 analysis and marginals given the fixed tokens. A structure without
 conditioned decoding (the mention hypergraph) drops the mentions that hold
 a whitespace token instead."""
+
 from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -60,8 +61,9 @@ class GivenDecoding:
         other token)."""
         raise NotImplementedError
 
-    def decode_given(self, scores: Scores, layout: Layout, encoding, missing: np.ndarray,
-                     with_probabilities: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    def decode_given(
+        self, scores: Scores, layout: Layout, encoding, missing: np.ndarray, with_probabilities: bool = True
+    ) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """The mentions (M, 3) (sorted by first, last, label) and their
         probabilities (M,) (None without marginals) of the analysis decoded
         by the settings (``decode``) given the fixed mentions of ``encoding``
@@ -71,15 +73,17 @@ class GivenDecoding:
         conditioned = self.structure.conditioned(scores, layout, encoding, missing, **self.decoding_options())
         mentions, probabilities = conditioned.fixed, np.ones(conditioned.fixed.shape[0])
         if conditioned.tokens.shape[0]:
-            analysis, run_probabilities = self.decode(conditioned.scores, conditioned.layout,
-                                                      with_probabilities=with_probabilities)
+            analysis, run_probabilities = self.decode(
+                conditioned.scores, conditioned.layout, with_probabilities=with_probabilities
+            )
             mentions = np.concatenate([mentions, conditioned.lift(analysis.mentions)])
             probabilities = None if run_probabilities is None else np.concatenate([probabilities, run_probabilities])
         order = np.lexsort((mentions[:, 2], mentions[:, 1], mentions[:, 0]))
         return mentions[order], None if probabilities is None or not self.needs_marginals else probabilities[order]
 
-    def off_whitespace(self, batch: DocBatch, mentions: np.ndarray,
-                       probabilities: Optional[np.ndarray]) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    def off_whitespace(
+        self, batch: DocBatch, mentions: np.ndarray, probabilities: Optional[np.ndarray]
+    ) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         """The mentions (M, 3 or 5) and probabilities that hold no whitespace
         token, in a component whose structure cannot condition; all of them
         otherwise (``given`` fixed the whitespace already)."""

@@ -47,6 +47,7 @@ component's own steps (``problem`` once, ``solve`` per penalty) and reads
 ``gold_mentions(examples, doc_offsets)`` and ``mention_penalty`` (the
 attribute is ``settings["mention_penalty"]``).
 """
+
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -58,7 +59,6 @@ from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.spans import heads_key
-from .score_names import nested_score_weights
 from ..ml import token_scorer  # noqa: F401  (registers spacy_depner.TokenScorer.v1, the default model)
 from ..structures import hypergraph
 from ..structures.hypergraph import HYPERGRAPH
@@ -66,11 +66,14 @@ from ..structures.protocol import Layout, Scores
 from ..util.numbers import is_finite_number
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
+from .score_names import nested_score_weights
 from .span_groups import check_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,
 # no dependency features), which spaCy fills into nlp.config.
-DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.TokenScorer.v1"\n' + DEFAULT_TOK2VEC)["model"]
+DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.TokenScorer.v1"\n' + DEFAULT_TOK2VEC)[
+    "model"
+]
 
 
 @Language.factory(
@@ -89,8 +92,18 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
     default_score_weights=nested_score_weights("hypergraph_ner"),
 )
 @confidence_factory
-def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty: float, heads: bool, scores: bool,
-                        spans_key: str, ents: Optional[str], scorer: Optional[Callable], **confidence) -> "HypergraphNER":
+def make_hypergraph_ner(
+    nlp: Language,
+    name: str,
+    model: Model,
+    mention_penalty: float,
+    heads: bool,
+    scores: bool,
+    spans_key: str,
+    ents: Optional[str],
+    scorer: Optional[Callable],
+    **confidence,
+) -> "HypergraphNER":
     """model: a per-token scorer ``List[Doc] -> Floats2d`` (``spacy_depner.TokenScorer.v1``;
     its output width is set to n_types * the number of hyperedge kinds, 5 or
     17 with heads); mention_penalty: the bias of every T -> I hyperedge
@@ -111,8 +124,18 @@ def make_hypergraph_ner(nlp: Language, name: str, model: Model, mention_penalty:
     ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.nested_scorer.v1``:
     P/R/F of the mentions in doc.spans[spans_key], per label, of their heads
     with heads = true, and of doc.ents when ents is set)."""
-    return HypergraphNER(nlp.vocab, model, name, mention_penalty=mention_penalty, heads=heads, scores=scores,
-                         spans_key=spans_key, ents=ents, scorer=scorer, **confidence)
+    return HypergraphNER(
+        nlp.vocab,
+        model,
+        name,
+        mention_penalty=mention_penalty,
+        heads=heads,
+        scores=scores,
+        spans_key=spans_key,
+        ents=ents,
+        scorer=scorer,
+        **confidence,
+    )
 
 
 class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
@@ -124,17 +147,42 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
     structure = HYPERGRAPH
     conditions = False  # the mention hypergraph has no conditioned decoding: mentions on whitespace are dropped
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "hypergraph_ner", *, mention_penalty: float = 0.0,
-                 heads: bool = False, scores: bool = True, spans_key: str = "hypergraph_ner",
-                 ents: Optional[str] = None, scorer: Optional[Callable] = None, **confidence) -> None:
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "hypergraph_ner",
+        *,
+        mention_penalty: float = 0.0,
+        heads: bool = False,
+        scores: bool = True,
+        spans_key: str = "hypergraph_ner",
+        ents: Optional[str] = None,
+        scorer: Optional[Callable] = None,
+        **confidence,
+    ) -> None:
         check_flat_view(name, ents, scores)
-        self.setup(vocab, model, name, scorer, extra_losses=(f"{name}_gold_ambiguous",), saved=dict(heads=bool(heads)),
-                   settings=dict(mention_penalty=float(mention_penalty), scores=bool(scores), spans_key=spans_key,
-                                 ents=ents, **confidence))
+        self.setup(
+            vocab,
+            model,
+            name,
+            scorer,
+            extra_losses=(f"{name}_gold_ambiguous",),
+            saved=dict(heads=bool(heads)),
+            settings=dict(
+                mention_penalty=float(mention_penalty),
+                scores=bool(scores),
+                spans_key=spans_key,
+                ents=ents,
+                **confidence,
+            ),
+        )
         if heads and self.settings["decoding"] == "posterior":
-            raise ValueError(f"'{name}' has heads = true and decoding = \"posterior\": posterior decoding is available "
-                             "without heads only (the reading of a sub-hypergraph also assigns heads). "
-                             "Use decoding = \"map\", or a model trained with heads = false.")
+            raise ValueError(
+                f"'{name}' has heads = true and decoding = \"posterior\": posterior decoding is available "
+                "without heads only (the reading of a sub-hypergraph also assigns heads). "
+                'Use decoding = "map", or a model trained with heads = false.'
+            )
 
     @property
     def mention_penalty(self) -> float:
@@ -192,8 +240,10 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         if not self.cfg["heads"]:
             return mentions
         if any(len(eg.reference.spans.get(key, [])) and heads_key(key) not in eg.reference.spans for eg in examples):
-            raise ValueError(f"'{self.name}' has heads = true: the reference Docs need the mentions' heads in "
-                             f"doc.spans[{heads_key(key)!r}], one per mention of doc.spans[{key!r}], in the same order")
+            raise ValueError(
+                f"'{self.name}' has heads = true: the reference Docs need the mentions' heads in "
+                f"doc.spans[{heads_key(key)!r}], one per mention of doc.spans[{key!r}], in the same order"
+            )
         head_rows, _ = self.gold_entities(examples, doc_offsets, heads_key(key))
         return np.concatenate([mentions, head_rows], axis=1)
 

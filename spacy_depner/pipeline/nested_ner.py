@@ -34,6 +34,7 @@ the dropped mentions are counted in the loss ``{name}_gold_outside_space``.
 With ``add_gold_spans``, gold spans the suggester lacks are first added to the
 allowed spans during training.
 """
+
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -44,13 +45,14 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..doc_arrays.batch import DocBatch
-from .score_names import nested_score_weights
 from ..doc_arrays.entities import unannotated_tokens
-from ..structures.nested import NESTED, layout as nested_layout
+from ..structures.nested import NESTED
+from ..structures.nested import layout as nested_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
+from .score_names import nested_score_weights
 from .span_groups import check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
@@ -118,9 +120,19 @@ def make_nested_ner(
     ``spacy train`` (``spacy_depner.nested_scorer.v1``: P/R/F of the mentions
     in doc.spans[spans_key], per label, and of doc.ents when ents is set)."""
     return NestedNER(
-        nlp.vocab, model, name, suggester=suggester, structure=structure, add_gold_spans=add_gold_spans,
-        scores=scores, spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length, scorer=scorer,
-        annotated_key=annotated_key, **confidence,
+        nlp.vocab,
+        model,
+        name,
+        suggester=suggester,
+        structure=structure,
+        add_gold_spans=add_gold_spans,
+        scores=scores,
+        spans_key=spans_key,
+        ents=ents,
+        max_sentence_length=max_sentence_length,
+        scorer=scorer,
+        annotated_key=annotated_key,
+        **confidence,
     )
 
 
@@ -154,10 +166,23 @@ class NestedNER(EntityPipe, factory="nested_ner"):
             suggester = build_all_spans_suggester()
         check_flat_view(name, ents, scores)
         self.setup(
-            vocab, model, name, scorer, choices={"structure": SPACES}, extra_losses=(f"{name}_gold_outside_space",),
-            settings=dict(suggester=suggester, structure=structure, add_gold_spans=add_gold_spans, scores=scores,
-                          spans_key=spans_key, ents=ents, max_sentence_length=max_sentence_length,
-                          annotated_key=annotated_key, **confidence),
+            vocab,
+            model,
+            name,
+            scorer,
+            choices={"structure": SPACES},
+            extra_losses=(f"{name}_gold_outside_space",),
+            settings=dict(
+                suggester=suggester,
+                structure=structure,
+                add_gold_spans=add_gold_spans,
+                scores=scores,
+                spans_key=spans_key,
+                ents=ents,
+                max_sentence_length=max_sentence_length,
+                annotated_key=annotated_key,
+                **confidence,
+            ),
         )
 
     @property
@@ -180,8 +205,15 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         """The sentences and the suggested spans inside them, after the parse
         check and the sentence lengths."""
         batch = super().read(docs)
-        check_sentence_lengths(batch.doc_offsets, batch.sentence_offsets, None, self.settings["max_sentence_length"],
-                               f"'{self.name}'", component_limit(self.name), dense=True)
+        check_sentence_lengths(
+            batch.doc_offsets,
+            batch.sentence_offsets,
+            None,
+            self.settings["max_sentence_length"],
+            f"'{self.name}'",
+            component_limit(self.name),
+            dense=True,
+        )
         spans = self.suggest(batch)
         sentence_of = np.searchsorted(batch.sentence_offsets, spans, side="right") - 1
         return batch._replace(spans=spans[sentence_of[:, 0] == sentence_of[:, 1]])

@@ -5,6 +5,7 @@ first 10 and "...", so ``spans_nested_ner_p``, ``_r`` and ``_f`` would all
 read SPANS_NEST...; names that start with the metric stay apart when cut:
 ``p_KEY``, ``r_KEY``, ``f_KEY``. The nested scorer
 (``evaluation/scorers.py``) reports the scores under both names."""
+
 from typing import Dict
 
 LOGGED_METRICS = ("f", "p", "r")

@@ -1,5 +1,6 @@
 """Writing predicted spans to a Doc: the one span-group writer of every
 component, and the flat view (``doc.ents``) of nested or overlapping mentions."""
+
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -31,7 +32,7 @@ def keeping_preset(doc: Doc, spans: Sequence[Span]) -> List[Span]:
         taken[ent.start] += 1
         taken[ent.end] -= 1
     covered = np.cumsum(taken)[:-1] > 0
-    return preset + [span for span in spans if not covered[span.start:span.end].any()]
+    return preset + [span for span in spans if not covered[span.start : span.end].any()]
 
 
 # The flat views of nested or overlapping mentions a component can write to doc.ents.
@@ -42,11 +43,14 @@ def check_flat_view(name: str, ents: Optional[str], scores: bool) -> None:
     """A ValueError unless ``ents`` is None or one of ``FLAT_VIEWS``, and
     "most_probable" comes with ``scores`` (it needs the probabilities)."""
     if ents is not None and ents not in FLAT_VIEWS:
-        raise ValueError(f"Unknown ents {ents!r} for '{name}': use null (doc.ents untouched), "
-                         "\"outermost\" or \"most_probable\"")
+        raise ValueError(
+            f'Unknown ents {ents!r} for \'{name}\': use null (doc.ents untouched), "outermost" or "most_probable"'
+        )
     if ents == "most_probable" and not scores:
-        raise ValueError(f"'{name}' has ents = \"most_probable\" and scores = false: the most probable flat view "
-                         "needs the mentions' probabilities. Set scores = true, or ents = \"outermost\".")
+        raise ValueError(
+            f"'{name}' has ents = \"most_probable\" and scores = false: the most probable flat view "
+            'needs the mentions\' probabilities. Set scores = true, or ents = "outermost".'
+        )
 
 
 def flat_view(ents: str, spans: np.ndarray, label_ids: np.ndarray, probabilities: Optional[np.ndarray]) -> np.ndarray:
@@ -62,8 +66,15 @@ def flat_view(ents: str, spans: np.ndarray, label_ids: np.ndarray, probabilities
     return np.flatnonzero(interval_selection.most_probable(spans, weights, rank))
 
 
-def write_flat_view(settings, docs: Sequence[Doc], doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray,
-                    probabilities: Optional[np.ndarray], doc_spans: Sequence[Sequence[Span]]) -> None:
+def write_flat_view(
+    settings,
+    docs: Sequence[Doc],
+    doc_offsets: np.ndarray,
+    spans: np.ndarray,
+    label_ids: np.ndarray,
+    probabilities: Optional[np.ndarray],
+    doc_spans: Sequence[Sequence[Span]],
+) -> None:
     """Write the flat view ``settings["ents"]`` of the batch's mentions (as
     ``flat_view``) to each Doc's ``doc.ents``: beside the entities it
     already has (``keeping_preset``), or in their place with
@@ -83,5 +94,5 @@ def write_flat_view(settings, docs: Sequence[Doc], doc_offsets: np.ndarray, span
     every = [span for spans_of_doc in doc_spans for span in spans_of_doc]
     chosen = [every[i] for i in made[kept].tolist()]
     for d, doc in enumerate(docs):
-        doc_ents = chosen[bounds[d]:bounds[d + 1]]
+        doc_ents = chosen[bounds[d] : bounds[d + 1]]
         doc.ents = doc_ents if settings["overwrite_ents"] else keeping_preset(doc, doc_ents)

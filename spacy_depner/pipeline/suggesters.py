@@ -36,6 +36,7 @@ reads and checks the trees once with its batch, and the suggester, called
 with that batch's trees in scope, takes them (``doc_arrays.trees.batch_trees``);
 called alone (spaCy's ``spancat``) it reads and checks them itself.
 """
+
 from functools import partial
 from typing import Callable, Iterable, Optional
 
@@ -46,11 +47,11 @@ from spacy.util import registry
 from thinc.api import Ops
 from thinc.types import Ragged
 
-from ..structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
-from ..util.numbers import is_positive_int
-from ..doc_arrays.trees import batch_trees
 from ..doc_arrays.spans import spans_to_ragged
 from ..doc_arrays.tokens import batch_offsets
+from ..doc_arrays.trees import batch_trees
+from ..structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
+from ..util.numbers import is_positive_int
 
 Suggester = Callable[..., Ragged]
 
@@ -84,9 +85,15 @@ def spans_per_token(suggester: Callable) -> Optional[int]:
     return None
 
 
-def check_sentence_lengths(doc_offsets: np.ndarray, sentence_offsets: np.ndarray, per_token: Optional[int],
-                           max_sentence_length: Optional[int], owner: str, raise_limit: Callable[[int], str],
-                           dense: bool = False) -> None:
+def check_sentence_lengths(
+    doc_offsets: np.ndarray,
+    sentence_offsets: np.ndarray,
+    per_token: Optional[int],
+    max_sentence_length: Optional[int],
+    owner: str,
+    raise_limit: Callable[[int], str],
+    dense: bool = False,
+) -> None:
     """A ValueError naming ``max_sentence_length`` if a sentence is longer than
     it while the lattice is quadratic: ``per_token`` (``spans_per_token``)
     None or above ``max_sentence_length``; no error when it is None (no limit).
@@ -107,9 +114,11 @@ def check_sentence_lengths(doc_offsets: np.ndarray, sentence_offsets: np.ndarray
     if dense:
         lattice, bound = "every span of it in its charts", ""
     else:
-        lattice = ("candidate spans of any length (max_length = null, or a suggester that states no spans_per_token)"
-                   if per_token is None else
-                   f"up to {per_token} candidate spans ending at each token (spans_per_token), more than max_sentence_length")
+        lattice = (
+            "candidate spans of any length (max_length = null, or a suggester that states no spans_per_token)"
+            if per_token is None
+            else f"up to {per_token} candidate spans ending at each token (spans_per_token), more than max_sentence_length"
+        )
         bound = "bound the spans (max_length of the suggester, e.g. 8), "
     raise ValueError(
         f"{owner}: a sentence of {n:,} tokens (Doc {doc} of the batch, tokens {start}-{start + n}) is longer than "
@@ -119,8 +128,9 @@ def check_sentence_lengths(doc_offsets: np.ndarray, sentence_offsets: np.ndarray
     )
 
 
-def check_ragged_capacity(doc_offsets: np.ndarray, sentence_offsets: np.ndarray, per_token: Optional[int],
-                          name: str) -> None:
+def check_ragged_capacity(
+    doc_offsets: np.ndarray, sentence_offsets: np.ndarray, per_token: Optional[int], name: str
+) -> None:
     """A ValueError if a Doc could have more spans than a Ragged holds
     (``RAGGED_SPANS``): per sentence of n tokens min(per_token n, n (n + 1) / 2),
     all of them when ``per_token`` is None."""
@@ -143,23 +153,33 @@ def check_ragged_capacity(doc_offsets: np.ndarray, sentence_offsets: np.ndarray,
 def component_limit(component: str) -> Callable[[int], str]:
     """For ``check_sentence_lengths``: how to raise the ``max_sentence_length``
     setting of the component ``component`` to n tokens at load."""
-    return lambda n: ("raise it at load: spacy.load(path, config="
-                      f"{ {'components': {component: {'max_sentence_length': n}}} })")
+    return lambda n: (
+        f"raise it at load: spacy.load(path, config={ {'components': {component: {'max_sentence_length': n}}} })"
+    )
 
 
 def _suggester_limit(name: str) -> Callable[[int], str]:
-    return lambda n: (f"raise max_sentence_length of {name} (e.g. [components.spancat.suggester] "
-                      f"max_sentence_length = {n})")
+    return lambda n: (
+        f"raise max_sentence_length of {name} (e.g. [components.spancat.suggester] max_sentence_length = {n})"
+    )
 
 
-def _check_lengths(name: str, doc_offsets, sentence_offsets, per_token: Optional[int],
-                   max_sentence_length: Optional[int]) -> None:
+def _check_lengths(
+    name: str, doc_offsets, sentence_offsets, per_token: Optional[int], max_sentence_length: Optional[int]
+) -> None:
     check_sentence_lengths(doc_offsets, sentence_offsets, per_token, max_sentence_length, name, _suggester_limit(name))
     check_ragged_capacity(doc_offsets, sentence_offsets, per_token, name)
 
 
-def tree_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, single_arc: bool = False,
-               max_length: Optional[int] = None, max_sentence_length: Optional[int] = None, name: str = DGM) -> Ragged:
+def tree_spans(
+    docs: Iterable[Doc],
+    *,
+    ops: Optional[Ops] = None,
+    single_arc: bool = False,
+    max_length: Optional[int] = None,
+    max_sentence_length: Optional[int] = None,
+    name: str = DGM,
+) -> Ragged:
     """DGM valid spans (``single_arc``: DGM-S spans) of each sentence, as a
     suggester's Ragged; a non-empty Doc without a parse, a sentence over
     ``max_sentence_length`` with a quadratic lattice, or a Doc with more
@@ -173,8 +193,13 @@ def tree_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, single_arc: bo
     return spans_to_ragged(spans, doc_offsets, ops)
 
 
-def sentence_spans(docs: Iterable[Doc], *, ops: Optional[Ops] = None, max_length: Optional[int] = None,
-                   max_sentence_length: Optional[int] = None) -> Ragged:
+def sentence_spans(
+    docs: Iterable[Doc],
+    *,
+    ops: Optional[Ops] = None,
+    max_length: Optional[int] = None,
+    max_sentence_length: Optional[int] = None,
+) -> Ragged:
     """Every span of each sentence up to ``max_length`` tokens (None:
     unbounded); the same ValueErrors as ``tree_spans`` but the parse."""
     docs = list(docs)
@@ -199,8 +224,11 @@ def build_dgm_suggester(max_length: Optional[int] = None, max_sentence_length: O
     is an error when max_length is null or larger."""
     max_length = positive_or_null(max_length, "max_length", DGM)
     max_sentence_length = positive_or_null(max_sentence_length, "max_sentence_length", DGM)
-    return _declared(partial(tree_spans, single_arc=False, max_length=max_length,
-                             max_sentence_length=max_sentence_length, name=DGM), max_length, DGM)
+    return _declared(
+        partial(tree_spans, single_arc=False, max_length=max_length, max_sentence_length=max_sentence_length, name=DGM),
+        max_length,
+        DGM,
+    )
 
 
 @registry.misc(DGM_S)
@@ -218,4 +246,6 @@ def build_all_spans_suggester(max_length: Optional[int] = None, max_sentence_len
     error when max_length is null or larger."""
     max_length = positive_or_null(max_length, "max_length", ALL_SPANS)
     max_sentence_length = positive_or_null(max_sentence_length, "max_sentence_length", ALL_SPANS)
-    return _declared(partial(sentence_spans, max_length=max_length, max_sentence_length=max_sentence_length), max_length)
+    return _declared(
+        partial(sentence_spans, max_length=max_length, max_sentence_length=max_sentence_length), max_length
+    )

@@ -21,6 +21,7 @@ each Doc is its own batch for the structure, so every measure is exactly the
 Doc's, and nothing is fixed in advance (no ``given`` entities or whitespace:
 the measures are those of the model's whole distribution over the Doc).
 """
+
 from typing import List, NamedTuple, Optional
 
 import numpy as np
@@ -49,8 +50,10 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     if not docs:
         return []
     if pipe.cfg.get("heads"):
-        raise ValueError(f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
-                         "marginal of a mention is not available; rank a hypergraph_ner without heads")
+        raise ValueError(
+            f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
+            "marginal of a mention is not available; rank a hypergraph_ner without heads"
+        )
     problem = pipe.problem(docs, conditioned=False)
     batch, scores = problem.batch, problem.scores
     rows_part = scores[0] if isinstance(scores, tuple) else scores
@@ -59,7 +62,7 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     for d, doc in enumerate(docs):
         layout = pipe.layout(batch.of_doc(d))
         rows = layout.spans.shape[0] if layout.spans is not None else layout.n_tokens
-        part = rows_part[start:start + rows]
+        part = rows_part[start : start + rows]
         start += rows
         doc_scores = (part, *scores[1:]) if isinstance(scores, tuple) else part
         marginals = pipe.structure.marginals(doc_scores, layout, **options)
@@ -68,13 +71,19 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
         predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
         probabilities, predicted = pipe.confident(marginals.of(predicted), predicted)
         expected_errors = float((1.0 - probabilities).sum() + values.sum() - probabilities.sum())
-        found.append(DocUncertainty(
-            np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),
-            probabilities, max(expected_errors, 0.0),
-            pipe.structure.entropy(doc_scores, layout, marginals, **options),
-            float(1.0 - probabilities.min()) if probabilities.shape[0] else 0.0))
+        found.append(
+            DocUncertainty(
+                np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),
+                probabilities,
+                max(expected_errors, 0.0),
+                pipe.structure.entropy(doc_scores, layout, marginals, **options),
+                float(1.0 - probabilities.min()) if probabilities.shape[0] else 0.0,
+            )
+        )
     if start != rows_part.shape[0]:
-        raise RuntimeError(f"'{pipe.name}': the Docs' score rows ({start}) differ from the batch's ({rows_part.shape[0]})")
+        raise RuntimeError(
+            f"'{pipe.name}': the Docs' score rows ({start}) differ from the batch's ({rows_part.shape[0]})"
+        )
     return found
 
 
@@ -83,11 +92,18 @@ def only_entity_pipe(nlp, name: Optional[str] = None) -> EntityPipe:
     pipes = {n: p for n, p in nlp.pipeline if isinstance(p, EntityPipe)}
     if name is not None:
         if name not in pipes:
-            raise ValueError(f"The pipeline has no entity component named {name!r} (its entity components: "
-                             f"{', '.join(pipes) or 'none'}): give --component one of them")
+            raise ValueError(
+                f"The pipeline has no entity component named {name!r} (its entity components: "
+                f"{', '.join(pipes) or 'none'}): give --component one of them"
+            )
         return pipes[name]
     if len(pipes) != 1:
-        raise ValueError(f"The pipeline has {len(pipes)} entity components ({', '.join(pipes) or 'none'}): "
-                         + ("give --component NAME" if pipes else "rank needs a dgm_ner, chain_ner, nested_ner or "
-                            "hypergraph_ner component"))
+        raise ValueError(
+            f"The pipeline has {len(pipes)} entity components ({', '.join(pipes) or 'none'}): "
+            + (
+                "give --component NAME"
+                if pipes
+                else "rank needs a dgm_ner, chain_ner, nested_ner or hypergraph_ner component"
+            )
+        )
     return next(iter(pipes.values()))

@@ -8,6 +8,7 @@ Multiword-token lines (``n-m``) and empty nodes (``n.1``) are skipped: the
 tokens are the syntactic words, as in UNER. The words of a multiword token are
 written without a space between them; the last takes the token's SpaceAfter.
 """
+
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -56,11 +57,15 @@ def new_sent_id(value: str, path: Path, number: int, current_line: int, sent_ids
     if not value:
         raise ValueError(f"{path}:{number}: an empty sent_id; give the sentence an id or remove the line")
     if current_line:
-        raise ValueError(f"{path}:{number}: a second sent_id for the sentence of line {current_line}; "
-                         "a blank line must separate two sentences")
+        raise ValueError(
+            f"{path}:{number}: a second sent_id for the sentence of line {current_line}; "
+            "a blank line must separate two sentences"
+        )
     if value in sent_ids:
-        raise ValueError(f"{path}:{number}: sent_id {value!r} was already given at line {sent_ids[value]}; "
-                         "every sentence needs its own id (renumber one)")
+        raise ValueError(
+            f"{path}:{number}: sent_id {value!r} was already given at line {sent_ids[value]}; "
+            "every sentence needs its own id (renumber one)"
+        )
     sent_ids[value] = number
     return value
 
@@ -77,8 +82,10 @@ class _SentenceLines:
 
     def comment(self, line: str, number: int) -> None:
         if self.word_lines:
-            raise ValueError(f"{self.path}:{number}: a comment line after the words of a sentence; comments go before the "
-                             "first word line of their sentence, and a blank line ends a sentence")
+            raise ValueError(
+                f"{self.path}:{number}: a comment line after the words of a sentence; comments go before the "
+                "first word line of their sentence, and a blank line ends a sentence"
+            )
         key, _, value = line[1:].partition("=")
         key, value = key.strip(), value.strip()
         if key == "sent_id":
@@ -90,8 +97,9 @@ class _SentenceLines:
     def word(self, line: str, number: int) -> None:
         columns = line.split("\t")
         if len(columns) != 10:
-            raise ValueError(f"{self.path}:{number}: a CoNLL-U line has 10 tab-separated columns, this one "
-                             f"{len(columns)}")
+            raise ValueError(
+                f"{self.path}:{number}: a CoNLL-U line has 10 tab-separated columns, this one {len(columns)}"
+            )
         index, form, lemma, upos, xpos, _, head, deprel, _, misc = columns
         s, expected = self.sentence, len(self.sentence.words) + 1
         is_word = index.isdigit() and index.isascii()
@@ -101,22 +109,30 @@ class _SentenceLines:
                 self.multiword_end, self.multiword_space = int(span.group(2)), _space_after(misc)
                 return
             if span:
-                raise ValueError(f"{self.path}:{number}: multiword range {index} where {expected}-m was expected; "
-                                 "a range n-m comes right before its words n..m")
+                raise ValueError(
+                    f"{self.path}:{number}: multiword range {index} where {expected}-m was expected; "
+                    "a range n-m comes right before its words n..m"
+                )
             if _EMPTY_NODE_ID.fullmatch(index):
                 return
         if not is_word or int(index) != expected:
-            raise ValueError(f"{self.path}:{number}: word id {index!r} where {expected} was expected; the word ids of "
-                             "a sentence run 1, 2, 3, ... (besides ranges n-m and empty nodes n.k)")
+            raise ValueError(
+                f"{self.path}:{number}: word id {index!r} where {expected} was expected; the word ids of "
+                "a sentence run 1, 2, 3, ... (besides ranges n-m and empty nodes n.k)"
+            )
         if not form:
             raise ValueError(f"{self.path}:{number}: word {index} has an empty form (column 2)")
         if head != "_" and not (head.isdigit() and head.isascii()):
-            raise ValueError(f"{self.path}:{number}: head {head!r} of word {index} ({form!r}) is not a word id; "
-                             "give the id of a word of the sentence, 0 for a root, or _")
+            raise ValueError(
+                f"{self.path}:{number}: head {head!r} of word {index} ({form!r}) is not a word id; "
+                "give the id of a word of the sentence, 0 for a root, or _"
+            )
         if upos not in UPOS_TAGS and upos != "_":
-            raise ValueError(f"{self.path}:{number}: UPOS {upos!r} of word {index} ({form!r}) is not a Universal "
-                             "Dependencies tag (ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ "
-                             "SYM VERB X, or _); language-specific tags go in XPOS (column 5)")
+            raise ValueError(
+                f"{self.path}:{number}: UPOS {upos!r} of word {index} ({form!r}) is not a Universal "
+                "Dependencies tag (ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ "
+                "SYM VERB X, or _); language-specific tags go in XPOS (column 5)"
+            )
         if expected <= self.multiword_end:
             s.spaces.append(self.multiword_space if expected == self.multiword_end else False)
         else:
@@ -139,8 +155,10 @@ class _SentenceLines:
                 "same sentence, or 0 for a root"
             )
         loop = " -> ".join(str(w + 1) for w in cycle_through(s.heads, token))
-        return ValueError(f"{where}: word {token + 1} ({s.words[token]!r}) is on a head cycle ({loop}); the heads of "
-                          "a sentence must form a tree, or several trees each with a root of head 0")
+        return ValueError(
+            f"{where}: word {token + 1} ({s.words[token]!r}) is on a head cycle ({loop}); the heads of "
+            "a sentence must form a tree, or several trees each with a root of head 0"
+        )
 
 
 def read_conllu(path) -> Iterator[Sentence]:
@@ -194,8 +212,10 @@ def _complete_sentences(path: Path) -> Iterator[_SentenceLines]:
             yield lines
         last, lines = max(last, number), None
     if not count:
-        raise ValueError(f"{path}:{last}: no sentence in the file; a CoNLL-U file has lines of 10 "
-                         "tab-separated columns, its sentences separated by blank lines")
+        raise ValueError(
+            f"{path}:{last}: no sentence in the file; a CoNLL-U file has lines of 10 "
+            "tab-separated columns, its sentences separated by blank lines"
+        )
 
 
 def _check_trees(pending: List[_SentenceLines]) -> None:
@@ -218,7 +238,9 @@ def _check_trees(pending: List[_SentenceLines]) -> None:
         raise pending[sentence].tree_fault(token - int(offsets[sentence]), kind)
 
 
-def sentences_to_doc(vocab: Vocab, sentences: List[Sentence], with_trees: bool, with_tags: bool = False, ents: Optional[List[str]] = None) -> Doc:
+def sentences_to_doc(
+    vocab: Vocab, sentences: List[Sentence], with_trees: bool, with_tags: bool = False, ents: Optional[List[str]] = None
+) -> Doc:
     """One Doc of one or more sentences (each with its own root).
 
     with_trees: set heads and deps (sentence boundaries follow from them);

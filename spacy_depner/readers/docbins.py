@@ -15,6 +15,7 @@ reader: nothing is parsed here):
 One Doc per sentence, or per document (``# newdoc id``) with ``documents``
 for the two CoNLL-U formats, its sentences given by the trees.
 """
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Sequence
@@ -35,7 +36,9 @@ def read_docbin(vocab: Vocab, path) -> List[Doc]:
     return list(DocBin().from_disk(path).get_docs(vocab))
 
 
-def conllu_iob2_docs(vocab: Vocab, conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, documents: bool = False) -> List[Doc]:
+def conllu_iob2_docs(
+    vocab: Vocab, conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, documents: bool = False
+) -> List[Doc]:
     """Docs of a CoNLL-U file joined with a UNER IOB2 file (``read_uner_corpus``:
     on ``# sent_id``, else by order, else by words): trees, tags and
     ``doc.ents`` of the ``labels`` (other labels read as O)."""

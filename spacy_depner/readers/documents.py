@@ -13,6 +13,7 @@ per document (``# newdoc id``), sentences marked, and can
   Doc, from a JSON-lines file of ``first_stage_records`` (the second stage
   reads them through ``spacy_depner.NonLocalFeatures.v1``).
 """
+
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -21,8 +22,8 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 
-from .conllu import sentences_to_doc
 from ..util.text_lines import json_lines
+from .conllu import sentences_to_doc
 from .uner import DEFAULT_LABELS, DEPENDENCIES, corpus_examples, read_uner_corpus
 
 
@@ -45,20 +46,25 @@ def fold_indices(n_documents: int, folds: int, exclude_fold: int = -1, only_fold
 def first_stage_records(docs: Sequence[Doc], ids: Sequence[int]) -> List[Dict]:
     """One JSON-able record per Doc: its document index, its length and the
     first stage's entities (``doc.ents``) as [start, end, label]."""
-    return [{"document": int(i), "tokens": len(doc), "entities": [[e.start, e.end, e.label_] for e in doc.ents]}
-            for i, doc in zip(ids, docs)]
+    return [
+        {"document": int(i), "tokens": len(doc), "entities": [[e.start, e.end, e.label_] for e in doc.ents]}
+        for i, doc in zip(ids, docs)
+    ]
 
 
 def attach_first_stage(doc: Doc, record: Dict, spans_key: str, where: str = "first-stage record") -> None:
     """Put a record's entities into ``doc.spans[spans_key]`` (the record must
     be of this Doc; ``where`` names it in errors, e.g. FILE:LINE)."""
     if record["tokens"] != len(doc):
-        raise ValueError(f"{where}: the record of document {record['document']} has {record['tokens']} tokens, "
-                         f"the Doc {len(doc)}: the file was made from another corpus")
+        raise ValueError(
+            f"{where}: the record of document {record['document']} has {record['tokens']} tokens, "
+            f"the Doc {len(doc)}: the file was made from another corpus"
+        )
     outside = [e for e in record["entities"] if not 0 <= e[0] < e[1] <= len(doc)]
     if outside:
-        raise ValueError(f"{where}: entity {outside[0]} of document {record['document']} is empty or outside "
-                         f"its {len(doc)} tokens")
+        raise ValueError(
+            f"{where}: entity {outside[0]} of document {record['document']} is empty or outside its {len(doc)} tokens"
+        )
     doc.spans[spans_key] = [Span(doc, start, end, label=label) for start, end, label in record["entities"]]
 
 
@@ -69,14 +75,28 @@ def read_first_stage(path) -> Dict[int, Tuple[str, Dict]]:
     records: Dict[int, Tuple[str, Dict]] = {}
     for _, where, record in json_lines(path, "first-stage"):
         entities = record.get("entities") if isinstance(record, dict) else None
-        if (not isinstance(entities, list) or not all(_integer(record.get(key)) for key in ("document", "tokens"))
-                or not all(isinstance(e, list) and len(e) == 3 and _integer(e[0]) and _integer(e[1])
-                           and isinstance(e[2], str) and e[2] for e in entities)):
-            raise ValueError(f"{where}: a first-stage record is {{\"document\": int, \"tokens\": int, \"entities\": "
-                             f"[[start, end, label], ...]}}, got {record!r}; write the file with first_stage_records")
+        if (
+            not isinstance(entities, list)
+            or not all(_integer(record.get(key)) for key in ("document", "tokens"))
+            or not all(
+                isinstance(e, list)
+                and len(e) == 3
+                and _integer(e[0])
+                and _integer(e[1])
+                and isinstance(e[2], str)
+                and e[2]
+                for e in entities
+            )
+        ):
+            raise ValueError(
+                f'{where}: a first-stage record is {{"document": int, "tokens": int, "entities": '
+                f"[[start, end, label], ...]}}, got {record!r}; write the file with first_stage_records"
+            )
         if record["document"] in records:
-            raise ValueError(f"{where}: document {record['document']} has a record already at "
-                             f"{records[record['document']][0]}; give each document one record")
+            raise ValueError(
+                f"{where}: document {record['document']} has a record already at "
+                f"{records[record['document']][0]}; give each document one record"
+            )
         records[record["document"]] = (where, record)
     return records
 
@@ -85,8 +105,9 @@ def _integer(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def document_examples(vocab, conllu: Path, iob2: Path, dependencies: str = "given",
-                      labels: Sequence[str] = DEFAULT_LABELS, limit: int = 0) -> List[Example]:
+def document_examples(
+    vocab, conllu: Path, iob2: Path, dependencies: str = "given", labels: Sequence[str] = DEFAULT_LABELS, limit: int = 0
+) -> List[Example]:
     """One Example per document of a CoNLL-U + UNER pair (the first ``limit``, 0: all)."""
     examples = corpus_examples(vocab, read_uner_corpus(conllu, iob2, labels), dependencies, whole_documents=True)
     return examples[:limit] if limit else examples
@@ -124,9 +145,17 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
     return examples
 
 
-def documents_reader(load: Callable[[Language], List[Example]], source: str, dependencies: str, limit: int, folds: int,
-                     exclude_fold: int, only_fold: int, first_stage: Optional[Path],
-                     spans_key: str) -> Callable[[Language], Iterable[Example]]:
+def documents_reader(
+    load: Callable[[Language], List[Example]],
+    source: str,
+    dependencies: str,
+    limit: int,
+    folds: int,
+    exclude_fold: int,
+    only_fold: int,
+    first_stage: Optional[Path],
+    spans_key: str,
+) -> Callable[[Language], Iterable[Example]]:
     """A reader over the documents ``load`` gives (once): the kept folds, with
     the first stage's entities of ``first_stage`` in the input Docs. The
     settings are checked now, before any file is read."""
@@ -150,7 +179,9 @@ def documents_reader(load: Callable[[Language], List[Example]], source: str, dep
                 for i, eg in zip(kept, examples):
                     attach_first_stage(eg.predicted, records[i][1], spans_key, records[i][0])
             cache["examples"] = examples
-        return [Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]]  # evaluation replaces eg.predicted
+        return [
+            Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]
+        ]  # evaluation replaces eg.predicted
 
     return read
 
@@ -172,8 +203,17 @@ def create_uner_documents_reader(
     a subset of folds, optionally with a first stage's entities in the input
     Docs (``first_stage``: a JSON-lines file with a record for each kept
     document). limit: the first N documents only (0: all), before the folds."""
-    return documents_reader(lambda nlp: document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit), str(conllu),
-                            dependencies, limit, folds, exclude_fold, only_fold, first_stage, spans_key)
+    return documents_reader(
+        lambda nlp: document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit),
+        str(conllu),
+        dependencies,
+        limit,
+        folds,
+        exclude_fold,
+        only_fold,
+        first_stage,
+        spans_key,
+    )
 
 
 @registry.readers("spacy_depner.GUMNamedDocuments.v1")
@@ -190,5 +230,14 @@ def create_gum_named_documents_reader(
     """Corpus reader for ``spacy train``: one Example per GUM document, its
     named mentions as ``doc.ents`` (``gum_named_examples``), with the folds
     and first-stage options of ``spacy_depner.UNERDocuments.v1``."""
-    return documents_reader(lambda nlp: gum_named_examples(nlp.vocab, path, dependencies, limit), str(path),
-                            dependencies, limit, folds, exclude_fold, only_fold, first_stage, spans_key)
+    return documents_reader(
+        lambda nlp: gum_named_examples(nlp.vocab, path, dependencies, limit),
+        str(path),
+        dependencies,
+        limit,
+        folds,
+        exclude_fold,
+        only_fold,
+        first_stage,
+        spans_key,
+    )

@@ -15,6 +15,7 @@ reference Docs add the mentions in ``doc.spans[spans_key]`` (``doc.ents`` is
 left empty, as mentions overlap). Annotations: CC BY 3.0, "Corpus annotations
 (c) GENIA Project" (Kim et al. 2003).
 """
+
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Tuple
 
@@ -70,14 +71,18 @@ def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
             if not isinstance(sent_id, str):
                 raise ValueError(f"{where}: 'sent_id' must be a string, got {sent_id!r}")
             if sent_id in sent_ids and sent_ids[sent_id][1] != words:
-                raise ValueError(f"{where}: sent_id {sent_id!r} was already given at line {sent_ids[sent_id][0]} "
-                                 "to other tokens; every sentence needs its own id (renumber one)")
+                raise ValueError(
+                    f"{where}: sent_id {sent_id!r} was already given at line {sent_ids[sent_id][0]} "
+                    "to other tokens; every sentence needs its own id (renumber one)"
+                )
             sent_ids.setdefault(sent_id, (number, words))
         mentions = {_mention(entity, len(words), where) for entity in entities}
         sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2]))))
     if not sentences:
-        raise ValueError(f"{path}:1: no sentence in the file; a GENIA file has one JSON object per line, "
-                         "with 'tokens' and 'entities'")
+        raise ValueError(
+            f"{path}:1: no sentence in the file; a GENIA file has one JSON object per line, "
+            "with 'tokens' and 'entities'"
+        )
     return sentences
 
 
@@ -105,7 +110,9 @@ def genia_examples(vocab: Vocab, sentences, spans_key: str = "nested_ner") -> Li
 
 
 @registry.readers("spacy_depner.GENIACorpus.v1")
-def create_genia_reader(path: Path, limit: int = 0, spans_key: str = "nested_ner") -> Callable[[Language], Iterable[Example]]:
+def create_genia_reader(
+    path: Path, limit: int = 0, spans_key: str = "nested_ner"
+) -> Callable[[Language], Iterable[Example]]:
     """Corpus reader for ``spacy train``: GENIA sentences, nested mentions in
     ``doc.spans[spans_key]`` of the reference. limit: first N sentences (0: all)."""
     if limit < 0:

@@ -28,6 +28,7 @@ exclusive, ``text`` the annotated surface string; ``sent_id`` numbers the
 sentences of an article from 0 (title first). Annotations: CC BY 3.0,
 "Corpus annotations (c) GENIA Project" (Kim et al. 2003).
 """
+
 import bisect
 import itertools
 import json
@@ -130,8 +131,11 @@ def tokenize(text: str, cuts: Set[int]) -> List[Tuple[int, int]]:
             left.append((a, a + 1))
             a += 1
         right = []
-        while a < b and (text[b - 1] in EDGE_PUNCTUATION or (cut_right and text[b - 1] in BOUNDARY_PUNCTUATION)
-                         or (sentence_end and text[b - 1] == ".")):
+        while a < b and (
+            text[b - 1] in EDGE_PUNCTUATION
+            or (cut_right and text[b - 1] in BOUNDARY_PUNCTUATION)
+            or (sentence_end and text[b - 1] == ".")
+        ):
             right.append((b - 1, b))
             b -= 1
         tokens.extend(left)
@@ -198,8 +202,9 @@ def _records(xml, source: str, stats: GENIAXMLStats) -> Iterator[Dict]:
                     doc_id = element.text.strip()
                 elif element.tag == "sentence":
                     if not in_article:
-                        raise ValueError(f"{source}:{number}: a <sentence> outside an <article>: "
-                                         "is this the GENIA 3.02 XML?")
+                        raise ValueError(
+                            f"{source}:{number}: a <sentence> outside an <article>: is this the GENIA 3.02 XML?"
+                        )
                     try:
                         record = sentence_record(doc_id, index, element, stats)
                     except ValueError as error:
@@ -212,8 +217,10 @@ def _records(xml, source: str, stats: GENIAXMLStats) -> Iterator[Dict]:
                     root.clear()
     except ET.ParseError as error:
         line, column = error.position
-        raise ValueError(f"{source}:{line}: not well-formed XML at column {column} ({str(error).split(': line')[0]}); "
-                         "re-download the file (project.yml's asset has its md5)") from None
+        raise ValueError(
+            f"{source}:{line}: not well-formed XML at column {column} ({str(error).split(': line')[0]}); "
+            "re-download the file (project.yml's asset has its md5)"
+        ) from None
 
 
 def genia_xml_records(source, stats: Optional[GENIAXMLStats] = None) -> Iterator[Dict]:
@@ -232,7 +239,9 @@ def genia_xml_records(source, stats: Optional[GENIAXMLStats] = None) -> Iterator
     try:
         archive = tarfile.open(source, "r|*")
     except tarfile.TarError:
-        raise ValueError(f"{source} is not a tar archive: give GENIAcorpus3.02.tgz or the GENIAcorpus3.02.xml inside it") from None
+        raise ValueError(
+            f"{source} is not a tar archive: give GENIAcorpus3.02.tgz or the GENIAcorpus3.02.xml inside it"
+        ) from None
     with archive:
         try:
             for member in archive:
@@ -251,7 +260,9 @@ def parse_split(text: str) -> Tuple[int, ...]:
     except ValueError:
         sizes = ()
     if len(sizes) != 3 or min(sizes) < 0:
-        raise ValueError(f"split sizes must be three non-negative integers TRAIN,DEV,TEST (e.g. 15022,1669,1855), not {text!r}")
+        raise ValueError(
+            f"split sizes must be three non-negative integers TRAIN,DEV,TEST (e.g. 15022,1669,1855), not {text!r}"
+        )
     return sizes
 
 
@@ -263,12 +274,14 @@ def write_genia_splits(records, output, sizes: Sequence[int] = GENIA_SPLIT) -> D
         raise ValueError(f"give three non-negative split sizes (train, dev, test), not {tuple(sizes)}")
     lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
     if len(lines) != sum(sizes):
-        raise ValueError(f"the corpus has {len(lines):,} sentences, the split sizes {tuple(sizes)} add up to "
-                         f"{sum(sizes):,}: give sizes that add up to {len(lines):,}")
+        raise ValueError(
+            f"the corpus has {len(lines):,} sentences, the split sizes {tuple(sizes)} add up to "
+            f"{sum(sizes):,}: give sizes that add up to {len(lines):,}"
+        )
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     counts, start = {}, 0
     for name, size in zip(SPLIT_NAMES, sizes):
-        (output / f"{name}.jsonl").write_text("".join(lines[start:start + size]), encoding="utf8")
+        (output / f"{name}.jsonl").write_text("".join(lines[start : start + size]), encoding="utf8")
         counts[name], start = size, start + size
     return counts

@@ -31,6 +31,7 @@ skipped in both Example modes and counted in ``GUMStats.cross_sentence``
 (GUM has none). Identical (start, end, label) mentions of a sentence (two
 entity ids on the same words with the same type) are kept once.
 """
+
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -42,9 +43,9 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
+from ..util.text_lines import numbered_lines, readable_file
 from .conllu import Sentence, read_conllu, sentences_to_doc
 from .genia import mentions_to_spans
-from ..util.text_lines import numbered_lines, readable_file
 
 GUM_LABELS = ("abstract", "animal", "event", "object", "organization", "person", "place", "plant", "substance", "time")
 DEPENDENCIES = ("given", "predicted")
@@ -124,8 +125,10 @@ class _Open:
 def _fields(value: str, where: str) -> Tuple[str, ...]:
     names = tuple(part.strip() for part in value.strip().split("-"))
     if len(names) < 2:
-        raise ValueError(f"{where}: cannot read the global.Entity declaration {value!r}; it names the fields of "
-                         "an entity bracket, e.g. GRP-etype-infstat-salience-centering-minspan-link-identity")
+        raise ValueError(
+            f"{where}: cannot read the global.Entity declaration {value!r}; it names the fields of "
+            "an entity bracket, e.g. GRP-etype-infstat-salience-centering-minspan-link-identity"
+        )
     return ("eid",) + names[1:]  # the first field (GRP, eid, ...) is the entity id
 
 
@@ -206,7 +209,7 @@ class _EntityParser:
 def _entity_value(misc: str) -> Optional[str]:
     for item in misc.split("|"):
         if item.startswith("Entity="):
-            return item[len("Entity="):]
+            return item[len("Entity=") :]
     return None
 
 
@@ -277,8 +280,10 @@ def read_gum_corpus(path) -> GUMCorpus:
         for sentence_mentions, length in zip(mentions, lengths):
             sentence = next(sentences, None)
             if sentence is None or len(sentence.words) != length:
-                raise ValueError(f"{path}:{sentence.line if sentence else 1}: the sentences of the file could not be "
-                                 "aligned with its Entity brackets")
+                raise ValueError(
+                    f"{path}:{sentence.line if sentence else 1}: the sentences of the file could not be "
+                    "aligned with its Entity brackets"
+                )
             kept: Dict[Tuple[int, int, str], Mention] = {}
             for mention in sentence_mentions:
                 key = (mention.start, mention.end, mention.label)
@@ -319,7 +324,9 @@ def _doc(vocab: Vocab, sentences: List[GUMSentence], with_trees: bool, with_tags
     return sentences_to_doc(vocab, [s.sentence for s in sentences], with_trees=with_trees, with_tags=with_tags)
 
 
-def gum_example(vocab: Vocab, sentences: List[GUMSentence], dependencies: str, spans_key: str = "nested_ner") -> Example:
+def gum_example(
+    vocab: Vocab, sentences: List[GUMSentence], dependencies: str, spans_key: str = "nested_ner"
+) -> Example:
     """One Example of one or more sentences. The reference has the trees, tags
     and the mentions in ``doc.spans[spans_key]`` (their heads, from minspan,
     in ``doc.spans[spans_key + "_heads"]``); the input has the words, and
@@ -337,8 +344,14 @@ def gum_example(vocab: Vocab, sentences: List[GUMSentence], dependencies: str, s
     return Example(_doc(vocab, sentences, dependencies == "given", False), reference)
 
 
-def gum_examples(vocab: Vocab, documents: List[GUMDocument], dependencies: str, spans_key: str = "nested_ner",
-                 whole_documents: bool = False, limit: int = 0) -> List[Example]:
+def gum_examples(
+    vocab: Vocab,
+    documents: List[GUMDocument],
+    dependencies: str,
+    spans_key: str = "nested_ner",
+    whole_documents: bool = False,
+    limit: int = 0,
+) -> List[Example]:
     """One Example per sentence, or per document with ``whole_documents``;
     ``limit``: first N Examples (0: all)."""
     groups = [d.sentences for d in documents] if whole_documents else [[s] for d in documents for s in d]

@@ -11,6 +11,7 @@ Examples are single sentences, or with ``whole_documents`` whole CoNLL-U
 documents (``# newdoc id``; a sentence without one continues the previous
 document), their sentences marked in the input Doc.
 """
+
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,8 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .conllu import Sentence, new_sent_id, read_conllu, sentences_to_doc
 from ..util.text_lines import numbered_lines, readable_file
+from .conllu import Sentence, new_sent_id, read_conllu, sentences_to_doc
 
 DEFAULT_LABELS = ("PER", "ORG", "LOC")
 DEPENDENCIES = ("given", "predicted")
@@ -76,8 +77,10 @@ def read_iob2(path) -> Iterator[TaggedSentence]:
         first = first or number
         if line.startswith("#"):
             if words:
-                raise ValueError(f"{path}:{number}: a comment line after the tokens of a sentence; comments go "
-                                 "before the first token of their sentence, and a blank line ends a sentence")
+                raise ValueError(
+                    f"{path}:{number}: a comment line after the tokens of a sentence; comments go "
+                    "before the first token of their sentence, and a blank line ends a sentence"
+                )
             key, _, value = line[1:].partition("=")
             if key.strip() == "sent_id":
                 sent_id = new_sent_id(value.strip(), path, number, sent_id_line, sent_ids)
@@ -92,8 +95,10 @@ def read_iob2(path) -> Iterator[TaggedSentence]:
         count += 1
         yield TaggedSentence(sent_id or f"{path.name}:{first}", words, tags, first)
     if not count:
-        raise ValueError(f"{path}:{max(number, 1)}: no sentence in the file; an IOB2 file has lines of index, token "
-                         "and label, tab-separated, its sentences separated by blank lines")
+        raise ValueError(
+            f"{path}:{max(number, 1)}: no sentence in the file; an IOB2 file has lines of index, token "
+            "and label, tab-separated, its sentences separated by blank lines"
+        )
 
 
 def _raise_token_fault(where: str, line: str, expected: int) -> None:
@@ -101,8 +106,10 @@ def _raise_token_fault(where: str, line: str, expected: int) -> None:
     if len(columns) < 3:
         raise ValueError(f"{where}: an IOB2 line needs index, token and label, tab-separated, got {line!r}")
     if columns[0] != str(expected):
-        raise ValueError(f"{where}: token index {columns[0]!r} where {expected} was expected; the indices of a "
-                         "sentence run 1, 2, 3, ...")
+        raise ValueError(
+            f"{where}: token index {columns[0]!r} where {expected} was expected; the indices of a "
+            "sentence run 1, 2, 3, ..."
+        )
     raise ValueError(f"{where}: token {columns[0]} is empty (column 2)")
 
 
@@ -128,7 +135,9 @@ def clean_tags(tags: Sequence[str], labels: Optional[Sequence[str]]) -> Tuple[Li
     return out, repairs, removed
 
 
-def read_uner_corpus(conllu, iob2, labels: Optional[Sequence[str]] = DEFAULT_LABELS, shared: bool = False) -> UNERCorpus:
+def read_uner_corpus(
+    conllu, iob2, labels: Optional[Sequence[str]] = DEFAULT_LABELS, shared: bool = False
+) -> UNERCorpus:
     """Join an IOB2 file with a CoNLL-U file of the same sentences; the corpus
     is in CoNLL-U order, its entities of the types ``labels`` (None: every type). Each IOB2 sentence is matched, in this order:
 
@@ -190,40 +199,54 @@ def join_sentences(conllu, sentences: List[Sentence], iob2, tagged: List[TaggedS
                 continue
             if not candidates:
                 counterpart = by_id.get(entry.sent_id, free[position] if len(free) == len(left) else None)
-                detail = "" if counterpart is None else (
-                    f"; CoNLL-U sentence {sentences[counterpart].sent_id!r} ({conllu}:{sentences[counterpart].line}) "
-                    + token_difference(entry.words, sentences[counterpart].words))
-                raise ValueError(f"{iob2}:{entry.line}: sentence {entry.sent_id!r} matches no sentence of {conllu} by "
-                                 f"sent_id, by order or by its words{detail}; {mismatch_hint(sentences, tagged)}")
+                detail = (
+                    ""
+                    if counterpart is None
+                    else (
+                        f"; CoNLL-U sentence {sentences[counterpart].sent_id!r} ({conllu}:{sentences[counterpart].line}) "
+                        + token_difference(entry.words, sentences[counterpart].words)
+                    )
+                )
+                raise ValueError(
+                    f"{iob2}:{entry.line}: sentence {entry.sent_id!r} matches no sentence of {conllu} by "
+                    f"sent_id, by order or by its words{detail}; {mismatch_hint(sentences, tagged)}"
+                )
             pairs[candidates.popleft()] = entry
             joined_by["words"] += 1
     missing = [s for s, pair in zip(sentences, pairs) if pair is None]
     if missing and not shared:
-        raise ValueError(f"{conllu}:{missing[0].line}: sentence {missing[0].sent_id!r} is not in {iob2} "
-                         f"({len(missing)} CoNLL-U sentences have no entities); {mismatch_hint(sentences, tagged)}")
+        raise ValueError(
+            f"{conllu}:{missing[0].line}: sentence {missing[0].sent_id!r} is not in {iob2} "
+            f"({len(missing)} CoNLL-U sentences have no entities); {mismatch_hint(sentences, tagged)}"
+        )
     return pairs, joined_by
 
 
 def mismatch_hint(sentences: Sequence[Sentence], tagged: Sequence[TaggedSentence]) -> str:
     """How to go on when a sentence of one file is not in the other."""
     if len(sentences) != len(tagged):
-        return (f"the CoNLL-U file has {len(sentences)} sentences and the IOB2 file {len(tagged)}: if one is a slice "
-                "of the other, keep only the sentences both have (convert --shared), else give the two files of the same UD release")
+        return (
+            f"the CoNLL-U file has {len(sentences)} sentences and the IOB2 file {len(tagged)}: if one is a slice "
+            "of the other, keep only the sentences both have (convert --shared), else give the two files of the same UD release"
+        )
     return "give the CoNLL-U file of the UD release the entities were made on"
 
 
 def token_difference(iob2_words: Sequence[str], conllu_words: Sequence[str], context: int = 3) -> str:
     """Where two token lists first differ: the position (1-based), both tokens
     and ``context`` tokens either side."""
-    at = next((k for k, (a, b) in enumerate(zip(iob2_words, conllu_words)) if a != b),
-              min(len(iob2_words), len(conllu_words)))
+    at = next(
+        (k for k, (a, b) in enumerate(zip(iob2_words, conllu_words)) if a != b), min(len(iob2_words), len(conllu_words))
+    )
 
     def token(words):
         return repr(words[at]) if at < len(words) else f"the end (after {len(words)} tokens)"
 
     low, high = max(0, at - context), at + context + 1
-    return (f"differs at token {at + 1}: {token(iob2_words)} in the IOB2 file, {token(conllu_words)} in the "
-            f"CoNLL-U file (tokens {low + 1}-{high}: {list(iob2_words[low:high])} vs {list(conllu_words[low:high])})")
+    return (
+        f"differs at token {at + 1}: {token(iob2_words)} in the IOB2 file, {token(conllu_words)} in the "
+        f"CoNLL-U file (tokens {low + 1}-{high}: {list(iob2_words[low:high])} vs {list(conllu_words[low:high])})"
+    )
 
 
 def corpus_examples(
@@ -267,8 +290,6 @@ def example_groups(corpus: UNERCorpus, whole_documents: bool) -> List[List[int]]
     return document_groups(corpus) if whole_documents else [[i] for i in range(len(corpus.sentences))]
 
 
-
-
 @registry.readers("spacy_depner.UNERCorpus.v1")
 def create_uner_reader(
     conllu: Path,
@@ -296,8 +317,13 @@ def create_uner_reader(
             corpus = read_uner_corpus(conllu, iob2, labels)
             if limit:
                 kept = [i for group in example_groups(corpus, whole_documents)[:limit] for i in group]
-                corpus = UNERCorpus([corpus.sentences[i] for i in kept], [corpus.tags[i] for i in kept],
-                                    corpus.repairs, corpus.removed, corpus.joined_by)
+                corpus = UNERCorpus(
+                    [corpus.sentences[i] for i in kept],
+                    [corpus.tags[i] for i in kept],
+                    corpus.repairs,
+                    corpus.removed,
+                    corpus.joined_by,
+                )
             cache["corpus"] = corpus
         return corpus_examples(nlp.vocab, cache["corpus"], dependencies, whole_documents)
 

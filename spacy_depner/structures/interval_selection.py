@@ -19,6 +19,7 @@ between spans of the same range (lower wins). Both functions return ``kept``
   marginal probabilities as weights, the sum is the expected number of
   correct spans. O(M log M).
 """
+
 from typing import Tuple
 
 import numpy as np
@@ -43,15 +44,19 @@ def _check(spans, rank, weights=None) -> Tuple[np.ndarray, np.ndarray, np.ndarra
         raise ValueError(f"span {bad} is {spans[bad].tolist()}: a span is [first, last] with 0 <= first <= last")
     rank = np.asarray(rank)
     if rank.shape != (spans.shape[0],) or (rank.size and rank.dtype.kind not in "iu"):
-        raise ValueError(f"rank must hold one integer per span ({spans.shape[0]},), not {rank.dtype} of shape {rank.shape}")
+        raise ValueError(
+            f"rank must hold one integer per span ({spans.shape[0]},), not {rank.dtype} of shape {rank.shape}"
+        )
     if weights is None:
         weights = np.zeros(spans.shape[0])
     weights = np.asarray(weights, dtype=np.float64)
     if weights.shape != (spans.shape[0],):
         raise ValueError(f"weights must hold one number per span ({spans.shape[0]},), not shape {weights.shape}")
     if not np.all(np.isfinite(weights)):
-        raise ValueError(f"weights must be finite numbers; span {int(np.flatnonzero(~np.isfinite(weights))[0])} has "
-                         f"{weights[~np.isfinite(weights)][0]}")
+        raise ValueError(
+            f"weights must be finite numbers; span {int(np.flatnonzero(~np.isfinite(weights))[0])} has "
+            f"{weights[~np.isfinite(weights)][0]}"
+        )
     return spans, np.ascontiguousarray(rank, dtype=np.int64), np.ascontiguousarray(weights)
 
 

@@ -18,6 +18,7 @@ the transitions across its borders (from the gold label before it, to the
 gold label after it) in place of its start and end transitions. The runs and
 the stretches of annotated tokens between them are both ``Runs``.
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -68,12 +69,14 @@ def missing_mask(missing, offsets: np.ndarray, name: str) -> np.ndarray:
     missing = np.asarray(missing)
     n_tokens = int(offsets[-1])
     if missing.ndim != 1 or missing.shape[0] != n_tokens:
-        raise ValueError(f"{name}: the mask of missing tokens must have one entry per token ({n_tokens}), not shape "
-                         f"{missing.shape}")
+        raise ValueError(
+            f"{name}: the mask of missing tokens must have one entry per token ({n_tokens}), not shape {missing.shape}"
+        )
     if missing.dtype != bool:
         if missing.dtype.kind not in "iuf" or not np.all((missing == 0) | (missing == 1)):
-            raise ValueError(f"{name}: the mask of missing tokens must be bool (or 0/1), not {missing.dtype} with "
-                             "other values")
+            raise ValueError(
+                f"{name}: the mask of missing tokens must be bool (or 0/1), not {missing.dtype} with other values"
+            )
         missing = missing == 1
     return missing
 
@@ -124,9 +127,11 @@ def gold_touches_missing(spans: np.ndarray, missing: np.ndarray, structure: str)
     bad = np.flatnonzero(touching_missing(spans, missing))
     if bad.shape[0]:
         first, last = (int(v) for v in np.asarray(spans)[bad[0]])
-        raise ValueError(f"{structure}: the gold mention on tokens {first}..{last} covers a token whose annotation is "
-                         "missing; a gold mention's tokens are annotated (mark the mention's tokens annotated, or "
-                         "drop the mention)")
+        raise ValueError(
+            f"{structure}: the gold mention on tokens {first}..{last} covers a token whose annotation is "
+            "missing; a gold mention's tokens are annotated (mark the mention's tokens annotated, or "
+            "drop the mention)"
+        )
 
 
 class Borders(NamedTuple):
@@ -162,8 +167,10 @@ class Borders(NamedTuple):
         moved to the label before (after) it. A copy."""
         K = row_marginals.shape[1]
         out = np.array(transition_marginals, dtype=np.float64)
-        for rows, runs, label, view in ((self.starts, self.start_runs, self.before, out),
-                                        (self.ends, self.end_runs, self.after, out.T)):
+        for rows, runs, label, view in (
+            (self.starts, self.start_runs, self.before, out),
+            (self.ends, self.end_runs, self.after, out.T),
+        ):
             moved = np.zeros((label.shape[0], K + 1))
             np.add.at(moved, runs, np.pad(row_marginals[rows], ((0, 0), (0, 1))))
             inside = label < K

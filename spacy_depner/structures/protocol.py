@@ -36,6 +36,7 @@ tag scheme, the nested space, the mention penalty):
   other operation (Viterbi, marginals, posterior decoding) is the
   conditional one; e.g. decoding given the entities a Doc already has.
 """
+
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Optional, Tuple, Union
 
@@ -98,8 +99,13 @@ class Marginals:
     once when first read (a structure whose ``of`` needs no gradient, e.g. in
     prediction, then never computes it)."""
 
-    def __init__(self, log_z, scores, mentions: Callable[[float], Tuple[np.ndarray, np.ndarray]],
-                 of: Callable[[np.ndarray], np.ndarray]) -> None:
+    def __init__(
+        self,
+        log_z,
+        scores,
+        mentions: Callable[[float], Tuple[np.ndarray, np.ndarray]],
+        of: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
         self._log_z = log_z
         self._scores = scores
         self._mentions = mentions
@@ -160,7 +166,9 @@ class Structure:
     def score(self, scores: Scores, layout: Layout, encoding, **options) -> float:
         """The total weight of the batch's analysis ``encoding``: the inner
         product of the scores with its ``counts``, plus its ``bias``."""
-        return inner_product(scores, self.counts(encoding, scores, layout, **options)) + self.bias(encoding, layout, **options)
+        return inner_product(scores, self.counts(encoding, scores, layout, **options)) + self.bias(
+            encoding, layout, **options
+        )
 
     def nll(self, scores: Scores, layout: Layout, gold, **options) -> Tuple[float, Scores]:
         """Negative log-likelihood of the analysis ``gold`` (an encoding) and its
@@ -249,8 +257,9 @@ def select_disjoint(mentions: np.ndarray, marginals: np.ndarray, offsets: np.nda
     encoding)."""
     penalty = check_penalty(penalty)
     candidates = np.flatnonzero(marginals - penalty > 0)
-    kept = interval_selection.most_probable(mentions[candidates, :2], marginals[candidates] - penalty,
-                                            mentions[candidates, 2])
+    kept = interval_selection.most_probable(
+        mentions[candidates, :2], marginals[candidates] - penalty, mentions[candidates, 2]
+    )
     chosen = candidates[kept]
     chosen = chosen[np.argsort(mentions[chosen, 0], kind="stable")]
     gain = np.zeros(offsets.shape[0] - 1)

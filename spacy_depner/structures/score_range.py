@@ -43,6 +43,7 @@ a ValueError. ``Structure.entropy`` returns a result below 0 by no more
 than its structure's bound as 0 (the true entropy is then within the bound
 of 0): the entropy is never negative.
 """
+
 from typing import Tuple
 
 import numpy as np
@@ -66,8 +67,10 @@ def _largest_and_length(name: str, doc_offsets: np.ndarray, arrays) -> Tuple[flo
         if array.size:
             top = float(np.max(np.abs(array)))  # NaN if any is NaN
             if not np.isfinite(top):
-                raise ValueError(f"{name}: scores must be finite, not NaN or inf (the model produced NaN or inf: "
-                                 "it has diverged; lower the learning rate and check the input features)")
+                raise ValueError(
+                    f"{name}: scores must be finite, not NaN or inf (the model produced NaN or inf: "
+                    "it has diverged; lower the learning rate and check the input features)"
+                )
             largest = max(largest, top)
     doc_offsets = np.asarray(doc_offsets)
     return largest, int(np.max(np.diff(doc_offsets))) if doc_offsets.shape[0] > 1 else 0
@@ -83,7 +86,8 @@ def score_length(name: str, doc_offsets: np.ndarray, bound: float, *arrays) -> f
             f"{name}: scores out of range: the largest |score| is {largest:.3g}; for the longest unit of the batch "
             f"({length} tokens) the bound is {bound / max(length, 1):.3g} (|score| x length <= {bound:.0e}), above "
             "which the result loses its accuracy (structures.score_range). Check the model for divergence (lower "
-            "the learning rate), and split very long documents into sentences.")
+            "the learning rate), and split very long documents into sentences."
+        )
     return largest * length
 
 

@@ -14,6 +14,7 @@ the partial holds and ``finish_partial`` renames it to FINAL.
 
 No spaCy here: used by the commands and by the experiments.
 """
+
 import json
 import os
 import re
@@ -51,12 +52,15 @@ def install(written: Path, final: Path) -> None:
     ``os.replace``; a folder by renaming the old one aside, renaming the new
     one in, then removing the old one."""
     if not os.path.lexists(written):
-        raise FileNotFoundError(f"Nothing was written at the temporary path {written} of {final}: "
-                                "the block of atomic_path must write a file or a folder there")
+        raise FileNotFoundError(
+            f"Nothing was written at the temporary path {written} of {final}: "
+            "the block of atomic_path must write a file or a folder there"
+        )
     kinds = ["folder" if path.is_dir() and not path.is_symlink() else "file" for path in (written, final)]
     if os.path.lexists(final) and kinds[0] != kinds[1]:
-        raise ValueError(f"{final} is a {kinds[1]}, and the new output is a {kinds[0]}: "
-                         f"move {final} away or choose another path")
+        raise ValueError(
+            f"{final} is a {kinds[1]}, and the new output is a {kinds[0]}: move {final} away or choose another path"
+        )
     if written.is_file() and not written.is_symlink():
         with open(written, "rb") as stream:  # the bytes reach the disk before the name does
             os.fsync(stream.fileno())
@@ -138,8 +142,12 @@ def path_fingerprint(path: PathLike) -> Dict[str, Any]:
     path = Path(path).resolve()
     if path.is_dir():
         files = [f.stat() for f in sorted(path.rglob("*")) if f.is_file()]
-        return {"path": str(path), "files": len(files), "size": sum(f.st_size for f in files),
-                "mtime_ns": max((f.st_mtime_ns for f in files), default=0)}
+        return {
+            "path": str(path),
+            "files": len(files),
+            "size": sum(f.st_size for f in files),
+            "mtime_ns": max((f.st_mtime_ns for f in files), default=0),
+        }
     stat = path.stat()
     return {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
@@ -164,10 +172,14 @@ def check_manifest(final: PathLike, settings: Dict[str, Any], restart: bool) -> 
         if previous == settings:
             return True
         if not restart:
-            differ = sorted(k for k in set(settings) | set(previous or {}) if (previous or {}).get(k) != settings.get(k))
+            differ = sorted(
+                k for k in set(settings) | set(previous or {}) if (previous or {}).get(k) != settings.get(k)
+            )
             cause = f"a run with other {', '.join(differ)}" if previous is not None else f"a run without {manifest}"
-            raise ValueError(f"{partial} was left by {cause}: rerun with the same arguments to resume it, "
-                             f"or delete {partial} and {manifest} (or pass --force) to start again")
+            raise ValueError(
+                f"{partial} was left by {cause}: rerun with the same arguments to resume it, "
+                f"or delete {partial} and {manifest} (or pass --force) to start again"
+            )
         remove_path(partial)
     write_manifest(final, settings)
     return False

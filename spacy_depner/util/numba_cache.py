@@ -9,6 +9,7 @@ unless ``NUMBA_CACHE_DIR`` says where. This module is pure Python and imports
 neither numba nor spaCy: ``spacy_depner/__init__.py`` calls
 :func:`use_user_cache_dir` before any module decorates a function.
 """
+
 import os
 import sys
 import tempfile

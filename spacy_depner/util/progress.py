@@ -1,5 +1,6 @@
 """The progress bar of every long loop of the evaluation and the commands:
 tqdm (a spaCy dependency) on stderr, so that printed results stay clean."""
+
 from typing import Iterable, Optional, TypeVar
 
 from tqdm import tqdm

@@ -5,6 +5,7 @@ A file that is missing, a folder or unreadable, and a line that is not UTF-8,
 are ValueErrors; line ends (``\\n``, ``\\r\\n``) and a leading byte-order mark
 are removed. JSON lines are read one object per line, blank lines skipped.
 """
+
 import json
 import re
 from pathlib import Path
@@ -65,15 +66,20 @@ def json_lines(path, kind: str) -> Iterator[Tuple[int, str, object]]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:
-            raise ValueError(f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
-                             f"a {kind} file has one JSON object per line") from None
+            raise ValueError(
+                f"{where}: not valid JSON ({error.msg} at column {error.colno}); "
+                f"a {kind} file has one JSON object per line"
+            ) from None
         except RecursionError:
-            raise ValueError(f"{where}: JSON nested too deeply; a {kind} file has one flat JSON object "
-                             "per line") from None
+            raise ValueError(
+                f"{where}: JSON nested too deeply; a {kind} file has one flat JSON object per line"
+            ) from None
         if _LONE_SURROGATE_ESCAPE.search(line):
             try:
                 json.dumps(value, ensure_ascii=False).encode("utf8")
             except UnicodeEncodeError:
-                raise ValueError(f"{where}: a \\ud800-\\udfff escape without its pair is not text; "
-                                 "write the character itself or its full surrogate pair") from None
+                raise ValueError(
+                    f"{where}: a \\ud800-\\udfff escape without its pair is not text; "
+                    "write the character itself or its full surrogate pair"
+                ) from None
         yield number, where, value

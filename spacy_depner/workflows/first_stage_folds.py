@@ -11,6 +11,7 @@ The first-stage config reads its training documents with
 ``${paths.exclude_fold}``; the records go to a JSON-lines file that the
 readers' ``first_stage`` setting reads back into the second stage's Docs.
 """
+
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 
@@ -36,9 +37,11 @@ def check_fold_paths(config_path: Path) -> None:
     paths = load_config(config_path, interpolate=False).get("paths", {})
     missing = [name for name in FOLD_PATHS if name not in paths]
     if missing:
-        raise ValueError(f"{config_path} has no [paths] {' and '.join(missing)}: its [corpora.train] reader "
-                         "(spacy_depner.UNERDocuments.v1 or GUMNamedDocuments.v1) must take folds = ${paths.folds} "
-                         "and exclude_fold = ${paths.exclude_fold}, as configs/two_stage_first_ewt.cfg does")
+        raise ValueError(
+            f"{config_path} has no [paths] {' and '.join(missing)}: its [corpora.train] reader "
+            "(spacy_depner.UNERDocuments.v1 or GUMNamedDocuments.v1) must take folds = ${paths.folds} "
+            "and exclude_fold = ${paths.exclude_fold}, as configs/two_stage_first_ewt.cfg does"
+        )
 
 
 def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
@@ -60,7 +63,9 @@ def predict_records(model: Union[str, Path, Language], examples: Sequence[Exampl
     return first_stage_records(docs, ids)
 
 
-def cross_validated_records(fold_models: Sequence[Union[str, Path, Language]], examples: Sequence[Example]) -> List[Dict]:
+def cross_validated_records(
+    fold_models: Sequence[Union[str, Path, Language]], examples: Sequence[Example]
+) -> List[Dict]:
     """The records of every document of ``examples``, each from the model of
     its fold (``fold_models[f]``, trained without fold f), by document."""
     records = []

@@ -2,6 +2,7 @@
 records checked against the pipeline's own Docs, the same bytes for any
 number of processes, DocBin shards that spaCy's Corpus reads back, and the
 errors of bad input."""
+
 import json
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def test_records_hold_the_pipelines_annotations(pipeline, nlp, records, corpus, 
         assert record["text"] == text and record["meta"] == meta
         expected = [(e.start, e.end, e.label_) for e in doc.ents]
         assert [(e["start"], e["end"], e["label"]) for e in record["ents"]] == expected
-        assert all(text[e["start_char"]:e["end_char"]] == e["text"] for e in record["ents"])
+        assert all(text[e["start_char"] : e["end_char"]] == e["text"] for e in record["ents"])
         assert set(record["spans"]) == set(doc.spans) == {"dgm_ner"}
         scored = record["spans"]["dgm_ner"]
         assert [(s["start"], s["end"], s["label"]) for s in scored] == expected
@@ -55,8 +56,17 @@ def test_records_hold_the_pipelines_annotations(pipeline, nlp, records, corpus, 
 def test_same_bytes_for_any_number_of_processes_and_batch_size(pipeline, corpus, tmp_path):
     runs = {"one": (1, 4), "two": (2, 4), "big_batches": (1, 1000)}
     for name, (n_process, batch_size) in runs.items():
-        done = cli("apply", pipeline, corpus, tmp_path / f"{name}.jsonl", "--n-process", n_process,
-                   "--batch-size", batch_size, "--no-progress")
+        done = cli(
+            "apply",
+            pipeline,
+            corpus,
+            tmp_path / f"{name}.jsonl",
+            "--n-process",
+            n_process,
+            "--batch-size",
+            batch_size,
+            "--no-progress",
+        )
         assert done.exit_code == 0, done.output
     one = (tmp_path / "one.jsonl").read_bytes()
     assert one.count(b"\n") == 37
@@ -74,8 +84,9 @@ def test_spacy_output_is_one_docbin_as_spacy_apply_writes(pipeline, nlp, records
     assert [doc.text for doc in docs] == [text for text, _ in records]
     annotate_corpus(nlp, corpus, tmp_path / "direct.jsonl", progress=False)
     direct = read_jsonl(tmp_path / "direct.jsonl")
-    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in docs] == \
-        [[(e["start"], e["end"], e["label"]) for e in record["ents"]] for record in direct]
+    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in docs] == [
+        [(e["start"], e["end"], e["label"]) for e in record["ents"]] for record in direct
+    ]
     assert any(record["ents"] for record in direct)
     done = cli("apply", pipeline, corpus, tmp_path / "out.spacy", "--no-progress")
     assert done.exit_code != 0 and "--force" in str(done.exception or done.output)
@@ -88,7 +99,10 @@ def test_text_input_is_one_document_per_line(nlp, tmp_path):
     annotate_corpus(nlp, tmp_path / "corpus.txt", tmp_path / "out.jsonl", progress=False)
     output = read_jsonl(tmp_path / "out.jsonl")
     assert [(r["text"], r["meta"]) for r in output] == [
-        ("John Smith visited Paris", {}), ("", {}), ("Zoë Müller lives in Paris\u2028again", {})]
+        ("John Smith visited Paris", {}),
+        ("", {}),
+        ("Zoë Müller lives in Paris\u2028again", {}),
+    ]
     assert output[1]["ents"] == [] and output[1]["spans"] == {"dgm_ner": []}
 
 
@@ -103,8 +117,9 @@ def test_docbin_shards_are_read_by_spacy_corpus(nlp, records, corpus, tmp_path):
     assert [json.loads(json.dumps(doc.user_data["meta"])) for doc in docs] == [records[i][1] for i in non_empty]
     annotate_corpus(nlp, corpus, tmp_path / "direct.jsonl", progress=False)
     direct = read_jsonl(tmp_path / "direct.jsonl")
-    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in docs] == \
-        [[(e["start"], e["end"], e["label"]) for e in direct[i]["ents"]] for i in non_empty]
+    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in docs] == [
+        [(e["start"], e["end"], e["label"]) for e in direct[i]["ents"]] for i in non_empty
+    ]
 
 
 def test_docbin_input_gives_the_records_of_the_same_text(nlp, records, corpus, tmp_path):
@@ -138,12 +153,18 @@ def test_records_are_read_and_written_as_they_come(nlp, records, tmp_path):
     assert len(read_jsonl(tmp_path / "out.jsonl.partial")) == 8 and not (tmp_path / "out.jsonl").exists()
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"text": "a"}\n{"text": "b"}\n{"text": "c",}\n', r"corpus.jsonl:3: not valid JSON"),
-    ('{"text": "a"}\n{"body": "b", "id": 2}\n', r"corpus.jsonl:2: no \"text\" key \(keys: \['body', 'id'\]\)"),
-    ('{"text": 12}\n', r"corpus.jsonl:1: \"text\" is a number \(12\), not a string; give the document's text as a JSON string"),
-    ('["text", "a"]\n', r"corpus.jsonl:1: a JSON list, not an object"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"text": "a"}\n{"text": "b"}\n{"text": "c",}\n', r"corpus.jsonl:3: not valid JSON"),
+        ('{"text": "a"}\n{"body": "b", "id": 2}\n', r"corpus.jsonl:2: no \"text\" key \(keys: \['body', 'id'\]\)"),
+        (
+            '{"text": 12}\n',
+            r"corpus.jsonl:1: \"text\" is a number \(12\), not a string; give the document's text as a JSON string",
+        ),
+        ('["text", "a"]\n', r"corpus.jsonl:1: a JSON list, not an object"),
+    ],
+)
 def test_bad_jsonl_lines_name_file_and_line(nlp, tmp_path, content, message):
     (tmp_path / "corpus.jsonl").write_text(content, encoding="utf8")
     with pytest.raises(ValueError, match=message):

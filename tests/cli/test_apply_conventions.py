@@ -1,14 +1,14 @@
 """``apply`` takes the options of ``spacy apply`` under their names and short
 flags (``apply-ray`` those that apply to it): --code/-c, --text-key/-tk,
 --force/-F, --gpu-id/-g, --batch-size/-b, --n-process/-n."""
+
 import json
 
 import typer
 from spacy.cli import app as spacy_app
+from test_apply import cli, read_jsonl
 
 from spacy_depner.cli.app import app
-
-from test_apply import cli, read_jsonl
 
 OURS = typer.main.get_command(app).commands
 
@@ -19,8 +19,20 @@ def option_names(command) -> set:
 
 def test_apply_has_every_option_of_spacy_apply():
     theirs = option_names(typer.main.get_command(spacy_app).commands["apply"]) - {"--help"}
-    assert {"--code", "-c", "--text-key", "-tk", "--force", "-F", "--gpu-id", "-g", "--batch-size", "-b",
-            "--n-process", "-n"} <= theirs  # what this test stands on
+    assert {
+        "--code",
+        "-c",
+        "--text-key",
+        "-tk",
+        "--force",
+        "-F",
+        "--gpu-id",
+        "-g",
+        "--batch-size",
+        "-b",
+        "--n-process",
+        "-n",
+    } <= theirs  # what this test stands on
     assert theirs <= option_names(OURS["apply"])
     assert {"--text-key", "-tk", "--force", "-F", "--batch-size", "-b"} <= option_names(OURS["apply-ray"])
     assert "--overwrite" in option_names(OURS["apply"])  # the earlier name still works
@@ -28,8 +40,14 @@ def test_apply_has_every_option_of_spacy_apply():
 
 def test_text_key_reads_the_text_from_another_key(pipeline, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps({"id": i, "body": text}) for i, text in
-                                enumerate(["John Smith visited Paris", "Mary lives in Paris"])) + "\n", encoding="utf8")
+    corpus.write_text(
+        "\n".join(
+            json.dumps({"id": i, "body": text})
+            for i, text in enumerate(["John Smith visited Paris", "Mary lives in Paris"])
+        )
+        + "\n",
+        encoding="utf8",
+    )
     done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "-tk", "body", "-b", "1", "-n", "1", "--no-progress")
     assert done.exit_code == 0, done.exception
     records = read_jsonl(tmp_path / "out.jsonl")

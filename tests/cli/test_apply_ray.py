@@ -1,10 +1,11 @@
 """``apply-ray``: the same JSONL bytes as ``apply`` from a pool of Ray
 actors on a local two-CPU cluster, and its errors."""
+
 import pytest
 from spacy.tokens import DocBin
+from test_apply import cli
 
 from spacy_depner.annotation import annotate_corpus, ray_annotate
-from test_apply import cli
 
 ray = pytest.importorskip("ray")
 
@@ -42,8 +43,9 @@ def test_ray_writes_the_bytes_of_annotate(local_ray, pipeline, nlp, corpus, tmp_
     summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", actors=2, batch_size=4, progress=False)
     assert summary["docs"] == 37 and summary["words"] > 0
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "annotate.jsonl").read_bytes()
-    done = cli("apply-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1,
-               "--no-progress")
+    done = cli(
+        "apply-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1, "--no-progress"
+    )
     assert done.exit_code == 0, done.output
     assert (tmp_path / "ray_text.jsonl").read_bytes() == (tmp_path / "annotate_text.jsonl").read_bytes()
     assert ray.is_initialized()  # the command leaves a Ray instance it did not start running

@@ -3,6 +3,7 @@ arguments writes the bytes of an uninterrupted run, JSONL and DocBin shards;
 OUTPUT exists only complete; a partial left with other arguments is refused
 with a clear error, or restarted with --force; a corrected input resumes
 while the documents done are unchanged."""
+
 import json
 import signal
 import subprocess
@@ -10,10 +11,9 @@ import sys
 import time
 
 import pytest
+from test_apply import cli
 
 from spacy_depner.annotation import annotate_corpus
-
-from test_apply import cli
 from spacy_depner.util.atomic_files import manifest_path, partial_path
 
 DOCS = 1500  # about two seconds of annotation with the tiny pipeline
@@ -21,8 +21,21 @@ SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].spacy"  # complete shards, not th
 
 
 def command(pipeline, corpus, output, *options):
-    return [sys.executable, "-m", "spacy_depner", "apply", str(pipeline), str(corpus), str(output),
-            "--n-process", "1", "--batch-size", "16", "--no-progress", *map(str, options)]
+    return [
+        sys.executable,
+        "-m",
+        "spacy_depner",
+        "apply",
+        str(pipeline),
+        str(corpus),
+        str(output),
+        "--n-process",
+        "1",
+        "--batch-size",
+        "16",
+        "--no-progress",
+        *map(str, options),
+    ]
 
 
 def kill_when(process: subprocess.Popen, started, timeout: float = 60.0) -> None:
@@ -56,8 +69,10 @@ def big_corpus(tmp_path, random_corpus):
 def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
     output = tmp_path / "out.jsonl"
     args = command(pipeline, big_corpus, output)
-    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-              lambda: lines_in(partial_path(output)) >= 100)
+    kill_when(
+        subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        lambda: lines_in(partial_path(output)) >= 100,
+    )
     assert not output.exists() and manifest_path(output).exists()
     kept = lines_in(partial_path(output))
     with open(partial_path(output), "ab") as partial:  # a line torn by the kill
@@ -65,8 +80,11 @@ def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
     # a document already done changed since: refused
     original = big_corpus.read_bytes()
     big_corpus.write_bytes(original.replace(b'"text": "', b'"text": "changed ', 1))
-    with pytest.raises(ValueError, match=r"corpus.jsonl: document 1 is not the one .*out.jsonl.partial holds .*"
-                                         r"pass --force to start again"):
+    with pytest.raises(
+        ValueError,
+        match=r"corpus.jsonl: document 1 is not the one .*out.jsonl.partial holds .*"
+        r"pass --force to start again",
+    ):
         annotate_corpus(nlp, big_corpus, output, progress=False)
     big_corpus.write_bytes(original)
     assert lines_in(partial_path(output)) == kept
@@ -85,8 +103,10 @@ def test_killed_shard_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
     output = tmp_path / "shards"
     args = command(pipeline, big_corpus, output, "--shard-size", 200)
     shards = partial_path(output)
-    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-              lambda: shards.is_dir() and len(list(shards.glob(SHARDS))) >= 2)
+    kill_when(
+        subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        lambda: shards.is_dir() and len(list(shards.glob(SHARDS))) >= 2,
+    )
     assert not output.exists()
     kept = len(list(shards.glob(SHARDS)))
     (shards / "shard-000009.tmp-0123abcd.spacy").write_bytes(b"half a shard")  # a shard torn by the kill

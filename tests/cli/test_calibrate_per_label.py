@@ -4,6 +4,7 @@ temperatures per label saved and read back at load, the reported NLL
 before, after one temperature and after per label against the
 ``calibration`` report of the saved pipelines, and a later ``calibrate``
 without the flag emptying them."""
+
 import json
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def run_ok(capsys, *args) -> dict:
 
 
 def reported_nll(capsys, pipeline: Path, tmp_path: Path) -> float:
-    report = run_ok(capsys, "calibration-report", pipeline, DEV[0], "--iob2", DEV[2], "--output", tmp_path / "report.json")
+    report = run_ok(
+        capsys, "calibration-report", pipeline, DEV[0], "--iob2", DEV[2], "--output", tmp_path / "report.json"
+    )
     return report["dgm_ner"]["per_file"][0]["nll"]
 
 

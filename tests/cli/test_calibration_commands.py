@@ -3,6 +3,7 @@
 numbers against spans collected here, the fitted temperature and the tuned
 threshold saved and read back at load, and one-line errors for pipelines
 without span probabilities."""
+
 import json
 from pathlib import Path
 
@@ -10,12 +11,11 @@ import numpy as np
 import pytest
 import spacy
 from spacy.tokens import DocBin
+from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
 from spacy_depner.cli.app import app
 from spacy_depner.cli.errors import run
 from spacy_depner.evaluation.calibration import expected_calibration_error
-
-from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
 DATA = Path(__file__).parents[1] / "data"
 PROG = "python -m spacy_depner"
@@ -51,8 +51,13 @@ def mixed_pipeline(tmp_path_factory) -> Path:
     fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("ner")
-    nlp.add_pipe("dgm_ner", config={"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
-                                    "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}})
+    nlp.add_pipe(
+        "dgm_ner",
+        config={
+            "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
+            "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC},
+        },
+    )
     examples = [make_example(nlp, *row) for row in TINY]
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(20):
@@ -80,30 +85,52 @@ def collected(pipeline: Path, docbin: Path):
 
 def test_calibration_reports_each_file_pooled_files_and_diagrams(capsys, pipeline, tiny_docbin, tmp_path):
     pytest.importorskip("matplotlib")
-    printed = run_ok(capsys, "calibration-report", pipeline, tiny_docbin, DATA / "tiny.conllu", "--iob2", DATA / "tiny.iob2",
-                     "--output", tmp_path / "report.json", "--png", tmp_path / "png", "--bins", 10)
+    printed = run_ok(
+        capsys,
+        "calibration-report",
+        pipeline,
+        tiny_docbin,
+        DATA / "tiny.conllu",
+        "--iob2",
+        DATA / "tiny.iob2",
+        "--output",
+        tmp_path / "report.json",
+        "--png",
+        tmp_path / "png",
+        "--bins",
+        10,
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     assert list(report["components"]) == ["dgm_ner"]  # the parser writes no spans
     entry = report["components"]["dgm_ner"]
     first, second = entry["per_file"]
     p, correct, n_gold = collected(pipeline, tiny_docbin)
     assert (first["spans"], first["correct"], first["gold"]) == (len(p), int(correct.sum()), n_gold) and len(p) > 0
-    assert first["ece"] == pytest.approx(expected_calibration_error(p, correct, 10), abs=1e-5)  # batching: float32 noise
+    assert first["ece"] == pytest.approx(
+        expected_calibration_error(p, correct, 10), abs=1e-5
+    )  # batching: float32 noise
     assert first["p"] == pytest.approx(correct.mean()) and first["r"] == pytest.approx(correct.sum() / n_gold)
     assert second["gold"] == 5  # tiny.iob2: PER, LOC (s1); ORG, LOC (s2, its I-LOC after OTH starts one); LOC (s3)
     assert entry["all"]["spans"] == first["spans"] + second["spans"]
     assert sum(b["count"] for b in first["reliability"]) == first["spans"] and len(first["reliability"]) == 10
-    assert sorted(p.name for p in (tmp_path / "png").iterdir()) == ["dgm_ner-all.png", "dgm_ner-tiny-0.png",
-                                                                   "dgm_ner-tiny-1.png"]
-    assert "reliability" not in printed["dgm_ner"]["per_file"][0] and printed["dgm_ner"]["all"]["ece"] == entry["all"]["ece"]
+    assert sorted(p.name for p in (tmp_path / "png").iterdir()) == [
+        "dgm_ner-all.png",
+        "dgm_ner-tiny-0.png",
+        "dgm_ner-tiny-1.png",
+    ]
+    assert (
+        "reliability" not in printed["dgm_ner"]["per_file"][0]
+        and printed["dgm_ner"]["all"]["ece"] == entry["all"]["ece"]
+    )
 
 
 def test_calibration_reports_that_spacy_ner_has_no_probabilities(capsys, mixed_pipeline, tiny_docbin, tmp_path):
     printed = run_ok(capsys, "calibration-report", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json")
     assert printed["ner"]["probabilities"] is None and "no span probabilities" in printed["ner"]["reason"]
     assert printed["dgm_ner"]["per_file"][0]["spans"] > 0
-    line = error_line(capsys, "calibration-report", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json",
-                      "--component", "ner")
+    line = error_line(
+        capsys, "calibration-report", mixed_pipeline, tiny_docbin, "--output", tmp_path / "r.json", "--component", "ner"
+    )
     assert "no component of" in line and "'ner' (ner) writes no span probabilities" in line
 
 
@@ -117,8 +144,9 @@ def ner_only(mixed_pipeline, tmp_path_factory) -> Path:
 
 
 def test_a_pipeline_without_span_probabilities_is_one_line_error(capsys, ner_only, tiny_docbin, tmp_path):
-    assert "writes no span probabilities" in error_line(capsys, "calibration-report", ner_only, tiny_docbin,
-                                                        "--output", tmp_path / "r.json")
+    assert "writes no span probabilities" in error_line(
+        capsys, "calibration-report", ner_only, tiny_docbin, "--output", tmp_path / "r.json"
+    )
     assert not (tmp_path / "r.json").exists()
     for command in ("calibrate", "find-threshold"):
         line = error_line(capsys, command, ner_only, tiny_docbin, tmp_path / "out")
@@ -129,7 +157,8 @@ def test_a_pipeline_without_span_probabilities_is_one_line_error(capsys, ner_onl
 
 needs_settings = pytest.mark.skipif(
     "temperature" not in spacy.blank("en").add_pipe("dgm_ner").settings,
-    reason="the components have no temperature and threshold settings yet")
+    reason="the components have no temperature and threshold settings yet",
+)
 
 
 @needs_settings
@@ -153,20 +182,33 @@ def test_calibrate_fits_saves_and_loads_the_temperature(capsys, pipeline, tiny_d
 def test_tune_threshold_saves_the_f1_best_threshold(capsys, pipeline, tiny_docbin, tmp_path):
     pytest.importorskip("matplotlib")
     p, correct, n_gold = collected(pipeline, tiny_docbin)
-    printed = run_ok(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "tuned", "--step", 0.05,
-                     "--png", tmp_path / "pr.png")
+    printed = run_ok(
+        capsys,
+        "find-threshold",
+        pipeline,
+        tiny_docbin,
+        tmp_path / "tuned",
+        "--step",
+        0.05,
+        "--png",
+        tmp_path / "pr.png",
+    )
     assert printed["before_threshold"] == 0.0 and printed["tuned_f"] >= printed["before_f"]
     # brute force over the same grid, with the spans collected here
     kept = lambda t: p.astype(np.float32) >= np.float32(t)  # noqa: E731  (as attrs["scores"] holds them)
-    best = max(np.round(np.arange(0, 1.0001, 0.05), 10), key=lambda t: 2 * (correct & kept(t)).sum() / (kept(t).sum() + n_gold))
+    best = max(
+        np.round(np.arange(0, 1.0001, 0.05), 10), key=lambda t: 2 * (correct & kept(t)).sum() / (kept(t).sum() + n_gold)
+    )
     assert printed["tuned_threshold"] == pytest.approx(best)
     assert (tmp_path / "pr.png").read_bytes()[:4] == b"\x89PNG"
     loaded = spacy.load(tmp_path / "tuned")
     assert loaded.config["components"]["dgm_ner"]["threshold"] == printed["tuned_threshold"]
     report = run_ok(capsys, "calibration-report", tmp_path / "tuned", tiny_docbin, "--output", tmp_path / "r.json")
     assert report["dgm_ner"]["per_file"][0]["f"] == pytest.approx(printed["tuned_f"])
-    assert all(s["lower"] >= printed["tuned_threshold"] - 1 / 15 or s["count"] == 0
-               for s in json.loads((tmp_path / "r.json").read_text())["components"]["dgm_ner"]["per_file"][0]["reliability"])
+    assert all(
+        s["lower"] >= printed["tuned_threshold"] - 1 / 15 or s["count"] == 0
+        for s in json.loads((tmp_path / "r.json").read_text())["components"]["dgm_ner"]["per_file"][0]["reliability"]
+    )
     line = error_line(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "x", "--component", "parser")
     assert "'parser'" in line and "no span probabilities" in line
 
@@ -190,14 +232,22 @@ def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):
 
     fix_random_seed(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("spancat", config={"spans_key": "sc", "threshold": 0.3, "suggester": {
-        "@misc": "spacy.ngram_suggester.v1", "sizes": [1, 2, 3]}})
+    nlp.add_pipe(
+        "spancat",
+        config={
+            "spans_key": "sc",
+            "threshold": 0.3,
+            "suggester": {"@misc": "spacy.ngram_suggester.v1", "sizes": [1, 2, 3]},
+        },
+    )
     examples = genia_examples(nlp.vocab, read_genia(DATA / "nested_genia.jsonl"), "sc")
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(30):
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(tmp_path / "spancat")
-    printed = run_ok(capsys, "calibration-report", tmp_path / "spancat", DATA / "nested_genia.jsonl", "--output", tmp_path / "r.json")
+    printed = run_ok(
+        capsys, "calibration-report", tmp_path / "spancat", DATA / "nested_genia.jsonl", "--output", tmp_path / "r.json"
+    )
     entry = json.loads((tmp_path / "r.json").read_text())["components"]["spancat"]
     assert entry["span_group"] == "sc" and printed["spancat"]["per_file"][0]["gold"] == 14
     predicted = [nlp(eg.predicted.copy()).spans["sc"] for eg in examples]
@@ -209,11 +259,14 @@ def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):
 @needs_settings
 @pytest.mark.parametrize("factory, data", [("chain_ner", "tiny.spacy"), ("hypergraph_ner", "nested_genia.jsonl")])
 def test_calibrate_then_tune_threshold_of_other_components(capsys, factory, data, tiny_docbin, tmp_path):
-    from spacy_depner.readers.genia import genia_examples, read_genia
     from tiny_corpus import train_component
 
-    model = {"@architectures": "spacy_depner.TagScorer.v1" if factory == "chain_ner" else "spacy_depner.TokenScorer.v1",
-             "tok2vec": SMALL_TOK2VEC}
+    from spacy_depner.readers.genia import genia_examples, read_genia
+
+    model = {
+        "@architectures": "spacy_depner.TagScorer.v1" if factory == "chain_ner" else "spacy_depner.TokenScorer.v1",
+        "tok2vec": SMALL_TOK2VEC,
+    }
     if factory == "chain_ner":
         make = lambda nlp: [make_example(nlp, *row) for row in TINY]  # noqa: E731
     else:

@@ -1,13 +1,23 @@
 """The command line speaks one language: one-line summaries, PIPELINE for
 every trained pipeline (a directory or a package), DATA told by suffix,
 --iob2 for UNER entities, names that cannot be confused."""
+
 import typer
 
 from spacy_depner.cli.app import app
 
 COMMANDS = typer.main.get_command(app).commands
-PIPELINE_COMMANDS = {"apply", "apply-ray", "rank", "evaluate", "evaluate-nested", "find-threshold", "find-penalty",
-                     "calibrate", "calibration-report"}
+PIPELINE_COMMANDS = {
+    "apply",
+    "apply-ray",
+    "rank",
+    "evaluate",
+    "evaluate-nested",
+    "find-threshold",
+    "find-penalty",
+    "calibrate",
+    "calibration-report",
+}
 
 
 def arguments(command):
@@ -39,15 +49,22 @@ def test_data_files_are_positional_and_uner_entities_are_iob2():
     for name, command in COMMANDS.items():
         options = {opt for param in command.params for opt in param.opts if opt.startswith("--")}
         assert not options & {"--uner", "--jsonl", "--gum", "--conllu", "--dev"}, name
-    for name in ("evaluate", "evaluate-nested", "coverage", "find-threshold", "find-penalty", "calibrate",
-                 "calibration-report"):
+    for name in (
+        "evaluate",
+        "evaluate-nested",
+        "coverage",
+        "find-threshold",
+        "find-penalty",
+        "calibrate",
+        "calibration-report",
+    ):
         assert "data" in arguments(COMMANDS[name]), name
 
 
 def test_names_cannot_be_confused():
     names = sorted(COMMANDS)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             assert not (a.startswith(b) or b.startswith(a)) or "-" in a + b, (a, b)
             assert edit_distance(a, b) > 3, (a, b)
 

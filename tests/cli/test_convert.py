@@ -2,6 +2,7 @@
 fixtures of tests/data (the Docs read back against what the readers give,
 and values written by hand from the fixture files), spacy.Corpus.v1 reading
 the output, and the GENIA 3.02 XML to JSON lines."""
+
 import json
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def test_conllu_iob2_round_trip(capsys, tmp_path):
     assert [t.head.i for t in docs[1]] == [3, 3, 3, 3, 5, 3, 7, 3] and docs[1][3].dep_ == "ROOT"
     assert (docs[0][2].lemma_, docs[0][0].tag_, docs[0][0].dep_) == ("visit", "NNP", "nsubj")
     examples = corpus_examples(output)
-    assert [[(e.text, e.label_) for e in eg.reference.ents] for eg in examples] == [[(e.text, e.label_) for e in d.ents] for d in docs]
+    assert [[(e.text, e.label_) for e in eg.reference.ents] for eg in examples] == [
+        [(e.text, e.label_) for e in d.ents] for d in docs
+    ]
     assert [tree(eg.reference) for eg in examples] == [tree(d) for d in docs]
     assert [eg.predicted.text for eg in examples] == [d.text for d in docs]
 
@@ -112,9 +115,17 @@ def test_gum_round_trip(capsys, tmp_path):
         assert spans(doc, "nested_ner") == sorted((m.start, m.end, m.label) for m in gum.mentions)
     # by hand from nested_gum.conllu: "Kim's sister", "Kim", "the old museum in Paris" (place and
     # organization), "Paris" (two entities with the same span and type: kept once)
-    assert spans(docs[0], "nested_ner") == [(0, 1, "person"), (0, 3, "person"), (4, 9, "organization"), (4, 9, "place"),
-                                            (8, 9, "place")]
-    heads = {(s.start, s.end): (h.text, h.label_) for s, h in zip(docs[0].spans["nested_ner"], docs[0].spans["nested_ner_heads"])}
+    assert spans(docs[0], "nested_ner") == [
+        (0, 1, "person"),
+        (0, 3, "person"),
+        (4, 9, "organization"),
+        (4, 9, "place"),
+        (8, 9, "place"),
+    ]
+    heads = {
+        (s.start, s.end): (h.text, h.label_)
+        for s, h in zip(docs[0].spans["nested_ner"], docs[0].spans["nested_ner_heads"])
+    }
     assert heads[(0, 3)] == ("sister", "person") and heads[(4, 9)] == ("museum", "place")
     assert docs[0][3].dep_ == "ROOT" and docs[0][0].head.text == "sister"
     examples = corpus_examples(output)
@@ -126,7 +137,10 @@ def test_gum_documents(capsys, tmp_path):
     convert(capsys, "gum", GUM, tmp_path / "gum.spacy", "--documents")
     docs = read_back(tmp_path / "gum.spacy")
     assert [len(d) for d in docs] == [16, 10]
-    assert [(s.text, s.label_) for s in docs[0].spans["nested_ner"] if s.start >= 10] == [("She", "person"), ("it", "place")]
+    assert [(s.text, s.label_) for s in docs[0].spans["nested_ner"] if s.start >= 10] == [
+        ("She", "person"),
+        ("it", "place"),
+    ]
 
 
 def test_genia_xml(capsys, tmp_path):
@@ -150,10 +164,14 @@ def test_bad_input_is_one_line(capsys, tmp_path):
     assert "needs --iob2" in error(capsys, "conllu-iob2", CONLLU, tmp_path / "x.spacy")
     assert "--iob2 goes with conllu-iob2" in error(capsys, "gum", GUM, tmp_path / "x.spacy", "--iob2", IOB2)
     assert "must be a .spacy file" in error(capsys, "genia", GENIA, tmp_path / "x.json")
-    assert "--documents goes with conllu-iob2 or gum" in error(capsys, "genia", GENIA, tmp_path / "x.spacy", "--documents")
+    assert "--documents goes with conllu-iob2 or gum" in error(
+        capsys, "genia", GENIA, tmp_path / "x.spacy", "--documents"
+    )
     assert str(tmp_path / "missing.jsonl") in error(capsys, "genia", tmp_path / "missing.jsonl", tmp_path / "x.spacy")
     assert "'conllu-iob2', 'genia', 'gum', 'genia-xml'" in error(capsys, "ewt", CONLLU, tmp_path / "x.spacy")
-    assert "add up to 5" in error(capsys, "genia-xml", DATA / "genia_3.02_fixture.xml", tmp_path / "g", "--split", "1,1,1")
+    assert "add up to 5" in error(
+        capsys, "genia-xml", DATA / "genia_3.02_fixture.xml", tmp_path / "g", "--split", "1,1,1"
+    )
     assert not list(tmp_path.iterdir())
 
 
@@ -170,8 +188,10 @@ def test_a_slice_joins_on_the_sentences_both_files_have(capsys, tmp_path):
     assert "the CoNLL-U file has 2 sentences and the IOB2 file 3" in line and "--shared" in line
     summary = convert(capsys, "conllu-iob2", head, tmp_path / "head.spacy", "--iob2", IOB2, "--shared")
     assert summary["docs"] == 2 and summary["dropped_sentences"] == {"conllu": 0, "iob2": 1}
-    assert [[t.text for t in doc] for doc in read_back(tmp_path / "head.spacy")] == \
-        [["John", "Smith", "visited", "New", "York", "."], ["I", "do", "n't", "like", "Acme", "Corp", "in", "Paris"]]
+    assert [[t.text for t in doc] for doc in read_back(tmp_path / "head.spacy")] == [
+        ["John", "Smith", "visited", "New", "York", "."],
+        ["I", "do", "n't", "like", "Acme", "Corp", "in", "Paris"],
+    ]
     # the IOB2 file sliced instead: its first block is s2 (tiny.iob2 is not in CoNLL-U order)
     iob2_head = first_sentences(IOB2, 1, tmp_path / "head.iob2")
     summary = convert(capsys, "conllu-iob2", CONLLU, tmp_path / "s2.spacy", "--iob2", iob2_head, "--shared")

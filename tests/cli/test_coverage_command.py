@@ -1,4 +1,5 @@
 """``python -m spacy_depner coverage`` on the hand-made fixture, figures derived by hand."""
+
 import json
 import subprocess
 import sys
@@ -9,8 +10,18 @@ DATA = Path(__file__).parents[1] / "data"
 
 def test_coverage_json():
     out = subprocess.run(
-        [sys.executable, "-m", "spacy_depner", "coverage", str(DATA / "tiny.conllu"), "--iob2", str(DATA / "tiny.iob2")],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "spacy_depner",
+            "coverage",
+            str(DATA / "tiny.conllu"),
+            "--iob2",
+            str(DATA / "tiny.iob2"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     report = json.loads(out.stdout)
     assert (report["sentences"], report["tokens"], report["entities"]) == (3, 17, 5)

@@ -1,6 +1,7 @@
 """The command line's user errors: one line on stderr and exit status 1;
 bugs keep their traceback; a pipeline that cannot be scored is refused with
 what it has."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -51,8 +52,9 @@ def test_pipeline_without_entity_component_is_refused(capsys, tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.to_disk(tmp_path / "pipeline")
-    line = error_line(capsys, "evaluate", str(tmp_path / "pipeline"), str(DATA / "tiny.conllu"),
-                      "--iob2", str(DATA / "tiny.iob2"))
+    line = error_line(
+        capsys, "evaluate", str(tmp_path / "pipeline"), str(DATA / "tiny.conllu"), "--iob2", str(DATA / "tiny.iob2")
+    )
     assert "no component that writes doc.ents" in line and "['sentencizer']" in line
 
 
@@ -67,22 +69,36 @@ def ruler_pipeline(tmp_path) -> Path:
 
 
 def test_wrong_spans_key_is_refused_naming_the_keys(capsys, ruler_pipeline):
-    line = error_line(capsys, "evaluate-nested", str(ruler_pipeline), str(DATA / "nested_genia.jsonl"),
-                      "--spans-key", "wrongkey")
+    line = error_line(
+        capsys, "evaluate-nested", str(ruler_pipeline), str(DATA / "nested_genia.jsonl"), "--spans-key", "wrongkey"
+    )
     assert "'wrongkey'" in line and "['ruler']" in line
 
 
 def test_nothing_predicted_warns(ruler_pipeline):
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(ruler_pipeline),
-                           str(DATA / "nested_genia.jsonl"), "--spans-key", "ruler"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy_depner",
+            "evaluate-nested",
+            str(ruler_pipeline),
+            str(DATA / "nested_genia.jsonl"),
+            "--spans-key",
+            "ruler",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "predicted no span" in warnings[0], done.stderr
 
 
 def test_entry_point_prints_one_line_without_traceback():
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "coverage", "/nonexistent/gum.conllu"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy_depner", "coverage", "/nonexistent/gum.conllu"], capture_output=True, text=True
+    )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "/nonexistent/gum.conllu" in done.stderr
     assert "Traceback" not in done.stderr

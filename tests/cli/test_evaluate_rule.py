@@ -2,6 +2,7 @@
 DocBin) and ``evaluate-nested`` agree with spaCy's ``nlp.evaluate`` /
 ``spacy evaluate``, labels outside PER/ORG/LOC included, and say which
 labels and which tokens they score."""
+
 import json
 from pathlib import Path
 
@@ -24,23 +25,36 @@ SENTENCES = [
     ("Mary met the Beatles .".split(), ["B-PER", "O", "O", "B-OTH", "O"]),
 ]
 # Right: John Smith, Mary (PER), Oscars, Beatles (OTH); wrong: York (LOC), Acme (OTH).
-PATTERNS = [("PER", "John Smith"), ("PER", "Mary"), ("LOC", "York"), ("OTH", "Oscars"), ("OTH", "Beatles"),
-            ("OTH", "Acme")]
+PATTERNS = [
+    ("PER", "John Smith"),
+    ("PER", "Mary"),
+    ("LOC", "York"),
+    ("OTH", "Oscars"),
+    ("OTH", "Beatles"),
+    ("OTH", "Acme"),
+]
 
 
 def conllu_text(sentences) -> str:
     """CoNLL-U of the sentences: a chain of heads, each word on the next."""
     blocks = []
     for n, (words, _) in enumerate(sentences, 1):
-        lines = [f"# sent_id = s{n}"] + [f"{i}\t{w}\t{w}\t_\t_\t_\t{0 if i == 1 else i - 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
-                                         for i, w in enumerate(words, 1)]
+        lines = [f"# sent_id = s{n}"] + [
+            f"{i}\t{w}\t{w}\t_\t_\t_\t{0 if i == 1 else i - 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
+            for i, w in enumerate(words, 1)
+        ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n\n"
 
 
 def iob2_text(sentences) -> str:
-    return "\n\n".join(f"# sent_id = s{n}\n" + "\n".join(f"{i}\t{w}\t{t}" for i, (w, t) in enumerate(zip(words, tags), 1))
-                       for n, (words, tags) in enumerate(sentences, 1)) + "\n"
+    return (
+        "\n\n".join(
+            f"# sent_id = s{n}\n" + "\n".join(f"{i}\t{w}\t{t}" for i, (w, t) in enumerate(zip(words, tags), 1))
+            for n, (words, tags) in enumerate(sentences, 1)
+        )
+        + "\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +73,9 @@ def command_json(capsys, *args) -> dict:
 
 def spacy_scores(pipeline: Path) -> dict:
     nlp = spacy.load(pipeline)
-    examples = [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=tags)) for words, tags in SENTENCES]
+    examples = [
+        Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=tags)) for words, tags in SENTENCES
+    ]
     return nlp.evaluate(examples)
 
 
@@ -99,11 +115,20 @@ def test_a_conllu_without_iob2_says_what_to_give(capsys, tmp_path, ruler_pipelin
 def span_ruler_pipeline(tmp_path_factory) -> Path:
     """Nested mentions by patterns; "c-fos" is one token of the data, three of spaCy's tokenizer."""
     nlp = spacy.blank("en")
-    ruler = nlp.add_pipe("span_ruler", config={"spans_key": "nested_ner", "scorer": {
-        "@scorers": "spacy.overlapping_labeled_spans_scorer.v1", "spans_key": "nested_ner"}})
-    ruler.add_patterns([{"label": "protein", "pattern": [{"ORTH": word}]} for word in ("CD28", "IL-7", "c-jun")]
-                       + [{"label": "DNA", "pattern": [{"ORTH": "c-fos"}]},
-                          {"label": "cell_type", "pattern": [{"ORTH": "T"}, {"ORTH": "cells"}]}])
+    ruler = nlp.add_pipe(
+        "span_ruler",
+        config={
+            "spans_key": "nested_ner",
+            "scorer": {"@scorers": "spacy.overlapping_labeled_spans_scorer.v1", "spans_key": "nested_ner"},
+        },
+    )
+    ruler.add_patterns(
+        [{"label": "protein", "pattern": [{"ORTH": word}]} for word in ("CD28", "IL-7", "c-jun")]
+        + [
+            {"label": "DNA", "pattern": [{"ORTH": "c-fos"}]},
+            {"label": "cell_type", "pattern": [{"ORTH": "T"}, {"ORTH": "cells"}]},
+        ]
+    )
     path = tmp_path_factory.mktemp("span_ruler") / "pipeline"
     nlp.to_disk(path)
     return path
@@ -119,7 +144,8 @@ def test_evaluate_nested_says_its_tokens_and_agrees_with_spacy_evaluate_in_each(
         ours = command_json(capsys, "evaluate-nested", span_ruler_pipeline, genia, flag)
         theirs = spacy_evaluate(str(span_ruler_pipeline), tmp_path / "genia.spacy", gold_preproc=gold_preproc)
         assert (ours["p"], ours["r"], ours["f"]) == pytest.approx(
-            tuple(theirs[f"spans_nested_ner_{k}"] for k in "prf")), flag
+            tuple(theirs[f"spans_nested_ner_{k}"] for k in "prf")
+        ), flag
         results[flag] = ours
     assert "data's own" in results["--gold-preproc"]["tokens"] and "re-tokenized" in results["--retokenize"]["tokens"]
     # c-fos is found on the data's tokens only: the two rules differ here

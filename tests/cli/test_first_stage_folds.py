@@ -1,6 +1,7 @@
 """``python -m spacy_depner first-stage-folds``: every training document gets
 the entities of the first stage that did not see it (the model of its fold),
 the records read back by the document readers' ``first_stage`` setting."""
+
 import json
 from pathlib import Path
 
@@ -29,7 +30,9 @@ def documents(folder: Path, n: int):
     conllu, iob2 = (DATA / "tiny.conllu").read_text(), (DATA / "tiny.iob2").read_text()
     copies = {suffix: "" for suffix in ("conllu", "iob2")}
     for d in range(n):
-        copies["conllu"] += conllu.replace("doc1", f"doc{d}").replace("sent_id = s", f"sent_id = d{d}s").rstrip("\n") + "\n\n"
+        copies["conllu"] += (
+            conllu.replace("doc1", f"doc{d}").replace("sent_id = s", f"sent_id = d{d}s").rstrip("\n") + "\n\n"
+        )
         copies["iob2"] += iob2.replace("sent_id = s", f"sent_id = d{d}s").rstrip("\n") + "\n\n"
     for suffix, text in copies.items():
         (folder / f"train.{suffix}").write_text(text)
@@ -42,13 +45,19 @@ def test_each_document_gets_the_entities_of_the_model_of_its_fold(tmp_path):
     examples = list(create_uner_documents_reader(conllu, iob2)(nlp))
     records = cross_validated_records([fold_model(0, nlp.vocab), fold_model(1, nlp.vocab)], examples)
     assert [record["document"] for record in records] == [0, 1, 2, 3, 4]
-    assert [{label for _, _, label in record["entities"]} for record in records] == [{"F0"}, {"F1"}, {"F0"}, {"F1"}, {"F0"}]
+    assert [{label for _, _, label in record["entities"]} for record in records] == [
+        {"F0"},
+        {"F1"},
+        {"F0"},
+        {"F1"},
+        {"F0"},
+    ]
     assert fold_overrides(2, 1) == {"paths.folds": 2, "paths.exclude_fold": 1}
 
 
 def test_a_config_without_fold_paths_and_one_fold_are_one_line_errors(tmp_path, capsys):
     config = tmp_path / "plain.cfg"
-    config.write_text("[paths]\ntrain = null\n\n[nlp]\nlang = \"en\"\n")
+    config.write_text('[paths]\ntrain = null\n\n[nlp]\nlang = "en"\n')
     assert run(app, ["first-stage-folds", str(config), str(tmp_path / "out"), "--folds", "2"]) == 1
     assert "has no [paths] folds and exclude_fold: its [corpora.train] reader" in capsys.readouterr().err
     assert run(app, ["first-stage-folds", str(CONFIG), str(tmp_path / "out"), "--folds", "1"]) == 1
@@ -58,9 +67,27 @@ def test_a_config_without_fold_paths_and_one_fold_are_one_line_errors(tmp_path, 
 @pytest.mark.slow
 def test_the_folds_train_and_their_records_read_back(tmp_path):
     conllu, iob2 = documents(tmp_path, 4)
-    overrides = [f"--paths.{split}_{kind}={path}" for split in ("train", "dev") for kind, path in (("conllu", conllu), ("iob2", iob2))]
-    assert run(app, ["first-stage-folds", str(CONFIG), str(tmp_path / "out"), "--folds", "2", *overrides,
-                     "--training.max_steps=2", "--training.eval_frequency=1"]) == 0
+    overrides = [
+        f"--paths.{split}_{kind}={path}"
+        for split in ("train", "dev")
+        for kind, path in (("conllu", conllu), ("iob2", iob2))
+    ]
+    assert (
+        run(
+            app,
+            [
+                "first-stage-folds",
+                str(CONFIG),
+                str(tmp_path / "out"),
+                "--folds",
+                "2",
+                *overrides,
+                "--training.max_steps=2",
+                "--training.eval_frequency=1",
+            ],
+        )
+        == 0
+    )
     assert all((tmp_path / "out" / f"fold{f}" / "model-best" / "meta.json").is_file() for f in (0, 1))
     path = tmp_path / "out" / "first_stage_train.jsonl"
     records = [json.loads(line) for line in path.read_text().splitlines()]

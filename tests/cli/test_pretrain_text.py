@@ -2,6 +2,7 @@
 tests/data written one JSON line each (words and text written by hand from
 the fixture files), read back by spacy.JsonlCorpus.v1 as `spacy pretrain`
 reads them, and the errors on bad input."""
+
 import json
 from pathlib import Path
 
@@ -53,14 +54,23 @@ def test_genia_and_docbin_inputs(capsys, tmp_path):
     first = json.loads(GENIA.read_text(encoding="utf8").splitlines()[0])["tokens"]
     assert genia[0] == {"text": " ".join(first), "tokens": first}  # GENIA gives no spacing: one space
     docbin = tmp_path / "tiny.spacy"
-    assert run(app, ["convert", "conllu-iob2", str(CONLLU), str(docbin), "--iob2", str(IOB2)], "python -m spacy_depner") == 0
+    assert (
+        run(app, ["convert", "conllu-iob2", str(CONLLU), str(docbin), "--iob2", str(IOB2)], "python -m spacy_depner")
+        == 0
+    )
     capsys.readouterr()
     pretrain_text(capsys, docbin, tmp_path / "docbin.jsonl")
     assert read_lines(tmp_path / "docbin.jsonl") == TINY_LINES
     # one DocBin Doc per document: its sentences (from the trees) are still one line each
     documents = tmp_path / "documents.spacy"
-    assert run(app, ["convert", "conllu-iob2", str(CONLLU), str(documents), "--iob2", str(IOB2), "--documents"],
-               "python -m spacy_depner") == 0
+    assert (
+        run(
+            app,
+            ["convert", "conllu-iob2", str(CONLLU), str(documents), "--iob2", str(IOB2), "--documents"],
+            "python -m spacy_depner",
+        )
+        == 0
+    )
     capsys.readouterr()
     pretrain_text(capsys, documents, tmp_path / "documents.jsonl", "--format", "docbin")
     assert read_lines(tmp_path / "documents.jsonl") == TINY_LINES

@@ -2,6 +2,7 @@
 trained dgm_ner, as task records; --top; a run that failed part-way is
 continued by the same command and writes what an uninterrupted run writes;
 an empty input warns; bad arguments are clear errors."""
+
 import json
 
 import pytest
@@ -33,7 +34,9 @@ def test_records_are_the_documents_most_uncertain_first(pipeline, nlp, records, 
     scores = [record["score"] for record in ranked]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
     docs = {doc.text: doc for doc in nlp.pipe(text for text, _ in records)}
-    by_text = {doc.text: u for doc, u in zip(docs.values(), doc_uncertainties(nlp.get_pipe("dgm_ner"), list(docs.values())))}
+    by_text = {
+        doc.text: u for doc, u in zip(docs.values(), doc_uncertainties(nlp.get_pipe("dgm_ner"), list(docs.values())))
+    }
     for record in ranked:
         assert record["score"] == pytest.approx(getattr(by_text[record["text"]], measure), abs=1e-5)
         assert record["meta"][measure] == record["score"] and "id" in record["meta"]
@@ -41,7 +44,7 @@ def test_records_are_the_documents_most_uncertain_first(pipeline, nlp, records, 
         ents = {(e.start, e.end - 1, e.label_) for e in docs[record["text"]].ents}
         assert {(s["token_start"], s["token_end"], s["label"]) for s in record["spans"]} == ents
         for span in record["spans"]:
-            assert record["text"][span["start"]:span["end"]] == span["text"] and 0 < span["score"] <= 1
+            assert record["text"][span["start"] : span["end"]] == span["text"] and 0 < span["score"] <= 1
 
 
 def test_top_keeps_the_most_uncertain(pipeline, corpus, tmp_path):

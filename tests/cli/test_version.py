@@ -1,4 +1,5 @@
 """``python -m spacy_depner --version``: the installed distribution's version."""
+
 import subprocess
 import sys
 from importlib.metadata import version
@@ -6,7 +7,12 @@ from pathlib import Path
 
 
 def test_version_is_the_installed_distributions():
-    done = subprocess.run([sys.executable, "-m", "spacy_depner", "--version"], cwd=Path(__file__).parents[2],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy_depner", "--version"],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"spacy-depner {version('spacy-depner')}"

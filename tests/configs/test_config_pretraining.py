@@ -2,19 +2,20 @@
 that section is non-empty, so every config with a tok2vec has one naming
 it, and a composed config given weights from ``spacy pretrain`` starts
 training from them."""
+
 from typing import List, Tuple
 
 import numpy as np
 import pytest
 import spacy
 import srsly
+from corpus_copies import ROOT, write_ewt
 from spacy.schemas import ConfigSchemaPretrain
 from spacy.training.initialize import get_tok2vec_ref, init_nlp
 from spacy.training.pretrain import pretrain
 from spacy.util import load_config, load_model_from_config, registry
 from thinc.api import Config, Model
 
-from corpus_copies import ROOT, write_ewt
 from spacy_depner.cli.pretrain_text import TextFormat, sentence_words, write_pretrain_text
 
 CONFIGS = ROOT / "configs"
@@ -71,18 +72,25 @@ def parameters(model: Model) -> List[dict]:
 
 def same_parameters(left: List[dict], right: List[dict]) -> bool:
     return [sorted(a) for a in left] == [sorted(b) for b in right] and all(
-        np.array_equal(a[name], b[name]) for a, b in zip(left, right) for name in a)
+        np.array_equal(a[name], b[name]) for a, b in zip(left, right) for name in a
+    )
 
 
 def test_a_composed_config_starts_from_the_pretrained_weights(tmp_path):
     data = tmp_path / "data"
     write_ewt(data, {"train": 4, "dev": 1})
     text = tmp_path / "text.jsonl"
-    write_pretrain_text(sentence_words(data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu", TextFormat.conllu), text, "train")
+    write_pretrain_text(
+        sentence_words(data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu", TextFormat.conllu), text, "train"
+    )
     config_path = CONFIGS / "dgm_ewt.cfg"
     (tmp_path / "pretrain").mkdir()  # spacy pretrain's command makes it, the function does not
-    pretrain(load_config(config_path, overrides={"paths.data": str(data), "paths.raw_text": str(text),
-                                                 "pretraining.max_epochs": 1}).interpolate(), tmp_path / "pretrain")
+    pretrain(
+        load_config(
+            config_path, overrides={"paths.data": str(data), "paths.raw_text": str(text), "pretraining.max_epochs": 1}
+        ).interpolate(),
+        tmp_path / "pretrain",
+    )
     weights = tmp_path / "pretrain" / "model0.bin"
     saved = srsly.msgpack_loads(weights.read_bytes())["params"]
 

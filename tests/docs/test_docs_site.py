@@ -2,6 +2,7 @@
 and unknown pages fail it), its command-line page lists every command of
 ``python -m spacy_depner``, and each component page's settings marker became
 the table of that factory's defaults."""
+
 import html
 import json
 import re
@@ -23,8 +24,13 @@ MARKER = re.compile(r"^<!--\s*settings:\s*(\w+)\s*-->\s*$", re.MULTILINE)
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     site_dir = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return site_dir
 
@@ -35,8 +41,10 @@ def page(site: Path, name: str) -> str:
 
 def settings_pages() -> dict:
     """{component: page name} of the component pages with a settings marker."""
-    markers = {path.stem: MARKER.search(path.read_text(encoding="utf-8"))
-               for path in (ROOT / "docs" / "components").glob("*.md")}
+    markers = {
+        path.stem: MARKER.search(path.read_text(encoding="utf-8"))
+        for path in (ROOT / "docs" / "components").glob("*.md")
+    }
     return {marker.group(1): stem for stem, marker in markers.items() if marker}
 
 
@@ -50,8 +58,12 @@ def table_rows(text: str, header: list) -> list:
     for table in re.findall(r"<table>(.*?)</table>", text, re.S):
         head, _, body = table.partition("</thead>")
         if [_text(cell) for cell in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)] == header:
-            tables.append([[_text(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-                           for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)])
+            tables.append(
+                [
+                    [_text(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+                ]
+            )
     return tables
 
 
@@ -99,7 +111,7 @@ def test_generated_tables_describe_every_row(site):
 
 def test_home_and_results_pages(site):
     home = page(site, "")
-    assert "spacy-depner" in home and "href=\"docs/" not in home
+    assert "spacy-depner" in home and 'href="docs/' not in home
     results = html.unescape(page(site, "results"))
     for published in sorted((ROOT / "docs" / "results").glob("*.md")):
         assert f'href="{published.stem}/"' in results, published.name

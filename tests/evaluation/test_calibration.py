@@ -1,6 +1,7 @@
 """``spacy_depner.evaluation.calibration``: ECE and reliability bins against
 values computed by hand, the temperature fit on synthetic probabilities
 of known temperature, and the reliability diagram."""
+
 import math
 from pathlib import Path
 
@@ -31,7 +32,8 @@ def test_confident_wrong_spans_have_ece_one_and_known_mixtures_their_value():
     assert expected_calibration_error([1.0, 1.0, 0.99], [False, False, False]) == pytest.approx((1 + 1 + 0.99) / 3)
     # 4 bins: spans 0.1, 0.2 (bin 0, conf 0.15, acc 0.5), 0.9 (bin 3, conf 0.9, acc 0): 2/3 * 0.35 + 1/3 * 0.9
     assert expected_calibration_error([0.1, 0.2, 0.9], [True, False, False], n_bins=4) == pytest.approx(
-        2 / 3 * 0.35 + 1 / 3 * 0.9)
+        2 / 3 * 0.35 + 1 / 3 * 0.9
+    )
     # one bin: |mean confidence - accuracy|
     assert expected_calibration_error([0.2, 0.6, 0.7], [1, 1, 0], n_bins=1) == pytest.approx(abs(0.5 - 2 / 3))
     assert expected_calibration_error([], []) == 0.0
@@ -40,7 +42,9 @@ def test_confident_wrong_spans_have_ece_one_and_known_mixtures_their_value():
 def test_ece_floor_is_the_sampling_error_of_a_calibrated_model():
     # M spans all of probability 0.5 share one bin: the floor is E|k/M - 0.5| for k ~ Binomial(M, 0.5),
     # about sqrt(0.25 / M) * sqrt(2 / pi) (the normal approximation), 0.0126 for M = 1000
-    assert ece_floor([0.5] * 1000, draws=2000) == pytest.approx(math.sqrt(0.25 / 1000) * math.sqrt(2 / math.pi), rel=0.05)
+    assert ece_floor([0.5] * 1000, draws=2000) == pytest.approx(
+        math.sqrt(0.25 / 1000) * math.sqrt(2 / math.pi), rel=0.05
+    )
     # a quarter of the spans: the floor doubles
     assert ece_floor([0.5] * 250, draws=2000) == pytest.approx(2 * ece_floor([0.5] * 1000, draws=2000), rel=0.08)
     # certain spans have no sampling error; no spans, no floor
@@ -69,13 +73,16 @@ def test_reliability_bins_edges_counts_and_empty_bins():
     assert records[3] == {"lower": 0.6, "upper": 0.8, "count": 0, "confidence": None, "accuracy": None}
 
 
-@pytest.mark.parametrize("p, correct, bins, match", [
-    ([0.5, 1.2], [1, 0], 15, "not in \\[0, 1\\]"),
-    ([0.5, float("nan")], [1, 0], 15, "not in \\[0, 1\\]"),
-    ([0.5], [1, 0], 15, "1 probabilities but 2"),
-    ([0.5], [2], 15, "boolean"),
-    ([0.5], [1], 0, "positive integer"),
-])
+@pytest.mark.parametrize(
+    "p, correct, bins, match",
+    [
+        ([0.5, 1.2], [1, 0], 15, "not in \\[0, 1\\]"),
+        ([0.5, float("nan")], [1, 0], 15, "not in \\[0, 1\\]"),
+        ([0.5], [1, 0], 15, "1 probabilities but 2"),
+        ([0.5], [2], 15, "boolean"),
+        ([0.5], [1], 0, "positive integer"),
+    ],
+)
 def test_bad_input_is_a_clear_error(p, correct, bins, match):
     with pytest.raises(ValueError, match=match):
         expected_calibration_error(p, correct, n_bins=bins)
@@ -124,7 +131,10 @@ def test_reliability_png_is_written(tmp_path):
 def test_data_files_pair_uner_files_with_conllu_files_in_order():
     pairs = data_files(["a.conllu", "g.jsonl", "b.conllu"], ["a.iob2", "b.iob2"])
     assert [(str(p), str(u) if u else None) for p, u in pairs] == [
-        ("a.conllu", "a.iob2"), ("g.jsonl", None), ("b.conllu", "b.iob2")]
+        ("a.conllu", "a.iob2"),
+        ("g.jsonl", None),
+        ("b.conllu", "b.iob2"),
+    ]
     with pytest.raises(ValueError, match="one --iob2 per"):
         data_files(["a.conllu", "b.conllu"], ["a.iob2"])
     names = png_names(["ner"], [Path(p) for p in ("x/dev.jsonl", "y/dev.jsonl", "t.conllu")])

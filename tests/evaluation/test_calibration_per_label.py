@@ -4,21 +4,23 @@ it reports, recomputed here from the written spans: the likelihood never
 below, the F1 never above those of the one temperature; every decoding
 counted), and what it relies on in ``calibration``: +inf for "nothing to
 judge" in ``fit_temperature`` and ``decoded_nll_f1``."""
+
 import math
 
 import numpy as np
 import pytest
 from spacy.tokens import Doc
-
-import spacy_depner.evaluation.label_temperatures as label_module
-
-from spacy_depner.evaluation.calibration import decoded_nll_f1, fit_component_temperature, fit_temperature
-from spacy_depner.evaluation.label_temperatures import LABEL_SPREAD, fit_label_temperatures
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, train_component
 
+import spacy_depner.evaluation.label_temperatures as label_module
+from spacy_depner.evaluation.calibration import decoded_nll_f1, fit_component_temperature, fit_temperature
+from spacy_depner.evaluation.label_temperatures import LABEL_SPREAD, fit_label_temperatures
+
 CONFIGS = {
-    "dgm_ner": {"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
-                "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}},
+    "dgm_ner": {
+        "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
+        "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC},
+    },
     "chain_ner": {"model": {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}},
 }
 
@@ -61,7 +63,9 @@ def test_the_per_label_fit_lowers_the_dev_nll_without_lowering_the_f1(tiny, monk
     temperature, _, _ = fit_component_temperature(pipe, docs, gold, pipe.name, pipe.name, "dev")
     decodings = []
     decode_all = type(pipe).pipe
-    monkeypatch.setattr(type(pipe), "pipe", lambda self, stream, **kw: decodings.append(1) or decode_all(self, stream, **kw))
+    monkeypatch.setattr(
+        type(pipe), "pipe", lambda self, stream, **kw: decodings.append(1) or decode_all(self, stream, **kw)
+    )
     fit = fit_label_temperatures(pipe, docs, gold, pipe.name, pipe.name, temperature)
     monkeypatch.undo()
     found = fit["label_temperatures"]
@@ -94,7 +98,9 @@ def test_decoded_nll_is_inf_without_spans(tiny):
     assert decoded_nll_f1(pipe, nothing, gold, pipe.name, pipe.name, temperature=1.0) == (math.inf, 0.0)
     nll, f = nll_f1_here(pipe, docs, gold)
     assert decoded_nll_f1(pipe, docs, gold, pipe.name, pipe.name, temperature=1.0) == (
-        pytest.approx(nll, rel=1e-5), pytest.approx(f))
+        pytest.approx(nll, rel=1e-5),
+        pytest.approx(f),
+    )
 
 
 def test_fit_temperature_never_prefers_a_temperature_with_nothing_to_judge():

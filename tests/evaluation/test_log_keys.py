@@ -4,6 +4,7 @@ column apart: the nested components' default score weights and every
 training config's score weights have distinct headers, and the short span
 score names carry the same values as the long ones that `spacy evaluate`
 and the studies read."""
+
 import io
 import os
 from pathlib import Path
@@ -30,7 +31,9 @@ def table_header(nlp):
 
 def score_headers(nlp):
     columns = table_header(nlp)
-    return columns[columns.index("#") + 1 + sum(1 for name, pipe in nlp.pipeline if getattr(pipe, "is_trainable", False)) * 2:-1]
+    return columns[
+        columns.index("#") + 1 + sum(1 for name, pipe in nlp.pipeline if getattr(pipe, "is_trainable", False)) * 2 : -1
+    ]
 
 
 @pytest.mark.parametrize("factory", ["nested_ner", "hypergraph_ner", "dgm_ner", "chain_ner"])
@@ -43,7 +46,9 @@ def test_default_score_columns_differ(factory):
         assert {h[0] for h in headers} == {"P", "R", "F"}
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("own_data/*.cfg")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted(CONFIGS.glob("*.cfg")) + sorted(CONFIGS.glob("own_data/*.cfg")), ids=lambda p: p.name
+)
 def test_every_configs_score_columns_differ(path):
     overrides = {}
     if "own_data" in path.name:  # the own-data configs source components from a pretrained pipeline

@@ -1,4 +1,5 @@
 """``spacy_depner.evaluation.metrics``: the one P/R/F and UAS/LAS, fractions."""
+
 import numpy as np
 import pytest
 

@@ -1,16 +1,16 @@
 """``spacy_depner.evaluation.penalty_tuning``: the fixed-step search of the
 mention penalty of hypergraph_ner (Lu & Roth 2015, sec. 3.7), on a component
 and on a saved pipeline, with the GENIA fixture as training and development data."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 import spacy
+from tiny_corpus import SMALL_TOK2VEC, train_component
 
 from spacy_depner.evaluation.penalty_tuning import tune_penalty, tune_pipeline_penalty
 from spacy_depner.readers.genia import genia_examples, read_genia
-
-from tiny_corpus import SMALL_TOK2VEC, train_component
 
 GENIA = Path(__file__).parents[1] / "data" / "nested_genia.jsonl"
 KEY = "hypergraph_ner"
@@ -19,7 +19,9 @@ KEY = "hypergraph_ner"
 @pytest.fixture(scope="module")
 def trained():
     model = {"@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 32, "tok2vec": SMALL_TOK2VEC}
-    return train_component("hypergraph_ner", {"model": model}, lambda nlp: genia_examples(nlp.vocab, read_genia(GENIA), KEY), 60)
+    return train_component(
+        "hypergraph_ner", {"model": model}, lambda nlp: genia_examples(nlp.vocab, read_genia(GENIA), KEY), 60
+    )
 
 
 def test_tune_penalty_finds_the_best_f1_on_the_grid(trained):

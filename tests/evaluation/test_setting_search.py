@@ -1,6 +1,7 @@
 """``spacy_depner.evaluation.setting_search``: the one grid search, the
 threshold counts against brute force, the threshold search on a
 constructed case, and judging predicted spans against gold."""
+
 from pathlib import Path
 
 import numpy as np

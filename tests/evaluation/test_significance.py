@@ -7,6 +7,7 @@ consume the documented random draws (``rng.integers(0, M, size=(n, M))`` for
 the bootstrap, ``rng.random((n, M)) < 0.5`` for randomization), and the
 randomization test with the exact permutation test on small inputs.
 """
+
 import itertools
 
 import numpy as np
@@ -20,7 +21,6 @@ from spacy_depner.evaluation.significance import (
     item_counts,
     paired_bootstrap,
 )
-
 
 # --------------------------------------------------------------------------
 # slow references
@@ -168,9 +168,7 @@ def test_item_counts_hand_example():
     counts = item_counts(gold, pred)
     assert counts.shape == (5, 3)
     assert counts.dtype == np.int64
-    np.testing.assert_array_equal(
-        counts, [[1, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 2], [0, 1, 1]]
-    )
+    np.testing.assert_array_equal(counts, [[1, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 2], [0, 1, 1]])
     assert f1_from_counts(counts) == pytest.approx(2 * 2 / (2 * 2 + 3 + 4))
     assert item_counts([], []).shape == (0, 3)
     with pytest.raises(ValueError, match="length"):

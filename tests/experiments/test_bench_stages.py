@@ -1,4 +1,5 @@
 """bench-stages: each component timed on its own, its share of the sum."""
+
 import time
 
 import spacy

@@ -7,6 +7,7 @@ in its grid and is made on dev only, the fitted temperature minimises the
 dev negative log-likelihood (checked by decoding here), and the report has
 its rows. The temperatures per label are fitted after the one temperature
 and chosen iff they lower the dev ECE; the other steps use the chosen ones."""
+
 import json
 from pathlib import Path
 
@@ -15,21 +16,31 @@ import pytest
 import spacy
 import typer
 from spacy.tokens import Doc, DocBin
+from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
 
-from experiments.confidence.study import (DataFile, check_penalty_step, confidence, confidence_study,
-                                          parse_models)
+from experiments.confidence.study import DataFile, check_penalty_step, confidence, confidence_study, parse_models
 from spacy_depner.cli.errors import run
-from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
 from spacy_depner.evaluation import label_temperatures
+from spacy_depner.evaluation.calibration import TEMPERATURE_RANGE
 from spacy_depner.readers.genia import genia_examples, read_genia
 from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
 
-from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, write_tiny_docbin
-
 DATA = Path(__file__).parents[1] / "data"
 GENIA = DATA / "nested_genia.jsonl"
-SUMMARY = {"spans", "correct", "gold", "mean_confidence", "accuracy", "ece", "ece_floor", "nll", "reliability", "p", "r",
-           "f"}
+SUMMARY = {
+    "spans",
+    "correct",
+    "gold",
+    "mean_confidence",
+    "accuracy",
+    "ece",
+    "ece_floor",
+    "nll",
+    "reliability",
+    "p",
+    "r",
+    "f",
+}
 PENALTY_STEP = 0.25
 UNER_DEV = DataFile(DATA / "tiny.conllu", DATA / "tiny.iob2")
 
@@ -60,12 +71,24 @@ def scorer(architecture: str) -> dict:
 def ewt_model(tmp_path_factory) -> Path:
     """spaCy's ner, dgm_ner over every span up to 4 words and chain_ner, trained on the tiny corpus, side by
     side: each replaces the entities of the one before (``overwrite_ents``), so that each is studied alone."""
-    return trained(tmp_path_factory, "ewt", [
-        ("ner", {}),
-        ("dgm_ner", {"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
-                     "model": scorer("spacy_depner.SpanScorer.v1"), "overwrite_ents": True}),
-        ("chain_ner", {"model": scorer("spacy_depner.TagScorer.v1"), "overwrite_ents": True})],
-        lambda nlp: [make_example(nlp, *row) for row in TINY], 10)
+    return trained(
+        tmp_path_factory,
+        "ewt",
+        [
+            ("ner", {}),
+            (
+                "dgm_ner",
+                {
+                    "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
+                    "model": scorer("spacy_depner.SpanScorer.v1"),
+                    "overwrite_ents": True,
+                },
+            ),
+            ("chain_ner", {"model": scorer("spacy_depner.TagScorer.v1"), "overwrite_ents": True}),
+        ],
+        lambda nlp: [make_example(nlp, *row) for row in TINY],
+        10,
+    )
 
 
 def genia_with_both_keys(nlp):
@@ -79,13 +102,32 @@ def genia_with_both_keys(nlp):
 @pytest.fixture(scope="module")
 def genia_models(tmp_path_factory):
     """A seed folder with a nested_ner + hypergraph_ner pipeline and a spancat pipeline, trained on the GENIA fixture."""
-    nested = trained(tmp_path_factory, "nested", [
-        ("nested_ner", {"model": scorer("spacy_depner.MentionScorer.v1")}),
-        ("hypergraph_ner", {"model": scorer("spacy_depner.TokenScorer.v1")})], genia_with_both_keys, 15)
-    spancat = trained(tmp_path_factory, "spancat", [
-        ("spancat", {"spans_key": "sc", "threshold": 0.3,
-                     "suggester": {"@misc": "spacy.ngram_suggester.v1", "sizes": [1, 2, 3]}})],
-        lambda nlp: genia_examples(nlp.vocab, read_genia(GENIA), "sc"), 15)
+    nested = trained(
+        tmp_path_factory,
+        "nested",
+        [
+            ("nested_ner", {"model": scorer("spacy_depner.MentionScorer.v1")}),
+            ("hypergraph_ner", {"model": scorer("spacy_depner.TokenScorer.v1")}),
+        ],
+        genia_with_both_keys,
+        15,
+    )
+    spancat = trained(
+        tmp_path_factory,
+        "spancat",
+        [
+            (
+                "spancat",
+                {
+                    "spans_key": "sc",
+                    "threshold": 0.3,
+                    "suggester": {"@misc": "spacy.ngram_suggester.v1", "sizes": [1, 2, 3]},
+                },
+            )
+        ],
+        lambda nlp: genia_examples(nlp.vocab, read_genia(GENIA), "sc"),
+        15,
+    )
     return nested, spancat
 
 
@@ -104,8 +146,10 @@ def study(models, dev: DataFile, test: DataFile, output: Path) -> dict:
 def ewt_runs(ewt_model, tiny_docbin, tmp_path_factory):
     """The study of the EWT-like pipeline with UD + UNER files as dev, and two test files: the DocBin, and dev."""
     root = tmp_path_factory.mktemp("ewt_runs")
-    return [(study({"ewt": ewt_model}, UNER_DEV, test, root / name), root / name)
-            for name, test in (("docbin", DataFile(tiny_docbin)), ("uner", UNER_DEV))]
+    return [
+        (study({"ewt": ewt_model}, UNER_DEV, test, root / name), root / name)
+        for name, test in (("docbin", DataFile(tiny_docbin)), ("uner", UNER_DEV))
+    ]
 
 
 def in_grid(value: float, low: float, high: float, step: float) -> bool:
@@ -168,8 +212,12 @@ def test_the_test_file_changes_no_choice(ewt_runs):
 def dev_nll(model: Path, name: str, temperature: float) -> float:
     """The mean negative log-likelihood of the correctness of the MAP spans of
     ``name`` on the words of the UNER dev files at ``temperature``, computed here."""
-    nlp = spacy.load(model, config={"components": {name: {"temperature": temperature, "threshold": 0.0,
-                                                          "decoding": "map", "scores": True}}})
+    nlp = spacy.load(
+        model,
+        config={
+            "components": {name: {"temperature": temperature, "threshold": 0.0, "decoding": "map", "scores": True}}
+        },
+    )
     losses = []
     for reference in [eg.reference for eg in corpus_examples(nlp.vocab, read_uner_corpus(*UNER_DEV), "given")]:
         doc = nlp(Doc(nlp.vocab, words=[t.text for t in reference]))
@@ -203,15 +251,19 @@ def test_report_rows(ewt_runs):
         fit = result["models"]["ewt"]["components"][name]["calibration"]
         row = [line for line in calibration.splitlines() if line.startswith(f"| ewt | {name} |")]
         labels = ", ".join(f"{label} {t:.3g}" for label, t in fit["label_temperatures"].items()) or "= T"
-        eces = " | ".join(f"{fit[split][when]['ece']:.3f}" for split in ("dev", "test")
-                          for when in ("before", "after", "per_label"))
+        eces = " | ".join(
+            f"{fit[split][when]['ece']:.3f}" for split in ("dev", "test") for when in ("before", "after", "per_label")
+        )
         chosen = "per label" if fit["chosen"] == "per_label" else "one T"
         floor = fit["test"]["per_label" if fit["chosen"] == "per_label" else "after"]["ece_floor"]
         assert row == [f"| ewt | {name} | {fit['temperature']:.4g} | {labels} | {eces} | {chosen} | {floor:.3f} |"]
         row = [line for line in decoding.splitlines() if line.startswith(f"| ewt | {name} |")]
         assert len(row) == 1 and row[0].count("|") == 17
         entry = result["models"]["ewt"]["components"][name]
-        assert f" {100 * entry['map']['test']['f']:.2f} |" in row[0] and f" {entry['threshold']['threshold']:g} |" in row[0]
+        assert (
+            f" {100 * entry['map']['test']['f']:.2f} |" in row[0]
+            and f" {entry['threshold']['threshold']:g} |" in row[0]
+        )
     assert "No span probabilities: ewt/ner (ner)." in calibration
 
 
@@ -227,9 +279,25 @@ def test_command_on_genia_with_spancat_beside(genia_models, tmp_path):
     app = typer.Typer()
     app.command()(confidence)
     output = tmp_path / "out"
-    status = run(app, ["--model", f"nested={tmp_path}/seed_{{seed}}/nested/model-best",
-                       "--model", f"spancat={tmp_path}/seed_{{seed}}/spancat/model-best", "--seeds", "2,1",
-                       "--dev", str(GENIA), "--test", str(test), "--output", str(output), "--penalty-step", "0.25"])
+    status = run(
+        app,
+        [
+            "--model",
+            f"nested={tmp_path}/seed_{{seed}}/nested/model-best",
+            "--model",
+            f"spancat={tmp_path}/seed_{{seed}}/spancat/model-best",
+            "--seeds",
+            "2,1",
+            "--dev",
+            str(GENIA),
+            "--test",
+            str(test),
+            "--output",
+            str(output),
+            "--penalty-step",
+            "0.25",
+        ],
+    )
     assert status == 0
     result = json.loads((output / "confidence.json").read_text())
     assert result["seed"] == 1 and set(result["models"]) == {"nested", "spancat"}
@@ -242,8 +310,10 @@ def test_command_on_genia_with_spancat_beside(genia_models, tmp_path):
     assert own["kind"] == "spancat" and own["temperature"] is None and own["span_group"] == "sc"
     assert set(own["dev"]) >= SUMMARY and own["dev"]["gold"] == 14
     report = (output / "report.md").read_text()
-    assert (f"| spancat | spancat (own scores) | – | – | {own['dev']['ece']:.3f} | – | – | {own['test']['ece']:.3f} | – | – "
-            f"| – | {own['test']['ece_floor']:.3f} |") in report
+    assert (
+        f"| spancat | spancat (own scores) | – | – | {own['dev']['ece']:.3f} | – | – | {own['test']['ece']:.3f} | – | – "
+        f"| – | {own['test']['ece_floor']:.3f} |"
+    ) in report
     assert "| nested | hypergraph_ner |" in report.split("## Decoding")[1]
 
 
@@ -287,23 +357,34 @@ def test_a_component_without_dev_spans_keeps_t_1_and_says_why(tmp_path):
     assert entry["map"]["dev"]["f"] == entry["threshold"]["dev"]["f"] == 0.0
     report = (tmp_path / "out" / "report.md").read_text()
     # the temperature columns hold no value (no model of this report has one) and are left out; the line says why
-    assert "| none | chain_ner | 0.000 |" in report and "No temperature fitted (no span predicted on dev): none/chain_ner." in report
+    assert (
+        "| none | chain_ner | 0.000 |" in report
+        and "No temperature fitted (no span predicted on dev): none/chain_ner." in report
+    )
 
 
 @pytest.mark.slow
-def test_per_label_temperatures_that_do_not_lower_the_dev_ece_are_not_chosen(ewt_model, tiny_docbin, tmp_path,
-                                                                             monkeypatch):
+def test_per_label_temperatures_that_do_not_lower_the_dev_ece_are_not_chosen(
+    ewt_model, tiny_docbin, tmp_path, monkeypatch
+):
     """Temperatures per label all equal to the one temperature: the same
     probabilities, so the same dev ECE, and a tie keeps the one temperature."""
+
     def the_one(pipe, docs, gold, key, name, temperature, **kwargs):
-        return {"label_temperatures": {label: temperature for label in dict.fromkeys(pipe.score_labels())},
-                "nll": None, "start_nll": None, "sweeps": 0, "decodings": 0}
+        return {
+            "label_temperatures": {label: temperature for label in dict.fromkeys(pipe.score_labels())},
+            "nll": None,
+            "start_nll": None,
+            "sweeps": 0,
+            "decodings": 0,
+        }
 
     monkeypatch.setattr(label_temperatures, "fit_label_temperatures", the_one)
     result = study({"ewt": ewt_model}, UNER_DEV, DataFile(tiny_docbin), tmp_path / "out")
     for name in ("dgm_ner", "chain_ner"):
         fit = result["models"]["ewt"]["components"][name]["calibration"]
         for split in ("dev", "test"):
-            assert {k: v for k, v in fit[split]["per_label"].items() if k != "png"} == \
-                   {k: v for k, v in fit[split]["after"].items() if k != "png"}
+            assert {k: v for k, v in fit[split]["per_label"].items() if k != "png"} == {
+                k: v for k, v in fit[split]["after"].items() if k != "png"
+            }
         assert fit["chosen"] == "one"

@@ -1,5 +1,6 @@
 """The jackknifed training trees: fold files by document and the CoNLL-U
 lines rewritten with a parse."""
+
 import pytest
 
 from experiments.dgm.jackknife_trees import conllu_blocks, document_folds, with_trees
@@ -58,13 +59,16 @@ def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
     import json
 
     from corpus_copies import ROOT, TESTS, replicate_conllu, write_ewt
+
     from experiments.dgm.jackknife_trees import jackknife
 
     data = tmp_path / "data"
     write_ewt(data, {"train": 32, "dev": 2})
     # 32 documents (tiny.conllu's, copied): the first half still gives each fold's parser every label often enough
     # (spaCy's parser keeps the labels seen 30 times; with fewer it finds no gold move)
-    (data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu").write_text(replicate_conllu((TESTS / "data" / "tiny.conllu").read_text(), 32))
+    (data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu").write_text(
+        replicate_conllu((TESTS / "data" / "tiny.conllu").read_text(), 32)
+    )
     full = len(conllu_blocks(data / "ud_ewt" / "r2.9" / "en_ewt-ud-train.conllu"))
     limit = full // 2
     jackknife(data=data, configs=ROOT / "configs", output=tmp_path / "out", folds=2, steps=2, jobs=2, limit=limit)
@@ -79,4 +83,11 @@ def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
     assert sorted(b[1] for b in entities) == sorted(b[1] for b in written)
     from spacy_depner.evaluation.corpus_scores import load_corpus
 
-    assert len(load_corpus(tmp_path / "out" / "train.jackknife.conllu", tmp_path / "out" / "train.jackknife.iob2").sentences) == limit
+    assert (
+        len(
+            load_corpus(
+                tmp_path / "out" / "train.jackknife.conllu", tmp_path / "out" / "train.jackknife.iob2"
+            ).sentences
+        )
+        == limit
+    )

@@ -1,5 +1,6 @@
 """The partial-annotation study's entity removal and the active-learning
 study's share of annotation, on small inputs."""
+
 import pytest
 import spacy
 from spacy.tokens import Doc
@@ -10,8 +11,10 @@ from experiments.partial.study import remove_entities
 
 def test_removed_entities_are_missing_or_outside_and_complete_docs_lost_none():
     nlp = spacy.blank("en")
-    docs = [Doc(nlp.vocab, words=["Ann", "met", "Bob", "in", "Paris"], ents=["B-PER", "O", "B-PER", "O", "B-LOC"])
-            for _ in range(20)]
+    docs = [
+        Doc(nlp.vocab, words=["Ann", "met", "Bob", "in", "Paris"], ents=["B-PER", "O", "B-PER", "O", "B-LOC"])
+        for _ in range(20)
+    ]
     outside, missing, complete = remove_entities(docs, 0.5, seed=3)
     kept = sum(len(doc.ents) for doc in missing)
     assert kept == 30 and sum(len(doc.ents) for doc in outside) == 30  # half of the 60 entities removed

@@ -2,14 +2,15 @@
 gives the weights to every entity model (each has a tok2vec component) and
 not to the parser; which weights `--init-tok2vec` and `--pretrained` name,
 and their errors; `python -m experiments pretrain --epochs 0`."""
+
 import json
 from pathlib import Path
 
 import pytest
 from spacy.util import load_config
 
-from experiments.dgm import study as dgm_study
 from experiments.__main__ import app
+from experiments.dgm import study as dgm_study
 from experiments.dgm.models import MODELS, study_models
 from experiments.pretrain.tok2vec import pretrained_weights, tok2vec_weights
 from spacy_depner.cli.errors import run
@@ -20,8 +21,9 @@ OVERRIDE = "--paths.init_tok2vec"
 
 def runs_of(init_tok2vec):
     chosen = study_models(["dgm+dep"], [model.name for model in MODELS])
-    return dgm_study.training_runs(chosen, 1, Path("data"), Path("out"), ROOT / "configs", 4, 4, 0,
-                                   Path("jk.conllu"), init_tok2vec)
+    return dgm_study.training_runs(
+        chosen, 1, Path("data"), Path("out"), ROOT / "configs", 4, 4, 0, Path("jk.conllu"), init_tok2vec
+    )
 
 
 def option_value(command, option):
@@ -71,7 +73,7 @@ def test_which_weights_the_options_name(tmp_path):
         tok2vec_weights(weights, manifest)
     with pytest.raises(ValueError, match="no such file; run `python -m experiments pretrain"):
         pretrained_weights(tmp_path / "absent" / "pretrain.json")
-    with pytest.raises(ValueError, match="no \"weights\""):
+    with pytest.raises(ValueError, match='no "weights"'):
         pretrained_weights(write_manifest(tmp_path / "other", {"epochs": 2}))
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(ValueError, match="not JSON"):
@@ -79,8 +81,22 @@ def test_which_weights_the_options_name(tmp_path):
 
 
 def test_study_train_refuses_missing_weights_before_training(tmp_path, capsys):
-    code = run(app, ["study", "train", "--data", str(tmp_path), "--output", str(tmp_path / "out"), "--configs",
-                     str(ROOT / "configs"), "--init-tok2vec", str(tmp_path / "missing.bin")], "python -m experiments")
+    code = run(
+        app,
+        [
+            "study",
+            "train",
+            "--data",
+            str(tmp_path),
+            "--output",
+            str(tmp_path / "out"),
+            "--configs",
+            str(ROOT / "configs"),
+            "--init-tok2vec",
+            str(tmp_path / "missing.bin"),
+        ],
+        "python -m experiments",
+    )
     assert code == 1 and "missing.bin: no such file" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -90,8 +106,21 @@ def test_zero_epochs_pretrain_nothing_and_clear_an_earlier_run(tmp_path, capsys)
     for name in ("tok2vec.bin", "train_text.jsonl"):
         output.mkdir(exist_ok=True)
         (output / name).write_text("earlier run")
-    code = run(app, ["pretrain", "--data", str(tmp_path / "no-data"), "--config", str(ROOT / "configs" / "dgm_ewt.cfg"),
-                     "--epochs", "0", "--output", str(output)], "python -m experiments")
+    code = run(
+        app,
+        [
+            "pretrain",
+            "--data",
+            str(tmp_path / "no-data"),
+            "--config",
+            str(ROOT / "configs" / "dgm_ewt.cfg"),
+            "--epochs",
+            "0",
+            "--output",
+            str(output),
+        ],
+        "python -m experiments",
+    )
     assert code == 0, capsys.readouterr().err
     assert sorted(p.name for p in output.iterdir()) == ["pretrain.json"]
     assert pretrained_weights(output / "pretrain.json") is None

@@ -3,6 +3,7 @@ with the real en_core_web_sm of the data folder: the configs they train
 with, the input Docs its parser annotates (one sentence each, as in the
 data), and its own ner scored with its types mapped. Skipped, saying why,
 where the data folder has no en_core_web_sm."""
+
 import os
 from pathlib import Path
 
@@ -11,17 +12,19 @@ import spacy
 from spacy.tokens import Doc
 from spacy.util import load_config, load_model_from_config
 
-from experiments.dgm.models import MODELS, PRETRAINED_MODELS, model_names, study_models
-from experiments.dgm.study import training_runs
 from experiments.configs.pretrained import pretrained_config
+from experiments.dgm.models import MODELS, PRETRAINED_MODELS, model_names, study_models
 from experiments.dgm.pretrained_ner import MappedEntities
+from experiments.dgm.study import training_runs
 from spacy_depner.readers.conllu import read_conllu, sentences_to_doc
 
 ROOT = Path(__file__).parents[2]
 DATA = Path(os.environ.get("DEPNER_DATA", "/work/shared/data"))
 SM = DATA / "models" / "en_core_web_sm-3.8.0"
-needs_sm = pytest.mark.skipif(not (SM / "config.cfg").is_file(),
-                              reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
+needs_sm = pytest.mark.skipif(
+    not (SM / "config.cfg").is_file(),
+    reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)",
+)
 
 
 def test_every_model_has_both_pretrained_arms_and_they_are_chosen_by_name():
@@ -30,8 +33,10 @@ def test_every_model_has_both_pretrained_arms_and_they_are_chosen_by_name():
     assert model_names("all") == [m.name for m in MODELS]  # "all" stays the study's own models
     chosen = study_models((), model_names("ner,dgm+dep@pretrained,ner@pretrained-tok2vec"))
     assert [(m.name, m.pretrained, m.config) for m in chosen] == [
-        ("ner", "", "ner_ewt.cfg"), ("dgm+dep@pretrained", "parser", "dgm_ewt.cfg"),
-        ("ner@pretrained-tok2vec", "tok2vec", "ner_ewt.cfg")]
+        ("ner", "", "ner_ewt.cfg"),
+        ("dgm+dep@pretrained", "parser", "dgm_ewt.cfg"),
+        ("ner@pretrained-tok2vec", "tok2vec", "ner_ewt.cfg"),
+    ]
 
 
 @needs_sm
@@ -70,26 +75,64 @@ def test_training_runs_write_the_arm_configs(tmp_path):
     assert "--components.dgm_ner.model.dependency_features" in command and "--paths.init_tok2vec" in command
     written = load_config(tmp_path / "configs" / "dgm+dep@pretrained.cfg", interpolate=True)
     assert written["components"]["parser"]["source"] == str(SM)
-    tok2vec_arm = training_runs(study_models((), ["ner@pretrained-tok2vec"]), 0, DATA, tmp_path, ROOT / "configs", 10, 10,
-                                0, None, Path("weights.bin"), str(SM))["ner@pretrained-tok2vec"]
+    tok2vec_arm = training_runs(
+        study_models((), ["ner@pretrained-tok2vec"]),
+        0,
+        DATA,
+        tmp_path,
+        ROOT / "configs",
+        10,
+        10,
+        0,
+        None,
+        Path("weights.bin"),
+        str(SM),
+    )["ner@pretrained-tok2vec"]
     assert "--paths.init_tok2vec" not in tok2vec_arm  # its tok2vec is the pretrained pipeline's
 
 
 @needs_sm
 def test_training_runs_on_a_transformer_write_its_configs(tmp_path):
     chosen = study_models((), model_names("dgm+dep@pretrained,ner"))
-    runs = training_runs(chosen, 0, DATA, tmp_path, ROOT / "configs", 10, 10, 0, None, Path("weights.bin"), str(SM),
-                         transformer="bert-folder")
+    runs = training_runs(
+        chosen,
+        0,
+        DATA,
+        tmp_path,
+        ROOT / "configs",
+        10,
+        10,
+        0,
+        None,
+        Path("weights.bin"),
+        str(SM),
+        transformer="bert-folder",
+    )
     for name in ("dgm+dep@pretrained", "ner"):
         assert "--paths.init_tok2vec" not in runs[name]  # the tok2vec weights are not the transformer's
         written = load_config(tmp_path / "configs" / f"{name}.cfg", interpolate=True)
         assert written["components"]["transformer"]["model"]["name"] == "bert-folder"
         assert "tok2vec" not in written["nlp"]["pipeline"]
-    assert load_config(tmp_path / "configs" / "dgm+dep@pretrained.cfg")["nlp"]["pipeline"] == \
-        ["parser", "transformer", "dgm_ner"]
+    assert load_config(tmp_path / "configs" / "dgm+dep@pretrained.cfg")["nlp"]["pipeline"] == [
+        "parser",
+        "transformer",
+        "dgm_ner",
+    ]
     with pytest.raises(ValueError, match="cannot be trained on a transformer"):
-        training_runs(study_models((), ["ner@pretrained-tok2vec"]), 0, DATA, tmp_path, ROOT / "configs", 10, 10, 0, None,
-                      None, str(SM), transformer="bert-folder")
+        training_runs(
+            study_models((), ["ner@pretrained-tok2vec"]),
+            0,
+            DATA,
+            tmp_path,
+            ROOT / "configs",
+            10,
+            10,
+            0,
+            None,
+            None,
+            str(SM),
+            transformer="bert-folder",
+        )
 
 
 @needs_sm
@@ -108,8 +151,14 @@ def test_the_pretrained_parser_keeps_the_datas_sentences():
 def test_mapped_entities_relabel_and_drop():
     nlp = spacy.blank("en")
     ruler = nlp.add_pipe("entity_ruler")
-    ruler.add_patterns([{"label": "PERSON", "pattern": "Maria"}, {"label": "NORP", "pattern": "Spanish"},
-                        {"label": "GPE", "pattern": "Madrid"}, {"label": "FAC", "pattern": "Heathrow"}])
+    ruler.add_patterns(
+        [
+            {"label": "PERSON", "pattern": "Maria"},
+            {"label": "NORP", "pattern": "Spanish"},
+            {"label": "GPE", "pattern": "Madrid"},
+            {"label": "FAC", "pattern": "Heathrow"},
+        ]
+    )
     doc = next(MappedEntities(nlp).pipe([nlp.make_doc("Maria , a Spanish nurse , flew from Madrid to Heathrow")]))
     assert [(e.text, e.label_) for e in doc.ents] == [("Maria", "PER"), ("Madrid", "LOC"), ("Heathrow", "LOC")]
 
@@ -128,7 +177,9 @@ def test_a_pipeline_that_parses_is_scored_on_its_own_trees():
 def test_a_pretrained_arm_without_its_pipeline_is_refused(tmp_path):
     from experiments.configs.pretrained import model_config
 
-    assert model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm", False, None) == ROOT / "configs" / "dgm_ewt.cfg"
+    assert (
+        model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm", False, None) == ROOT / "configs" / "dgm_ewt.cfg"
+    )
     with pytest.raises(ValueError, match="give it with --pretrained-pipeline"):
         model_config(ROOT / "configs", "dgm_ewt.cfg", tmp_path, "dgm@pretrained", True, None)
 
@@ -138,13 +189,21 @@ def test_the_nested_studys_all_leaves_the_pretrained_models_to_be_named():
     from experiments.nested.models import model_names as nested_names
 
     pretrained = [m.name for m in NESTED if m.pretrained]
-    assert nested_names("all") == [m.name for m in NESTED if not m.pretrained] and not set(pretrained) & set(nested_names("all"))
+    assert nested_names("all") == [m.name for m in NESTED if not m.pretrained] and not set(pretrained) & set(
+        nested_names("all")
+    )
     assert nested_names("gum_cyk,gum_quadratic_dgm@pretrained") == ["gum_cyk", "gum_quadratic_dgm@pretrained"]
-    assert pretrained == ["gum_quadratic_dgm@pretrained", "gum_quadratic_dgm+dep@pretrained",
-                          "gum_hypergraph_heads+dep@pretrained"]
+    assert pretrained == [
+        "gum_quadratic_dgm@pretrained",
+        "gum_quadratic_dgm+dep@pretrained",
+        "gum_hypergraph_heads+dep@pretrained",
+    ]
     by_name = {m.name: m for m in NESTED}
     assert by_name["gum_quadratic_dgm@pretrained"].overrides == by_name["gum_quadratic_dgm"].overrides
-    assert "--components.hypergraph_ner.model.dependency_features" in by_name["gum_hypergraph_heads+dep@pretrained"].overrides
+    assert (
+        "--components.hypergraph_ner.model.dependency_features"
+        in by_name["gum_hypergraph_heads+dep@pretrained"].overrides
+    )
 
 
 @needs_sm
@@ -155,11 +214,15 @@ def test_gum_coverage_reads_a_parsers_trees():
     path = ROOT / "tests" / "data" / "nested_gum.conllu"
     sentences = [s for d in read_gum_corpus(path).documents for s in d]
     sm = spacy.load(SM)
-    docs = [sm(Doc(sm.vocab, words=s.sentence.words, sent_starts=[i == 0 for i in range(len(s.sentence.words))]))
-            for s in sentences]
+    docs = [
+        sm(Doc(sm.vocab, words=s.sentence.words, sent_starts=[i == 0 for i in range(len(s.sentence.words))]))
+        for s in sentences
+    ]
     heads = [[-1 if t.head.i == t.i else t.head.i for t in doc] for doc in docs]
     assert heads != [s.sentence.heads for s in sentences]  # the parser's trees are not the gold ones
-    expected = nested_coverage_report([s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads)
+    expected = nested_coverage_report(
+        [s.sentence.words for s in sentences], [s.mentions for s in sentences], heads=heads
+    )
     parsed, gold = coverage_main(gum=path, parser=SM), coverage_main(gum=path)
     assert (parsed["trees"], gold["trees"]) == (str(SM), "given")
     assert parsed["coverage"]["dgm"] == expected["coverage"]["dgm"]

@@ -2,6 +2,7 @@
 hand-computed values, the --seeds lists and seed folders, the run layout
 of run_seeds, the max-p summary of per-seed tests, and the report tables
 built from hand-made per-seed results."""
+
 import json
 import sys
 
@@ -9,26 +10,29 @@ import numpy as np
 import pytest
 
 from experiments.dgm import report as dgm_report
-from experiments.nested import report as nested_report
-from experiments.two_stage import study as two_stage_study
 from experiments.kit import runs
 from experiments.kit.runs import finished, run_seeds, train_command
 from experiments.kit.seed_tests import over_seeds, significance_per_seed
-from experiments.nested import study as nested_study
 from experiments.kit.seeds import chosen_seeds, parse_seeds, pick_names, seed_folder, trained_names
 from experiments.kit.tables import mean_sd, seeds_caption
+from experiments.nested import report as nested_report
+from experiments.nested import study as nested_study
+from experiments.two_stage import study as two_stage_study
 from spacy_depner.evaluation.significance import approximate_randomization, paired_bootstrap
 
 
-@pytest.mark.parametrize("values, scale, expected", [
-    ([0.80, 0.90, 0.85], 100, "85.00 ± 5.00"),  # deviations -5, 5, 0: sd = sqrt(50 / 2)
-    ([1.0, 2.0, 4.0], 1, "2.33 ± 1.53"),  # mean 7/3; squares 16/9 + 1/9 + 25/9 = 42/9, / 2, sqrt = 1.5275
-    ([1000.0, 3000.0], 1, "2,000 ± 1,414"),  # sd = 2000 / sqrt(2)
-    ([0.50, 0.52], 1, "0.51 ± 0.01"),  # sd = 0.02 / sqrt(2): both parts with 2 decimals
-    ([0.5, -0.5, 0.03], 1, "0.01 ± 0.50"),  # mean 0.01, deviations 0.49, -0.51, 0.02: sd = sqrt(0.5006 / 2)
-    ([0.050, 0.054, 0.058], 1, "0.054 ± 0.004"),  # both below 0.1: 3 significant digits each
-    ([7.0, 7.0], 1, "7.00 ± 0.00"),
-])
+@pytest.mark.parametrize(
+    "values, scale, expected",
+    [
+        ([0.80, 0.90, 0.85], 100, "85.00 ± 5.00"),  # deviations -5, 5, 0: sd = sqrt(50 / 2)
+        ([1.0, 2.0, 4.0], 1, "2.33 ± 1.53"),  # mean 7/3; squares 16/9 + 1/9 + 25/9 = 42/9, / 2, sqrt = 1.5275
+        ([1000.0, 3000.0], 1, "2,000 ± 1,414"),  # sd = 2000 / sqrt(2)
+        ([0.50, 0.52], 1, "0.51 ± 0.01"),  # sd = 0.02 / sqrt(2): both parts with 2 decimals
+        ([0.5, -0.5, 0.03], 1, "0.01 ± 0.50"),  # mean 0.01, deviations 0.49, -0.51, 0.02: sd = sqrt(0.5006 / 2)
+        ([0.050, 0.054, 0.058], 1, "0.054 ± 0.004"),  # both below 0.1: 3 significant digits each
+        ([7.0, 7.0], 1, "7.00 ± 0.00"),
+    ],
+)
 def test_mean_sd_against_hand_computed_values(values, scale, expected):
     assert mean_sd(values, scale) == expected
 
@@ -44,7 +48,10 @@ def test_mean_sd_of_one_seed_is_the_value_and_missing_figures():
 def test_seeds_caption_names_count_and_seeds():
     assert seeds_caption([0, 1, 2]) == "Mean ± sample standard deviation (ddof=1) over 3 training seeds (0, 1, 2)."
     assert seeds_caption(["4"]) == "One training seed (4)."
-    assert seeds_caption([0, 1], "Wall time") == "Wall time: mean ± sample standard deviation (ddof=1) over 2 training seeds (0, 1)."
+    assert (
+        seeds_caption([0, 1], "Wall time")
+        == "Wall time: mean ± sample standard deviation (ddof=1) over 2 training seeds (0, 1)."
+    )
 
 
 def test_parse_seeds():
@@ -97,11 +104,16 @@ def test_run_seeds_logs_and_seconds_per_seed(tmp_path):
 
 
 def test_over_seeds_against_hand_made_p_values():
-    results = {"0": {"delta": 0.10, "p_value": 0.01}, "1": {"delta": -0.05, "p_value": 0.20},
-               "2": {"delta": 0.02, "p_value": 0.03}}
+    results = {
+        "0": {"delta": 0.10, "p_value": 0.01},
+        "1": {"delta": -0.05, "p_value": 0.20},
+        "2": {"delta": 0.02, "p_value": 0.03},
+    }
     summary = over_seeds(results)
     assert summary["max_p"] == 0.20 and summary["significant"] == 2 and summary["a_better"] == 2
-    assert summary["seeds"] == 3 and summary["deltas"] == [0.10, -0.05, 0.02] and summary["p_values"] == [0.01, 0.20, 0.03]
+    assert (
+        summary["seeds"] == 3 and summary["deltas"] == [0.10, -0.05, 0.02] and summary["p_values"] == [0.01, 0.20, 0.03]
+    )
     with pytest.raises(ValueError, match="at least one seed"):
         over_seeds({})
 
@@ -146,8 +158,14 @@ def test_dgm_tables_from_two_seeds():
     for model in dgm_report.MODELS:
         f = {"0": 0.5, "1": 0.7} if model.name == "dgm" else {"0": 0.6, "1": 0.6}
         counts = {"0": right, "1": wrong} if model.name == "dgm" else {"0": wrong, "1": wrong}
-        models[model.name] = {s: {f"{split}_{trees}": prf(f[s], counts[s]) for split in ("dev", "test")
-                                  for trees in ("given", "predicted")} for s in ("0", "1")}
+        models[model.name] = {
+            s: {
+                f"{split}_{trees}": prf(f[s], counts[s])
+                for split in ("dev", "test")
+                for trees in ("given", "predicted")
+            }
+            for s in ("0", "1")
+        }
     evaluation = {"seeds": [0, 1], "models": models}
     text = dgm_report.prf_tables(evaluation)
     assert "over 2 training seeds (0, 1)" in text
@@ -164,21 +182,33 @@ def test_dgm_tables_from_two_seeds():
 
 def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     result = {"trees": "given", "p": 0.5, "r": 0.5, "f": 0.5, "words_per_second": 100.0}
-    evaluation = {"split": "test", "seeds": [0, 2], "models": {
-        "gum_quadratic": {"0": result, "2": {**result, "f": 0.6, "words_per_second": 50.0}},
-        "gum_quadratic_dgm": {"0": {**result, "f": 0.7, "words_per_second": 300.0}, "2": {**result, "f": 0.7}},
-    }}
-    header, rows = table_rows(nested_report.results_table(evaluation, {"0": {"gum_quadratic": 10.0}, "2": {"gum_quadratic": 20.0}}),
-                              "seeds (0, 2)")
+    evaluation = {
+        "split": "test",
+        "seeds": [0, 2],
+        "models": {
+            "gum_quadratic": {"0": result, "2": {**result, "f": 0.6, "words_per_second": 50.0}},
+            "gum_quadratic_dgm": {"0": {**result, "f": 0.7, "words_per_second": 300.0}, "2": {**result, "f": 0.7}},
+        },
+    }
+    header, rows = table_rows(
+        nested_report.results_table(evaluation, {"0": {"gum_quadratic": 10.0}, "2": {"gum_quadratic": 20.0}}),
+        "seeds (0, 2)",
+    )
     assert "words/s (seed 0)" in header and "dev F" not in header
     plain = next(row for row in rows if row[1] == "nested_ner quadratic")
     assert plain[header.index("test F")] == "55.00 ± 7.07" and plain[header.index("words/s (seed 0)")] == "100.00"
     assert plain[header.index("training s")] == "15.00 ± 7.07"
     assert "test F with heads" not in header  # no model has heads: the column is left out
-    dev = {"split": "dev", "seeds": [0, 2], "models": {"gum_quadratic": {"0": {**result, "f": 0.3}, "2": {**result, "f": 0.4}}}}
+    dev = {
+        "split": "dev",
+        "seeds": [0, 2],
+        "models": {"gum_quadratic": {"0": {**result, "f": 0.3}, "2": {**result, "f": 0.4}}},
+    }
     # seed 0's training time unknown (a run kept by --resume): no time, where a missing score would be an error
-    header, rows = table_rows(nested_report.results_table(evaluation, {"0": {"gum_quadratic": None}, "2": {"gum_quadratic": 20.0}}, dev),
-                              "seeds (0, 2)")
+    header, rows = table_rows(
+        nested_report.results_table(evaluation, {"0": {"gum_quadratic": None}, "2": {"gum_quadratic": 20.0}}, dev),
+        "seeds (0, 2)",
+    )
     assert header[3] == "dev F"
     assert [row[3] for row in rows] == ["35.00 ± 7.07", "–"]  # the guided model was not evaluated on dev
     assert "training s" not in header  # no model's time known for every seed: the column is left out
@@ -190,17 +220,36 @@ def test_nested_and_two_stage_tables_from_two_seeds(tmp_path):
     metrics = tmp_path / "metrics"
     metrics.mkdir()
     stage = {"0": {"p": 0.4, "r": 0.4, "f": 0.4}, "1": {"p": 0.6, "r": 0.6, "f": 0.6}}
-    (metrics / "evaluation.json").write_text(json.dumps({
-        "corpus": "ewt", "split": "test", "documents": 2, "words": 30, "corpus_counts": "training", "seeds": [0, 1],
-        "first_stage": stage, "two_stage": stage,
-        "approximate_randomization": {"0": {"delta": 0.01, "p_value": 0.04}, "1": {"delta": 0.02, "p_value": 0.5}},
-        "speed": {"seed": 0, "time_ratio": 1.5, "first_stage": {"words_per_second": 900}, "two_stage": {"words_per_second": 600}},
-    }))
+    (metrics / "evaluation.json").write_text(
+        json.dumps(
+            {
+                "corpus": "ewt",
+                "split": "test",
+                "documents": 2,
+                "words": 30,
+                "corpus_counts": "training",
+                "seeds": [0, 1],
+                "first_stage": stage,
+                "two_stage": stage,
+                "approximate_randomization": {
+                    "0": {"delta": 0.01, "p_value": 0.04},
+                    "1": {"delta": 0.02, "p_value": 0.5},
+                },
+                "speed": {
+                    "seed": 0,
+                    "time_ratio": 1.5,
+                    "first_stage": {"words_per_second": 900},
+                    "two_stage": {"words_per_second": 600},
+                },
+            }
+        )
+    )
     two_stage_study.report(metrics)
     header, rows = table_rows((metrics / "report.md").read_text(), "only.")
     assert rows[0][header.index("first F")] == "50.00 ± 14.14" and rows[0][header.index("seeds")] == "0, 1"
-    assert [rows[0][header.index(name)] for name in ("largest p", "seeds with p < 0.05", "two-stage higher (seeds)")] == \
-        ["0.500", "1/2", "2/2"]
+    assert [
+        rows[0][header.index(name)] for name in ("largest p", "seeds with p < 0.05", "two-stage higher (seeds)")
+    ] == ["0.500", "1/2", "2/2"]
     assert rows[0][header.index("ΔF")] == "1.50 ± 0.71"
 
 
@@ -230,9 +279,16 @@ def test_resumed_run_seeds_trains_only_the_unfinished_runs_and_keeps_their_secon
     commands = {seed: {name: ["train", name] for name in ("parser", "dgm", "semi_crf")} for seed in (0, 1)}
     seconds = run_seeds(commands, tmp_path, 2, resume=True, steps=5)
     assert sorted(trained) == [(0, "semi_crf"), (1, "dgm"), (1, "semi_crf")]
-    expected = {"0": {"parser": 900.0, "dgm": 300.0, "semi_crf": 7.0}, "1": {"parser": None, "dgm": 7.0, "semi_crf": 7.0}}
+    expected = {
+        "0": {"parser": 900.0, "dgm": 300.0, "semi_crf": 7.0},
+        "1": {"parser": None, "dgm": 7.0, "semi_crf": 7.0},
+    }
     assert seconds == expected
-    assert json.loads((tmp_path / "train_seconds.json").read_text()) == {"steps": 5, "seeds": [0, 1], "seconds": expected}
+    assert json.loads((tmp_path / "train_seconds.json").read_text()) == {
+        "steps": 5,
+        "seeds": [0, 1],
+        "seconds": expected,
+    }
     # a resumed run of another model keeps these seconds, even those written after it started
     other = {0: {"ner": ["train", "ner"]}}
     assert run_seeds(other, tmp_path, 1, resume=True, steps=5) == {**expected, "0": {**expected["0"], "ner": 7.0}}
@@ -266,15 +322,31 @@ def test_trained_names_are_those_every_seed_holds(tmp_path):
 
 def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(tmp_path, monkeypatch):
     recorded = {}
-    monkeypatch.setattr(nested_study, "run_seeds", lambda runs, output, jobs, **settings: recorded.update(runs=runs) or {})
-    common = dict(data=tmp_path, genia=None, output=tmp_path, configs=tmp_path, steps=2, parser_steps=2, limit=0, jobs=1, seeds="0,2")
+    monkeypatch.setattr(
+        nested_study, "run_seeds", lambda runs, output, jobs, **settings: recorded.update(runs=runs) or {}
+    )
+    common = dict(
+        data=tmp_path,
+        genia=None,
+        output=tmp_path,
+        configs=tmp_path,
+        steps=2,
+        parser_steps=2,
+        limit=0,
+        jobs=1,
+        seeds="0,2",
+    )
     nested_study.train(**common, models="gum_spancat,genia_quadratic")
-    assert {seed: list(runs) for seed, runs in recorded["runs"].items()} == {0: ["genia_quadratic", "gum_spancat"],
-                                                                             2: ["genia_quadratic", "gum_spancat"]}
+    assert {seed: list(runs) for seed, runs in recorded["runs"].items()} == {
+        0: ["genia_quadratic", "gum_spancat"],
+        2: ["genia_quadratic", "gum_spancat"],
+    }
     nested_study.train(**common, models="gum_quadratic_dgm")
     assert list(recorded["runs"][2]) == ["gum_parser", "gum_quadratic_dgm"]
     nested_study.train(**common, models="all")
-    own = [model for model in nested_study.MODELS if not model.pretrained]  # "all": the models in a pretrained pipeline are named
+    own = [
+        model for model in nested_study.MODELS if not model.pretrained
+    ]  # "all": the models in a pretrained pipeline are named
     assert len(recorded["runs"][0]) == len(own) + 1
     for name in ("genia_quadratic", "gum_spancat"):
         for seed in (0, 2):
@@ -285,8 +357,16 @@ def test_nested_train_with_some_models_trains_the_parser_only_for_a_guided_one(t
 def test_p_values_print_below_a_thousandth_as_such_and_with_three_decimals():
     from experiments.kit.tables import p_value
 
-    assert [p_value(p) for p in (0.0, 0.0004, 0.001, 0.0123, 0.04, 0.5, 1.0, None)] == \
-        ["< 0.001", "< 0.001", "0.001", "0.012", "0.040", "0.500", "1.000", None]
+    assert [p_value(p) for p in (0.0, 0.0004, 0.001, 0.0123, 0.04, 0.5, 1.0, None)] == [
+        "< 0.001",
+        "< 0.001",
+        "0.001",
+        "0.012",
+        "0.040",
+        "0.500",
+        "1.000",
+        None,
+    ]
 
 
 def test_tables_name_every_column_and_leave_out_empty_ones():
@@ -305,8 +385,13 @@ def test_study_report_names_every_column_prints_p_values_and_links_every_output(
     every other output of the workflow in the folder."""
     figures = []
     monkeypatch.setattr(dgm_report, "save_figure", lambda figure, path: figures.append(figure))
-    speed = {"seed": 0, "models": {"dgm": {"seconds_per_iteration": 2.0, "words_per_second": 900.0},
-                                   "chain_crf": {"seconds_per_iteration": 1.0, "words_per_second": 1200.0}}}
+    speed = {
+        "seed": 0,
+        "models": {
+            "dgm": {"seconds_per_iteration": 2.0, "words_per_second": 900.0},
+            "chain_crf": {"seconds_per_iteration": 1.0, "words_per_second": 1200.0},
+        },
+    }
     text = dgm_report.speed_table(speed, {})
     header, rows = table_rows(text, "not recorded.")
     assert all(header) and "ratio vs semi-CRF" not in header and "–" not in text
@@ -314,14 +399,23 @@ def test_study_report_names_every_column_prints_p_values_and_links_every_output(
     legend = figures[0].axes[0].get_legend()
     assert legend is not None and len(legend.get_texts()) == 2
     metrics = tmp_path / "metrics"
-    for name in ("coverage.json", "speed.png", "confidence/report.md", "confidence/png/dgm-threshold.png",
-                 "seed_0/x.json", "report.tmp-0123abcd.md"):
+    for name in (
+        "coverage.json",
+        "speed.png",
+        "confidence/report.md",
+        "confidence/png/dgm-threshold.png",
+        "seed_0/x.json",
+        "report.tmp-0123abcd.md",
+    ):
         (metrics / name).parent.mkdir(parents=True, exist_ok=True)
         (metrics / name).write_text("x")
     from experiments.kit.outputs import write_linked_report
 
     written = write_linked_report(metrics / "report.md", "# Report\n")
     links = [line for line in written.splitlines() if line.startswith("- [")]
-    assert links == ["- [confidence/png/dgm-threshold.png](confidence/png/dgm-threshold.png)",
-                     "- [confidence/report.md](confidence/report.md)", "- [coverage.json](coverage.json)",
-                     "- [speed.png](speed.png)"]
+    assert links == [
+        "- [confidence/png/dgm-threshold.png](confidence/png/dgm-threshold.png)",
+        "- [confidence/report.md](confidence/report.md)",
+        "- [coverage.json](coverage.json)",
+        "- [speed.png](speed.png)",
+    ]

@@ -2,6 +2,7 @@
 them, reach every step: a dry run of each (spaCy's ``project run --dry``)
 names every command, and each command that trains, reads the training split
 or samples uses the small value, not the workflow's default."""
+
 import re
 import shlex
 import shutil
@@ -15,10 +16,21 @@ import srsly
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "studies" / "workflows.md"
 # options whose value a small setting must reach, by the var that gives it
-BOUNDED = {"--steps": ("steps", "parser_steps", "nested_steps", "two_stage_steps", "transformer_steps", "partial_steps",
-                       "active_learning_steps"),
-           "--parser-steps": ("parser_steps", "gum_parser_steps"), "--limit": ("limit",), "--folds": ("jackknife_folds", "two_stage_folds"),
-           "--step": ("penalty_step",)}
+BOUNDED = {
+    "--steps": (
+        "steps",
+        "parser_steps",
+        "nested_steps",
+        "two_stage_steps",
+        "transformer_steps",
+        "partial_steps",
+        "active_learning_steps",
+    ),
+    "--parser-steps": ("parser_steps", "gum_parser_steps"),
+    "--limit": ("limit",),
+    "--folds": ("jackknife_folds", "two_stage_folds"),
+    "--step": ("penalty_step",),
+}
 READS_TRAINING_SPLIT = ("jackknife-trees", "study train", "nested-study train", "two-stage crossval", "two-stage train")
 
 
@@ -45,11 +57,18 @@ def test_every_workflow_has_small_settings_and_a_timing():
 def dry_run(workflow: str, settings: dict, folder: Path):
     shutil.copy(ROOT / "project.yml", folder / "project.yml")
     args = [a for key, value in settings.items() for a in (key, value)]
-    done = subprocess.run([sys.executable, "-m", "spacy", "project", "run", workflow, str(folder), "--dry", *args],
-                          capture_output=True, text=True, cwd=folder)
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", workflow, str(folder), "--dry", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return [shlex.split(line.split("Running command: ", 1)[1]) for line in done.stdout.splitlines()
-            if "Running command: " in line]
+    return [
+        shlex.split(line.split("Running command: ", 1)[1])
+        for line in done.stdout.splitlines()
+        if "Running command: " in line
+    ]
 
 
 @pytest.mark.parametrize("workflow,settings", small_settings(), ids=[w for w, _ in small_settings()])
@@ -57,7 +76,9 @@ def test_small_settings_reach_every_step(workflow, settings, tmp_path):
     project = srsly.read_yaml(ROOT / "project.yml")
     names = {command["name"] for command in project["commands"]}
     commands = dry_run(workflow, settings, tmp_path)
-    assert len(commands) >= len(project["workflows"][workflow]) and all(step in names for step in project["workflows"][workflow])
+    assert len(commands) >= len(project["workflows"][workflow]) and all(
+        step in names for step in project["workflows"][workflow]
+    )
     small = {key.removeprefix("--vars."): value for key, value in settings.items()}
     for words in commands:
         line = " ".join(words)

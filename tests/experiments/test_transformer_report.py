@@ -1,5 +1,6 @@
 """The transformer report: rows from the studies' JSON files, the targets
 met or missed, missing inputs named."""
+
 import json
 
 from experiments.transformers.report import transformer_report_command
@@ -16,17 +17,34 @@ def scores(f, wps=None):
 
 def test_rows_targets_and_missing_inputs(tmp_path):
     metrics, models = tmp_path / "metrics", tmp_path / "training"
-    write(metrics / "transformer" / "nested" / "evaluation.json",
-          {"models": {"genia_quadratic": {"0": scores(0.80, 1500.0)}, "genia_spancat": {"0": scores(0.78, 900.0)}}})
-    write(models / "transformer" / "nested" / "train_seconds.json",
-          {"steps": 1500, "transformer": "data/models/all-MiniLM-L6-v2/",
-           "seconds": {"0": {"genia_quadratic": 1800.0, "genia_spancat": 1200.0}}})
-    write(metrics / "transformer" / "study" / "evaluation.json",
-          {"models": {"dgm+dep@pretrained": {"0": {"test_pretrained": scores(0.70)}},
-                      "ner@pretrained": {"0": {"test_pretrained": scores(0.69)}}}})
-    write(metrics / "transformer" / "study" / "speed.json", {"models": {"dgm+dep@pretrained": {"words_per_second": 1234}}})
-    write(metrics / "nested" / "evaluation.json",  # the CNN: three seeds of the quadratic model
-          {"models": {"genia_quadratic": {"0": scores(0.70), "1": scores(0.72), "2": scores(0.74)}}})
+    write(
+        metrics / "transformer" / "nested" / "evaluation.json",
+        {"models": {"genia_quadratic": {"0": scores(0.80, 1500.0)}, "genia_spancat": {"0": scores(0.78, 900.0)}}},
+    )
+    write(
+        models / "transformer" / "nested" / "train_seconds.json",
+        {
+            "steps": 1500,
+            "transformer": "data/models/all-MiniLM-L6-v2/",
+            "seconds": {"0": {"genia_quadratic": 1800.0, "genia_spancat": 1200.0}},
+        },
+    )
+    write(
+        metrics / "transformer" / "study" / "evaluation.json",
+        {
+            "models": {
+                "dgm+dep@pretrained": {"0": {"test_pretrained": scores(0.70)}},
+                "ner@pretrained": {"0": {"test_pretrained": scores(0.69)}},
+            }
+        },
+    )
+    write(
+        metrics / "transformer" / "study" / "speed.json", {"models": {"dgm+dep@pretrained": {"words_per_second": 1234}}}
+    )
+    write(
+        metrics / "nested" / "evaluation.json",  # the CNN: three seeds of the quadratic model
+        {"models": {"genia_quadratic": {"0": scores(0.70), "1": scores(0.72), "2": scores(0.74)}}},
+    )
     output = tmp_path / "report.md"
     transformer_report_command(metrics, models, output)
     text = output.read_text()

@@ -2,13 +2,13 @@
 files laid out like the real data directory, with a few training steps and
 two seeds: each seed's cross-validated first-stage entities and second
 stage in its folder, the evaluation per seed and the report over the seeds."""
+
 import json
 
 import pytest
 import spacy
-from spacy.util import load_config
-
 from corpus_copies import run_workflow, write_ewt, write_gum
+from spacy.util import load_config
 
 
 @pytest.mark.slow
@@ -17,28 +17,48 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     copies = {"train": 6, "dev": 2, "test": 2}
     write_ewt(data, copies)
     write_gum(data, copies)
-    project, done = run_workflow(tmp_path, "two_stage", data, "--vars.two_stage_folds", "2", "--vars.two_stage_steps", "4",
-                                 "--vars.seeds", "0,1")
+    project, done = run_workflow(
+        tmp_path, "two_stage", data, "--vars.two_stage_folds", "2", "--vars.two_stage_steps", "4", "--vars.seeds", "0,1"
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for folder, documents in (("two_stage", 6), ("two_stage_gum", 12)):
         trained = project / "training" / folder
         assert json.loads((trained / "crossval_seconds.json").read_text())["seeds"] == [0, 1]
         for seed in (0, 1):
-            records = [json.loads(line) for line in (trained / f"seed_{seed}" / "first_stage_train.jsonl").read_text().splitlines()]
+            records = [
+                json.loads(line)
+                for line in (trained / f"seed_{seed}" / "first_stage_train.jsonl").read_text().splitlines()
+            ]
             assert [r["document"] for r in records] == list(range(documents))
-            assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {"first.log", "fold0.log", "fold1.log", "second.log"}
+            assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {
+                "first.log",
+                "fold0.log",
+                "fold1.log",
+                "second.log",
+            }
             pipeline = spacy.load(trained / f"seed_{seed}" / "pipeline")
             assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
-            assert load_config(trained / f"seed_{seed}" / "second" / "model-best" / "config.cfg", interpolate=True)["training"]["seed"] == seed
+            assert (
+                load_config(trained / f"seed_{seed}" / "second" / "model-best" / "config.cfg", interpolate=True)[
+                    "training"
+                ]["seed"]
+                == seed
+            )
         assert set(json.loads((trained / "second_seconds.json").read_text())["seconds"]) == {"0", "1"}
     result = json.loads((project / "metrics" / "two_stage" / "evaluation.json").read_text())
     assert result["documents"] == 2 and result["seeds"] == [0, 1]
-    assert set(result["first_stage"]) == set(result["two_stage"]) == set(result["approximate_randomization"]) == {"0", "1"}
+    assert (
+        set(result["first_stage"]) == set(result["two_stage"]) == set(result["approximate_randomization"]) == {"0", "1"}
+    )
     assert all(0 < test["p_value"] <= 1 for test in result["approximate_randomization"].values())
     assert result["speed"]["seed"] == 0 and result["speed"]["time_ratio"] > 1.0
     report = (project / "metrics" / "two_stage" / "report.md").read_text()
     assert "approximate randomization" in report and "over 2 training seeds (0, 1)" in report
     for corpus, documents in (("ewt", 2), ("gum", 4)):
         for split, counts in (("test", "training"), ("test", "training + test"), ("dev", "training")):
-            row = next(line for line in report.splitlines() if line.startswith(f"| {corpus} | {split} | {documents} | {counts} | 0, 1 |"))
+            row = next(
+                line
+                for line in report.splitlines()
+                if line.startswith(f"| {corpus} | {split} | {documents} | {counts} | 0, 1 |")
+            )
             assert row.count(" ± ") == 7  # P/R/F of both stages and their difference

@@ -1,4 +1,5 @@
 """Tiny Docs, a tiny tok2vec and weight copying for the scorer tests."""
+
 import numpy as np
 import pytest
 from spacy.ml.featureextractor import FeatureExtractor

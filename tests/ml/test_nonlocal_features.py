@@ -1,6 +1,7 @@
 """Two-stage non-local majority features (Krishnan & Manning 2006, sec. 4):
 the pure counts and majorities, corpus statistics, the thinc layer
 ``spacy_depner.NonLocalFeatures.v1``, and the UNER reader's whole documents."""
+
 import json
 from pathlib import Path
 
@@ -15,13 +16,13 @@ from spacy.tokens import Span
 from spacy.util import registry
 from thinc.api import Adam, HashEmbed, chain, with_array
 
+from spacy_depner.ml.majority_labels import CorpusStatistics, nonlocal_features
 from spacy_depner.ml.nonlocal_features import (
     build_nonlocal_features,
     configure_nonlocal_features,
     corpus_statistics,
 )
 from spacy_depner.ml.tag_scorer import build_tag_scorer
-from spacy_depner.ml.majority_labels import CorpusStatistics, nonlocal_features
 from spacy_depner.readers.uner import corpus_examples, document_groups, read_uner_corpus
 
 LABELS = ["PER", "LOC", "ORG", "MISC"]
@@ -195,9 +196,10 @@ def test_corpus_statistics_update_and_round_trip():
     copy.update(docs[:1])
     assert CorpusStatistics.from_dict(data) == whole  # from_dict copies by default
     tokens, spans = docs[1]
-    assert nonlocal_features(tokens, spans, LABELS, CorpusStatistics.from_dict(data)).tolist() == nonlocal_features(
-        tokens, spans, LABELS, whole
-    ).tolist()
+    assert (
+        nonlocal_features(tokens, spans, LABELS, CorpusStatistics.from_dict(data)).tolist()
+        == nonlocal_features(tokens, spans, LABELS, whole).tolist()
+    )
     with pytest.raises(ValueError, match="version"):
         CorpusStatistics.from_dict({"tokens": {}})
     with pytest.raises(ValueError, match="lack"):
@@ -299,7 +301,9 @@ def test_layer_output_shape_and_registration(nlp):
     np.testing.assert_allclose(first[DOC_TOKEN], table[DOC_TOKEN * rows_per_column + LOC])
     np.testing.assert_allclose(first[CORPUS_TOKEN], table[CORPUS_TOKEN * rows_per_column + LOC])
     np.testing.assert_allclose(first[DOC_SUPER], table[DOC_SUPER * rows_per_column + 0])
-    np.testing.assert_allclose(first[CORPUS_SUPER], table[CORPUS_SUPER * rows_per_column + ORG])  # in "Bank of Australia"
+    np.testing.assert_allclose(
+        first[CORPUS_SUPER], table[CORPUS_SUPER * rows_per_column + ORG]
+    )  # in "Bank of Australia"
     assert layer.predict([]) == []
 
 
@@ -467,7 +471,11 @@ def test_uner_reader_whole_documents_on_the_tiny_fixture():
     (example,) = corpus_examples(spacy.blank("en").vocab, corpus, "predicted", whole_documents=True)
     assert len(list(example.predicted.sents)) == 3 and len(list(example.reference.sents)) == 3
     assert [(e.text, e.label_) for e in example.reference.ents] == [
-        ("John Smith", "PER"), ("New York", "LOC"), ("Acme Corp", "ORG"), ("Paris", "LOC"), ("Lake Tahoe", "LOC")
+        ("John Smith", "PER"),
+        ("New York", "LOC"),
+        ("Acme Corp", "ORG"),
+        ("Paris", "LOC"),
+        ("Lake Tahoe", "LOC"),
     ]
     # sentences before any newdoc form a document of their own
     corpus.sentences[0].newdoc_id = None

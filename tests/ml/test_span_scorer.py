@@ -2,9 +2,10 @@
 the numba and the ``model.ops`` implementations against a reference written
 from the formula, the mention scorer against the span scorer, gradients, and
 the dependency-parse check."""
+
 import numpy as np
 import pytest
-from scorer_helpers import assert_gradients_match, VOCAB, batch_spans, copy_weights, make_docs, small_tok2vec
+from scorer_helpers import VOCAB, assert_gradients_match, batch_spans, copy_weights, make_docs, small_tok2vec
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import NumpyOps, Ops
@@ -18,6 +19,7 @@ from spacy_depner.ml.span_scorer import (
     numba_span_scores,
     xp_span_scores,
 )
+
 
 def reference_span_scores(token_scores, spans, width_scores, o):
     """score[s, :o] = O[a]; score[s, o+y] = begin[a, y] + end[b, y] +
@@ -131,7 +133,11 @@ def test_mention_scorer_gradients_match_finite_differences(ops):
     assert backprop(weights.astype("f")) is inputs
     embed = next(node for node in model.walk() if node.name == "hashembed")
     output = model.get_ref("output_layer")
-    assert_gradients_match(model, lambda: _loss(model, inputs, weights), ((model, "width_scores"), (output, "W"), (output, "b"), (embed, "E")))
+    assert_gradients_match(
+        model,
+        lambda: _loss(model, inputs, weights),
+        ((model, "width_scores"), (output, "W"), (output, "b"), (embed, "E")),
+    )
 
 
 def test_span_scorer_backprop_is_unchanged_by_the_backend():
@@ -148,7 +154,9 @@ def test_span_scorer_backprop_is_unchanged_by_the_backend():
         (scores, transitions), backprop = model.begin_update(inputs)
         d_scores = np.linspace(-1, 1, scores.size, dtype="f").reshape(scores.shape)
         backprop((d_scores, np.ones_like(transitions)))
-        gradients.append([scores] + [node.get_grad(n) for node in model.walk() for n in node.param_names if node.has_grad(n)])
+        gradients.append(
+            [scores] + [node.get_grad(n) for node in model.walk() for n in node.param_names if node.has_grad(n)]
+        )
     assert len(gradients[0]) == len(gradients[1])
     for a, b in zip(*gradients):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

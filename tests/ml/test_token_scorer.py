@@ -1,5 +1,6 @@
 """``TokenScorer.v1``: per-token scores with no gazetteer and no transitions,
 and ``TagScorer.v1`` built from the same layers."""
+
 import numpy as np
 import pytest
 from scorer_helpers import assert_gradients_match, copy_weights, make_docs, small_tok2vec
@@ -8,7 +9,6 @@ from thinc.api import NumpyOps
 
 from spacy_depner.ml.tag_scorer import build_tag_scorer
 from spacy_depner.ml.token_scorer import build_token_scorer
-
 
 
 def make_token_scorer(docs, n_out=5, **config):

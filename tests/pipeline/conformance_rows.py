@@ -9,6 +9,7 @@ Also the canonical dump of a Doc that "the same output" compares (its
 entities, every span group and the group's scores), and, run as a script,
 ``nlp.pipe(n_process=2)`` under a start method for the multiprocessing
 checks: ``python conformance_rows.py METHOD OUT.json FOLDER...``."""
+
 import json
 import multiprocessing
 import sys
@@ -18,9 +19,15 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 # Texts the checks run: every label of the tiny corpus, new words, a text with no entity.
-TEXTS = ["John Smith visited New York", "Mary lives in Paris", "Lee Ann Womack won Single of the Year award",
-         "Paris loves Mary Smith", "Ada met John Smith in London .", "nothing to see here",
-         "Mary Smith lives in New York and John visited Paris"]
+TEXTS = [
+    "John Smith visited New York",
+    "Mary lives in Paris",
+    "Lee Ann Womack won Single of the Year award",
+    "Paris loves Mary Smith",
+    "Ada met John Smith in London .",
+    "nothing to see here",
+    "Mary Smith lives in New York and John visited Paris",
+]
 
 
 class Row(NamedTuple):
@@ -38,8 +45,10 @@ def dump(doc) -> dict:
     groups = {}
     for key, group in sorted(doc.spans.items()):
         scores = group.attrs.get("scores")
-        groups[key] = {"spans": [[s.start, s.end, s.label_] for s in group],
-                       "scores": None if scores is None else [float(x) for x in np.asarray(scores).ravel()]}
+        groups[key] = {
+            "spans": [[s.start, s.end, s.label_] for s in group],
+            "scores": None if scores is None else [float(x) for x in np.asarray(scores).ravel()],
+        }
     return {"ents": [[e.start, e.end, e.label_] for e in doc.ents], "spans": groups}
 
 
@@ -64,6 +73,7 @@ def dumps(nlp, texts=TEXTS, **kwargs):
 
 # --- building the rows -----------------------------------------------------------------------
 
+
 def tiny_examples(nlp, key: Optional[str] = None):
     """The tiny corpus as Examples: gold in doc.ents, or in the span group ``key``."""
     from test_decoding_settings import nested_example
@@ -72,8 +82,10 @@ def tiny_examples(nlp, key: Optional[str] = None):
     examples = [make_example(nlp, *row) for row in TINY]
     if key is None:
         return examples
-    return [nested_example(nlp, key, eg.reference.text.split(), [(e.start, e.end, e.label_) for e in eg.reference.ents])
-            for eg in examples]
+    return [
+        nested_example(nlp, key, eg.reference.text.split(), [(e.start, e.end, e.label_) for e in eg.reference.ents])
+        for eg in examples
+    ]
 
 
 def train_pipeline(components, make_examples, steps: int):
@@ -101,6 +113,7 @@ def single(factory: str, steps: int = 20, key: Optional[str] = None):
         from test_decoding_settings import CONFIGS
 
         train_pipeline([(factory, CONFIGS[factory])], lambda nlp: tiny_examples(nlp, key), steps).to_disk(folder)
+
     return build
 
 
@@ -129,25 +142,43 @@ def build_listener(folder: Path):
     from tiny_corpus import SMALL_TOK2VEC
 
     nested = {**CONFIGS["nested_ner"], "model": {**CONFIGS["nested_ner"]["model"], "tok2vec": listener()}}
-    train_pipeline([("tok2vec", {"model": SMALL_TOK2VEC}), ("nested_ner", nested)],
-                   lambda nlp: tiny_examples(nlp, "nested_ner"), 20).to_disk(folder)
+    train_pipeline(
+        [("tok2vec", {"model": SMALL_TOK2VEC}), ("nested_ner", nested)],
+        lambda nlp: tiny_examples(nlp, "nested_ner"),
+        20,
+    ).to_disk(folder)
 
 
 def build_ner(folder: Path):
     from tiny_corpus import SMALL_TOK2VEC
 
-    model = {"@architectures": "spacy.TransitionBasedParser.v2", "state_type": "ner", "extra_state_tokens": False,
-             "hidden_width": 32, "maxout_pieces": 2, "use_upper": True, "nO": None, "tok2vec": listener()}
-    train_pipeline([("tok2vec", {"model": SMALL_TOK2VEC}), ("ner", {"model": model})], tiny_examples, 20).to_disk(folder)
+    model = {
+        "@architectures": "spacy.TransitionBasedParser.v2",
+        "state_type": "ner",
+        "extra_state_tokens": False,
+        "hidden_width": 32,
+        "maxout_pieces": 2,
+        "use_upper": True,
+        "nO": None,
+        "tok2vec": listener(),
+    }
+    train_pipeline([("tok2vec", {"model": SMALL_TOK2VEC}), ("ner", {"model": model})], tiny_examples, 20).to_disk(
+        folder
+    )
 
 
 def build_spancat(folder: Path):
     from tiny_corpus import SMALL_TOK2VEC
 
-    model = {"@architectures": "spacy.SpanCategorizer.v1", "tok2vec": SMALL_TOK2VEC,
-             "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 32},
-             "scorer": {"@layers": "spacy.LinearLogistic.v1", "nO": None, "nI": None}}
-    train_pipeline([("spancat", {"spans_key": "sc", "model": model})], lambda nlp: tiny_examples(nlp, "sc"), 40).to_disk(folder)
+    model = {
+        "@architectures": "spacy.SpanCategorizer.v1",
+        "tok2vec": SMALL_TOK2VEC,
+        "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 32},
+        "scorer": {"@layers": "spacy.LinearLogistic.v1", "nO": None, "nI": None},
+    }
+    train_pipeline(
+        [("spancat", {"spans_key": "sc", "model": model})], lambda nlp: tiny_examples(nlp, "sc"), 40
+    ).to_disk(folder)
 
 
 def build_own_data(folder: Path):
@@ -157,9 +188,16 @@ def build_own_data(folder: Path):
     from tiny_corpus import write_tiny_docbin
 
     data = str(write_tiny_docbin(folder.parent / f"{folder.name}.spacy"))
-    train(ROOT / "configs" / "own_data" / "own_data_dgm.cfg", folder.parent / f"{folder.name}_training", overrides={
-        "paths.train": data, "paths.dev": data, "paths.pretrained": str(SM),
-        **training_overrides(folder.parent / f"{folder.name}.jsonl", 12, 12)})
+    train(
+        ROOT / "configs" / "own_data" / "own_data_dgm.cfg",
+        folder.parent / f"{folder.name}_training",
+        overrides={
+            "paths.train": data,
+            "paths.dev": data,
+            "paths.pretrained": str(SM),
+            **training_overrides(folder.parent / f"{folder.name}.jsonl", 12, 12),
+        },
+    )
     (folder.parent / f"{folder.name}_training" / "model-last").rename(folder)
 
 

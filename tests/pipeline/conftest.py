@@ -1,5 +1,6 @@
 """The ``device`` fixture of the transformer-encoder tests (encoder_checks):
 the ops a component runs on."""
+
 import pytest
 from thinc.api import NumpyOps, Ops, set_current_ops
 

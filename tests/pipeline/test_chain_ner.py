@@ -1,20 +1,22 @@
 """The chain_ner component: CRF and perceptron learning, tag constraints,
 gazetteer and dependency features, settings given at load, serialization,
 multiprocessing, bad input."""
+
 import numpy as np
 import pytest
 import spacy
 import srsly
+from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 from spacy_depner.structures.chain import CHAIN
-from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
 
 
 def train(steps=40, model=None, trees=True, **config):
     if model:
         config["model"] = model
     nlp, ner, examples, history = train_component(
-        "chain_ner", config, lambda nlp: [make_example(nlp, *row, trees=trees) for row in TINY], steps)
+        "chain_ner", config, lambda nlp: [make_example(nlp, *row, trees=trees) for row in TINY], steps
+    )
     return nlp, ner, examples, [step["chain_ner"] for step in history]
 
 
@@ -56,8 +58,14 @@ def test_learns_with_dependency_features():
 @pytest.mark.slow
 def test_gazetteer_codes_and_round_trip(tmp_path):
     path = tmp_path / "gazetteer.jsonl"
-    srsly.write_jsonl(path, [{"label": "LOC", "pattern": "new york"}, {"label": "LOC", "pattern": "Paris"},
-                             {"label": "PER", "pattern": "Mary Smith"}])
+    srsly.write_jsonl(
+        path,
+        [
+            {"label": "LOC", "pattern": "new york"},
+            {"label": "LOC", "pattern": "Paris"},
+            {"label": "PER", "pattern": "Mary Smith"},
+        ],
+    )
     nlp, ner, examples, history = train(gazetteer=str(path), trees=False)
     assert nlp.evaluate(examples)["ents_f"] == 1.0
     doc = input_doc(nlp, "Mary Smith left New York for Paris".split())
@@ -85,7 +93,7 @@ def test_decoding_never_breaks_the_tag_constraints(scheme):
     nlp, ner, _, _ = train(steps=0, scheme=scheme)
     rng = np.random.default_rng(0)
     words = [str(w) for w in rng.choice(["Mary", "lives", "in", "Paris", "New", "York", "."], 300)]
-    docs = [input_doc(nlp, words[i:i + 30]) for i in range(0, 300, 30)]
+    docs = [input_doc(nlp, words[i : i + 30]) for i in range(0, 300, 30)]
     batch = ner.read(docs)
     scores = ner.structure_scores(ner.model.predict(ner.model_input(batch)))
     analysis, _ = ner.decode(scores, ner.layout(batch))
@@ -95,13 +103,13 @@ def test_decoding_never_breaks_the_tag_constraints(scheme):
     allowed = CHAIN.allowed_transitions(len(ner.labels), scheme)
     boundary = allowed.shape[0] - 1
     for d in range(len(docs)):
-        sequence = [boundary] + tags[doc_offsets[d]:doc_offsets[d + 1]].tolist() + [boundary]
+        sequence = [boundary] + tags[doc_offsets[d] : doc_offsets[d + 1]].tolist() + [boundary]
         assert all(allowed[a, b] for a, b in zip(sequence, sequence[1:]))
     # the decoded entities are the tags' entities, each inside one Doc
     names = CHAIN.tag_names(list(ner.labels), scheme)
     for first, last, label in prediction.mentions.tolist():
         assert names[tags[first]] in (f"B-{ner.labels[label]}", f"U-{ner.labels[label]}")
-        assert all(names[t] == f"I-{ner.labels[label]}" for t in tags[first + 1:last])
+        assert all(names[t] == f"I-{ner.labels[label]}" for t in tags[first + 1 : last])
         assert np.searchsorted(doc_offsets, first, side="right") == np.searchsorted(doc_offsets, last, side="right")
 
 
@@ -131,7 +139,9 @@ def test_settings_given_at_load(tmp_path):
     assert any(expected)
     nlp.to_disk(tmp_path / "model")
     # loss and gazetteer are settings: given at load, the config and the component show them
-    loaded = spacy.load(tmp_path / "model", config={"components": {"chain_ner": {"loss": "perceptron", "gazetteer": "none.jsonl"}}})
+    loaded = spacy.load(
+        tmp_path / "model", config={"components": {"chain_ner": {"loss": "perceptron", "gazetteer": "none.jsonl"}}}
+    )
     assert loaded.config["components"]["chain_ner"]["loss"] == "perceptron"
     settings = loaded.get_pipe("chain_ner").settings
     assert {key: settings[key] for key in ("loss", "gazetteer")} == {"loss": "perceptron", "gazetteer": "none.jsonl"}
@@ -166,7 +176,9 @@ def test_empty_one_token_and_long_docs():
 
 
 def test_unknown_gold_label_and_bad_settings():
-    nlp = check_unknown_gold_label("chain_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC")
+    nlp = check_unknown_gold_label(
+        "chain_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC"
+    )
     with pytest.raises(ValueError, match="scheme"):
         nlp.add_pipe("chain_ner", name="a", config={"scheme": "IO"})
     with pytest.raises(ValueError, match="loss"):
@@ -197,8 +209,9 @@ def test_each_sentence_is_its_own_chain():
     words = ["Mary", "lives", "in", "New", "York", "now"] * 20
     starts = [i % 4 == 0 for i in range(len(words))]
     tags = ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"] * 20  # "New York" crosses a sentence start every other time
-    crossing = Example(Doc(nlp.vocab, words=words, sent_starts=starts),
-                       Doc(nlp.vocab, words=words, sent_starts=starts, ents=tags))
+    crossing = Example(
+        Doc(nlp.vocab, words=words, sent_starts=starts), Doc(nlp.vocab, words=words, sent_starts=starts, ents=tags)
+    )
     assert any(e.start // 4 != (e.end - 1) // 4 for e in crossing.reference.ents)
     optimizer = nlp.initialize(lambda: [crossing])
     losses = [nlp.update([crossing], sgd=optimizer, losses={})["chain_ner"] for _ in range(30)]

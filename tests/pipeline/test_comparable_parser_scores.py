@@ -2,6 +2,7 @@
 UAS against UD trees (another scheme), with a warning saying why; the usual
 scores against trees of its own labels. Skipped, saying why, where the data
 folder has no en_core_web_sm."""
+
 import os
 import pickle
 import warnings
@@ -15,8 +16,10 @@ from spacy.training import Example
 from spacy_depner.pipeline.comparable_parser_scores import ComparableParserScorer, make_comparable_parser_scores
 
 SM = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
-pytestmark = pytest.mark.skipif(not (SM / "config.cfg").is_file(),
-                                reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
+pytestmark = pytest.mark.skipif(
+    not (SM / "config.cfg").is_file(),
+    reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)",
+)
 WORDS = "John Smith visited New York .".split()
 
 
@@ -33,7 +36,9 @@ def scores_and_warnings(nlp, reference):
 
 
 def test_no_attachment_score_against_trees_of_another_scheme(nlp):
-    ud = Doc(nlp.vocab, words=WORDS, heads=[2, 0, 2, 4, 2, 2], deps=["nsubj", "flat", "root", "compound", "obj", "punct"])
+    ud = Doc(
+        nlp.vocab, words=WORDS, heads=[2, 0, 2, 4, 2, 2], deps=["nsubj", "flat", "root", "compound", "obj", "punct"]
+    )
     scores, messages = scores_and_warnings(nlp, ud)
     assert not {"dep_uas", "dep_las", "dep_las_per_type"} & set(scores)
     assert len(messages) == 1 and "flat, obj" in messages[0] and "another annotation scheme" in messages[0]
@@ -58,8 +63,10 @@ def test_a_component_without_labels_is_named():
 def saved(tmp_path_factory):
     """en_core_web_sm's tok2vec, tagger and parser with the callback in its config, saved."""
     nlp = spacy.load(SM, exclude=["ner", "lemmatizer", "attribute_ruler", "senter"])
-    nlp.config["nlp"]["after_pipeline_creation"] = {"@callbacks": "spacy_depner.comparable_parser_scores.v1",
-                                                    "parser": "parser"}
+    nlp.config["nlp"]["after_pipeline_creation"] = {
+        "@callbacks": "spacy_depner.comparable_parser_scores.v1",
+        "parser": "parser",
+    }
     path = tmp_path_factory.mktemp("sm_parser")
     nlp.to_disk(path)
     return path

@@ -21,6 +21,7 @@ inside their Docs, labels among the component's, scores finite in [0, 1],
 ``doc.ents`` untouched by the span-group components, finite losses and
 parameters.
 """
+
 import os
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional
@@ -28,26 +29,39 @@ from typing import Callable, Dict, List, NamedTuple, Optional
 import numpy as np
 import pytest
 import spacy
+from budgets import cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import fix_random_seed
-
-from budgets import cases
-from spacy_depner.pipeline.entity_pipe import ENTITY_COMPONENTS
 from structures.brute_forest import brute_first_fault
 from tiny_corpus import TINY
 
+from spacy_depner.pipeline.entity_pipe import ENTITY_COMPONENTS
+
 CASES = int(os.environ.get("FUZZ_CASES", cases("component_fuzz")))
 LABELS = ("PER", "LOC")
-TINY_TOK2VEC = {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": None, "width": 8, "depth": 1,
-                "embed_size": 50, "window_size": 1, "maxout_pieces": 2, "subword_features": True}
+TINY_TOK2VEC = {
+    "@architectures": "spacy.HashEmbedCNN.v2",
+    "pretrained_vectors": None,
+    "width": 8,
+    "depth": 1,
+    "embed_size": 50,
+    "window_size": 1,
+    "maxout_pieces": 2,
+    "subword_features": True,
+}
 
 
 def scorer(architecture: str, dependency_features: bool = False) -> dict:
-    return {"@architectures": architecture, "hidden_width": 8, "dependency_features": dependency_features,
-            "dependency_width": 4, "tok2vec": TINY_TOK2VEC}
+    return {
+        "@architectures": architecture,
+        "hidden_width": 8,
+        "dependency_features": dependency_features,
+        "dependency_width": 4,
+        "tok2vec": TINY_TOK2VEC,
+    }
 
 
 class Target(NamedTuple):
@@ -61,18 +75,31 @@ class Target(NamedTuple):
 TARGETS = {
     "dgm_ner": Target("dgm_ner", {"model": scorer("spacy_depner.SpanScorer.v1")}, True, None, False),
     "dgm_ner_dependency_features": Target(
-        "dgm_ner", {"model": scorer("spacy_depner.SpanScorer.v1", True),
-                    "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4}}, True, None, False),
+        "dgm_ner",
+        {
+            "model": scorer("spacy_depner.SpanScorer.v1", True),
+            "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
+        },
+        True,
+        None,
+        False,
+    ),
     "chain_ner": Target("chain_ner", {"model": scorer("spacy_depner.TagScorer.v1")}, False, None, False),
     "nested_ner": Target("nested_ner", {"model": scorer("spacy_depner.MentionScorer.v1")}, False, "nested_ner", True),
     "nested_ner_dgm": Target(
-        "nested_ner", {"model": scorer("spacy_depner.MentionScorer.v1"),
-                       "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None}}, True,
-        "nested_ner", True),
-    "hypergraph_ner": Target("hypergraph_ner", {"model": scorer("spacy_depner.TokenScorer.v1")}, False,
-                             "hypergraph_ner", True),
+        "nested_ner",
+        {
+            "model": scorer("spacy_depner.MentionScorer.v1"),
+            "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
+        },
+        True,
+        "nested_ner",
+        True,
+    ),
+    "hypergraph_ner": Target(
+        "hypergraph_ner", {"model": scorer("spacy_depner.TokenScorer.v1")}, False, "hypergraph_ner", True
+    ),
 }
-
 
 
 def test_every_entity_component_has_a_target():
@@ -269,8 +296,7 @@ def build(target: Target) -> Built:
     component = nlp.add_pipe(target.factory, config=target.config)
     sample = []
     for words, heads, deps, tags in TINY:
-        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps,
-                        ents=[t.replace("MISC", "LOC") for t in tags])
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=[t.replace("MISC", "LOC") for t in tags])
         if target.spans_key is not None:
             reference.spans[target.spans_key] = list(reference.ents)
         sample.append(Example(Doc(nlp.vocab, words=words, heads=heads, deps=deps), reference))

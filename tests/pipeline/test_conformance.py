@@ -15,6 +15,7 @@ check says so).
 
 "The same output" is ``assert_same`` of the canonical dumps: doc.ents and
 every span group as (start, end, label), the group's attrs["scores"] close."""
+
 import copy
 import json
 import os
@@ -26,20 +27,26 @@ from pathlib import Path
 
 import pytest
 import spacy
+from conformance_rows import BY_NAME, ROWS, TEXTS, assert_same, dump, dumps
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import load_model_from_config
+from test_own_data_recipe import SM
 from thinc.api import Config
 
-from conformance_rows import BY_NAME, ROWS, TEXTS, assert_same, dump, dumps
 from spacy_depner.pipeline.entity_pipe import ENTITY_COMPONENTS
-from test_own_data_recipe import SM
 
 HERE = Path(__file__).parent
 OWN_DATA = "own_data_dgm"
 LISTENING = [row.name for row in ROWS if row.listens]
-EDGE = ["", "  \n ", "Paris", "!?! ... ,;: !", " ".join(["Mary lives in Paris and John Smith visited New York ."] * 30),
-        "Mary\n\nSmith lives in\n\nParis , John \n\n visited\n\n New York"]
+EDGE = [
+    "",
+    "  \n ",
+    "Paris",
+    "!?! ... ,;: !",
+    " ".join(["Mary lives in Paris and John Smith visited New York ."] * 30),
+    "Mary\n\nSmith lives in\n\nParis , John \n\n visited\n\n New York",
+]
 
 
 ALL = [row.name for row in ROWS]
@@ -71,8 +78,9 @@ def baseline(saved):
         if name not in cache:
             nlp = spacy.load(saved(name))
             cache[name] = nlp, dumps(nlp)
-            assert any(doc["ents"] or any(g["spans"] for g in doc["spans"].values()) for doc in cache[name][1]), \
+            assert any(doc["ents"] or any(g["spans"] for g in doc["spans"].values()) for doc in cache[name][1]), (
                 f"{name} predicts nothing: the checks would compare nothing"
+            )
         return cache[name]
 
     return get
@@ -180,8 +188,12 @@ def in_processes(saved, tmp_path_factory):
             folders = [str(saved(row)) for row in ALL if row != OWN_DATA or (SM / "config.cfg").is_file()]
             out = tmp_path_factory.mktemp("processes") / f"{method}.json"
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), str(HERE.parents[1])])}
-            subprocess.run([sys.executable, str(HERE / "conformance_rows.py"), method, str(out), *folders],
-                           check=True, env=env, timeout=600)
+            subprocess.run(
+                [sys.executable, str(HERE / "conformance_rows.py"), method, str(out), *folders],
+                check=True,
+                env=env,
+                timeout=600,
+            )
             cache[method] = {Path(folder).name: result for folder, result in json.loads(out.read_text()).items()}
         return cache[method][name]
 
@@ -228,10 +240,13 @@ def test_a_doc_as_input_gives_the_output_of_its_text(name, baseline):
 
 def sourced(names, folder, replace_listeners=()):
     """spacy.blank("en") built from a config that sources ``names`` from ``folder``."""
-    components = {name: {"source": str(folder), **({"replace_listeners": ["model.tok2vec"]} if name in replace_listeners else {})}
-                  for name in names}
-    return load_model_from_config(Config({"nlp": {"lang": "en", "pipeline": list(names)}, "components": components}),
-                                  auto_fill=True)
+    components = {
+        name: {"source": str(folder), **({"replace_listeners": ["model.tok2vec"]} if name in replace_listeners else {})}
+        for name in names
+    }
+    return load_model_from_config(
+        Config({"nlp": {"lang": "en", "pipeline": list(names)}, "components": components}), auto_fill=True
+    )
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -330,11 +345,17 @@ def test_entities_set_before_the_component_are_kept(name, saved):
     for doc in with_ruler(saved(name)).pipe(PRESET_TEXTS):
         preset = [(t.i, t.i + 1, "MISC") for t in doc if t.text == "Paris"]
         assert set(preset) <= {(e.start, e.end, e.label_) for e in doc.ents}
-        assert all(e.end <= start or e.start >= end for e in doc.ents for start, end, _ in preset
-                   if (e.start, e.end) != (start, end))
+        assert all(
+            e.end <= start or e.start >= end
+            for e in doc.ents
+            for start, end, _ in preset
+            if (e.start, e.end) != (start, end)
+        )
 
 
-FLAT_OURS = [row.name for row in ROWS if row.ours and row.factory in ("chain_ner", "dgm_ner") and row.name != "two_stage"]
+FLAT_OURS = [
+    row.name for row in ROWS if row.ours and row.factory in ("chain_ner", "dgm_ner") and row.name != "two_stage"
+]
 
 
 @pytest.mark.parametrize("name", FLAT_OURS)

@@ -7,24 +7,40 @@ window smaller than the Docs. The checks of the spacy-transformers encoder
 (``encoder_checks``: the loss falls, batch sizes, save/load), and a component
 sourced with ``replace_listeners`` from a pipeline with the shared curated
 transformer predicts as it did there."""
+
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from encoder_checks import (
+    COMPONENTS,
+    STRIDE,
+    TINY_BERT,
+    WINDOW,
+    check_trains_round_trips_and_batches,
+    examples_for,
+    inputs,
+    predictions,
+    tiny_wordpiece_vocab,
+    train,
+)
 from thinc.api import Config
 
-from encoder_checks import COMPONENTS, STRIDE, TINY_BERT, WINDOW, check_trains_round_trips_and_batches, \
-    examples_for, inputs, predictions, tiny_wordpiece_vocab, train
-
-pytest.importorskip("spacy_curated_transformers", reason="spacy-curated-transformers is not installed: "
-                                                        "pip install 'spacy-depner[curated-transformers]'")
+pytest.importorskip(
+    "spacy_curated_transformers",
+    reason="spacy-curated-transformers is not installed: pip install 'spacy-depner[curated-transformers]'",
+)
 
 CONFIG_FOLDER = Path(__file__).resolve().parents[2] / "configs" / "transformer"
 # spacy-curated-transformers 0.3 sums the transformer's loss with float() of a one-element array, which NumPy 2.4
 # refuses (TypeError): fine-tuning it needs numpy<2.4, as the curated-transformers extra pins
-fine_tunes = pytest.mark.xfail(tuple(map(int, np.__version__.split(".")[:2])) >= (2, 4), raises=TypeError,
-                               strict=True, reason="spacy-curated-transformers 0.3 does not fine-tune on NumPy >= 2.4")
+fine_tunes = pytest.mark.xfail(
+    tuple(map(int, np.__version__.split(".")[:2])) >= (2, 4),
+    raises=TypeError,
+    strict=True,
+    reason="spacy-curated-transformers 0.3 does not fine-tune on NumPy >= 2.4",
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +60,21 @@ def curated_pipeline(config_name: str, vocab: Path):
     fix_random_seed(0)
     config = Config().from_disk(CONFIG_FOLDER / f"curated_{config_name}.cfg", interpolate=False)
     model = config["components"]["transformer"]["model"]
-    model.update({**TINY_BERT, "vocab_size": len(tiny_wordpiece_vocab()),
-                  "model_max_length": TINY_BERT["max_position_embeddings"]})
+    model.update(
+        {
+            **TINY_BERT,
+            "vocab_size": len(tiny_wordpiece_vocab()),
+            "model_max_length": TINY_BERT["max_position_embeddings"],
+        }
+    )
     model["with_spans"].update({"window": WINDOW, "stride": STRIDE})
-    config["initialize"]["components"]["transformer"] = {"piecer_loader": {
-        "@model_loaders": "spacy-curated-transformers.WordpieceLoader.v1", "path": str(vocab), "lowercase": True}}
+    config["initialize"]["components"]["transformer"] = {
+        "piecer_loader": {
+            "@model_loaders": "spacy-curated-transformers.WordpieceLoader.v1",
+            "path": str(vocab),
+            "lowercase": True,
+        }
+    }
     config["nlp"]["tokenizer"] = {"@tokenizers": "spacy.Tokenizer.v1"}
     return load_model_from_config(config.interpolate(), auto_fill=True, validate=True)
 
@@ -74,19 +100,27 @@ def test_each_component_listens_to_the_configs_curated_transformer_and_predicts(
 @fine_tunes
 @pytest.mark.parametrize("device", ["cpu", "gpu"], indirect=True)
 @pytest.mark.parametrize("config_name,component,key", COMPONENTS)
-def test_trains_round_trips_and_batches_on_a_curated_transformer(config_name, component, key, wordpiece_vocab,
-                                                                 device, tmp_path):
+def test_trains_round_trips_and_batches_on_a_curated_transformer(
+    config_name, component, key, wordpiece_vocab, device, tmp_path
+):
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes(wordpiece_vocab.read_bytes())
     # the saved pipeline carries its own piece encoder: the vocabulary file is deleted before loading it
-    check_trains_round_trips_and_batches(curated_pipeline(config_name, vocab), component, key, device,
-                                         tmp_path / "pipeline", forget=lambda: os.remove(vocab))
+    check_trains_round_trips_and_batches(
+        curated_pipeline(config_name, vocab),
+        component,
+        key,
+        device,
+        tmp_path / "pipeline",
+        forget=lambda: os.remove(vocab),
+    )
 
 
 @fine_tunes
 @pytest.mark.parametrize("config_name,component,key", COMPONENTS)
-def test_a_component_sourced_with_replaced_listeners_predicts_as_in_its_pipeline(config_name, component, key,
-                                                                                 wordpiece_vocab, tmp_path):
+def test_a_component_sourced_with_replaced_listeners_predicts_as_in_its_pipeline(
+    config_name, component, key, wordpiece_vocab, tmp_path
+):
     """``replace_listeners = ["model.tok2vec"]``: the sourced component gets
     its own copy of the shared curated transformer, and its spans and scores
     are those of the pipeline it came from, also once saved and loaded."""
@@ -104,7 +138,7 @@ def test_a_component_sourced_with_replaced_listeners_predicts_as_in_its_pipeline
         [components]
 
         [components.{component}]
-        source = "{tmp_path / 'shared'}"
+        source = "{tmp_path / "shared"}"
         replace_listeners = ["model.tok2vec"]
         """)
     alone = load_model_from_config(config, auto_fill=True, validate=True)

@@ -3,17 +3,17 @@
 clear errors for bad values, what each does to the output, and their life
 through to_disk / spacy.load overrides, on tiny trained models of dgm_ner,
 chain_ner, nested_ner and hypergraph_ner."""
+
 import math
 import os
 
 import numpy as np
-import srsly
 import pytest
 import spacy
+import srsly
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from thinc.api import Model
-
 from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example, train_component
 
 # words, mentions (start, end exclusive, label): nested, and overlapping of two types
@@ -26,13 +26,20 @@ NESTED = [
 FLAT = ("dgm_ner", "chain_ner")
 NAMES = ("dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner")
 CONFIGS = {
-    "dgm_ner": {"suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
-                "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}},
+    "dgm_ner": {
+        "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 4},
+        "model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC},
+    },
     "chain_ner": {"model": {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}},
-    "nested_ner": {"ents": "outermost",
-                   "model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}},
-    "hypergraph_ner": {"ents": "outermost", "mention_penalty": 0.3,
-                       "model": {"@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 32, "tok2vec": SMALL_TOK2VEC}},
+    "nested_ner": {
+        "ents": "outermost",
+        "model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC},
+    },
+    "hypergraph_ner": {
+        "ents": "outermost",
+        "mention_penalty": 0.3,
+        "model": {"@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 32, "tok2vec": SMALL_TOK2VEC},
+    },
 }
 DEFAULTS = {"temperature": 1.0, "threshold": 0.0, "decoding": "map", "posterior_penalty": 0.5}
 
@@ -103,11 +110,19 @@ def test_defaults_are_in_the_config_and_the_settings(name):
 
 
 BAD = [
-    ("temperature", 0.0, "must be > 0"), ("temperature", -1.0, "must be > 0"), ("temperature", float("nan"), "finite"),
-    ("temperature", float("inf"), "finite"), ("temperature", "hot", "finite"), ("temperature", True, "finite"),
-    ("threshold", -0.1, r"\[0, 1\]"), ("threshold", 1.5, r"\[0, 1\]"), ("threshold", float("nan"), "finite"),
-    ("decoding", "mbr", "posterior"), ("decoding", None, "posterior"),
-    ("posterior_penalty", -0.5, ">= 0"), ("posterior_penalty", float("inf"), "finite"),
+    ("temperature", 0.0, "must be > 0"),
+    ("temperature", -1.0, "must be > 0"),
+    ("temperature", float("nan"), "finite"),
+    ("temperature", float("inf"), "finite"),
+    ("temperature", "hot", "finite"),
+    ("temperature", True, "finite"),
+    ("threshold", -0.1, r"\[0, 1\]"),
+    ("threshold", 1.5, r"\[0, 1\]"),
+    ("threshold", float("nan"), "finite"),
+    ("decoding", "mbr", "posterior"),
+    ("decoding", None, "posterior"),
+    ("posterior_penalty", -0.5, ">= 0"),
+    ("posterior_penalty", float("inf"), "finite"),
 ]
 
 
@@ -153,7 +168,9 @@ def test_temperature_divides_every_score_the_model_returns(name, temperature, tr
 
     def divided(_, X, is_train):
         output = model.predict(X)
-        return (tuple(part / temperature for part in output) if isinstance(output, tuple) else output / temperature), None
+        return (
+            tuple(part / temperature for part in output) if isinstance(output, tuple) else output / temperature
+        ), None
 
     monkeypatch.setattr(pipe, "model", Model("divided", divided, attrs=dict(model.attrs)))
     settings = {"temperature": 1.0}
@@ -167,7 +184,9 @@ def test_map_spans_do_not_change_with_temperature_but_marginals_sharpen(name, tr
     nlp = trained(name)
     outputs = {t: annotate(nlp, name, temperature=t) for t in (0.2, 1.0, 5.0)}
     assert span_set(outputs[0.2]) == span_set(outputs[1.0]) == span_set(outputs[5.0])
-    assert [ents for ents, _ in outputs[0.2]] == [ents for ents, _ in outputs[1.0]] == [ents for ents, _ in outputs[5.0]]
+    assert (
+        [ents for ents, _ in outputs[0.2]] == [ents for ents, _ in outputs[1.0]] == [ents for ents, _ in outputs[5.0]]
+    )
     mean = {t: np.mean([s[3] for _, spans in out for s in spans]) for t, out in outputs.items()}
     assert sum(len(spans) for _, spans in outputs[1.0]) > 0
     assert mean[0.2] > mean[1.0] > mean[5.0]
@@ -240,8 +259,10 @@ def all_flat_marginals(nlp, name, docs):
     mentions, values = pipe.structure.marginals(scores, pipe.layout(batch), **pipe.structure_options()).mentions(-1.0)
     spans, columns = mentions[:, :2], mentions[:, 2]
     doc_of = np.searchsorted(offsets, spans[:, 0], side="right") - 1
-    return {(int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
-            for d, (a, b), k, v in zip(doc_of, spans, columns, values)}
+    return {
+        (int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
+        for d, (a, b), k, v in zip(doc_of, spans, columns, values)
+    }
 
 
 @pytest.mark.parametrize("name", FLAT)
@@ -277,7 +298,7 @@ def test_posterior_penalty_trades_recall_for_precision(name, trained):
 
 def test_hypergraph_posterior_decoding_needs_a_model_without_heads():
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="heads = true and decoding = \"posterior\""):
+    with pytest.raises(ValueError, match='heads = true and decoding = "posterior"'):
         nlp.add_pipe("hypergraph_ner", config={"heads": True, "decoding": "posterior"})
 
 
@@ -315,14 +336,26 @@ def test_spacy_train_with_posterior_decoding_in_the_config(tmp_path):
     if not (pretrained / "config.cfg").is_file():  # the own-data configs take its tokenizer and vocab
         pytest.skip(f"no en_core_web_sm at {pretrained} (set DEPNER_DATA to the data folder that has models/)")
     nlp = spacy.blank("en")
-    docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(root / "tests/data/nested_genia.jsonl"), "nested_ner")]
+    docs = [
+        eg.reference
+        for eg in genia_examples(nlp.vocab, read_genia(root / "tests/data/nested_genia.jsonl"), "nested_ner")
+    ]
     DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
     data = str(tmp_path / "mentions.spacy")
-    train(root / "configs" / "own_data" / "own_data_nested.cfg", tmp_path / "out", overrides={
-        "paths.train": data, "paths.dev": data, "paths.pretrained": str(pretrained), "training.max_steps": 30,
-        "training.eval_frequency": 15,
-        "components.nested_ner.decoding": "posterior", "components.nested_ner.posterior_penalty": 0.4,
-        "components.nested_ner.threshold": 0.45})
+    train(
+        root / "configs" / "own_data" / "own_data_nested.cfg",
+        tmp_path / "out",
+        overrides={
+            "paths.train": data,
+            "paths.dev": data,
+            "paths.pretrained": str(pretrained),
+            "training.max_steps": 30,
+            "training.eval_frequency": 15,
+            "components.nested_ner.decoding": "posterior",
+            "components.nested_ner.posterior_penalty": 0.4,
+            "components.nested_ner.threshold": 0.45,
+        },
+    )
     trained = spacy.load(tmp_path / "out" / "model-last")
     settings = trained.get_pipe("nested_ner").settings
     assert (settings["decoding"], settings["posterior_penalty"], settings["threshold"]) == ("posterior", 0.4, 0.45)

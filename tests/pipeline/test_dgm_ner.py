@@ -1,13 +1,12 @@
 """The dgm_ner component: learning, serialization, multiprocessing, bad input."""
+
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import spacy
-
 from tiny_corpus import SMALL_TOK2VEC, TINY, check_unknown_gold_label, input_doc, make_example, train_component
-
 
 SUGGESTERS = {
     "dgm": {"@misc": "spacy_depner.dgm_suggester.v1"},
@@ -21,7 +20,8 @@ def train(structure="dgm", steps=40, model=None, max_length=None, **config):
     if model:
         cfg["model"] = model
     nlp, ner, examples, history = train_component(
-        "dgm_ner", cfg, lambda nlp: [make_example(nlp, *row) for row in TINY], steps)
+        "dgm_ner", cfg, lambda nlp: [make_example(nlp, *row) for row in TINY], steps
+    )
     return nlp, ner, examples, [step["dgm_ner"] for step in history]
 
 
@@ -142,7 +142,9 @@ def test_max_length_bounds_entities():
 
 
 def test_unknown_gold_label_is_a_clear_error():
-    check_unknown_gold_label("dgm_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC")
+    check_unknown_gold_label(
+        "dgm_ner", {}, lambda nlp: [make_example(nlp, *row) for row in TINY], ["PER", "LOC"], "MISC"
+    )
 
 
 def test_gold_outside_lattice_is_counted_and_added():
@@ -170,7 +172,10 @@ def test_bad_settings():
     for value in (0, -1):
         with pytest.raises(ValueError, match="max_sentence_length of 'third' must be a positive integer or null"):
             nlp.add_pipe("dgm_ner", name="third", config={"max_sentence_length": value})
-    assert nlp.add_pipe("dgm_ner", name="fourth", config={"max_sentence_length": None}).settings["max_sentence_length"] is None
+    assert (
+        nlp.add_pipe("dgm_ner", name="fourth", config={"max_sentence_length": None}).settings["max_sentence_length"]
+        is None
+    )
 
 
 @pytest.mark.slow
@@ -206,8 +211,11 @@ def test_settings_given_at_load_take_effect(tmp_path):
     docs = fresh_docs(nlp)
     trained = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe([d.copy() for d in docs])]
     assert any(e[1] - e[0] > 1 for ents in trained for e in ents)
-    config = {"scores": False, "spans_key": "flat",
-              "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 1}}
+    config = {
+        "scores": False,
+        "spans_key": "flat",
+        "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 1},
+    }
     loaded = spacy.load(tmp_path / "model", config={"components": {"dgm_ner": config}})
     assert loaded.config["components"]["dgm_ner"]["spans_key"] == "flat"
     assert loaded.config["components"]["dgm_ner"]["scores"] is False
@@ -247,10 +255,12 @@ def test_chains_cut_at_every_sentence_start_no_span_crosses():
         spans = np.array(sorted(spans, key=lambda s: (s[1], s[0])), dtype=np.int64).reshape(-1, 2)
         lattice = layout(spans, chain_offsets(spans, doc_offsets, sentence_offsets))
         span_offsets, offsets = lattice.span_offsets, lattice.offsets
-        expected = sorted({b for b in cuts if not any(f < b <= l for f, l in spans.tolist())} | set(doc_offsets.tolist()))
+        expected = sorted(
+            {b for b in cuts if not any(f < b <= l for f, l in spans.tolist())} | set(doc_offsets.tolist())
+        )
         assert offsets.tolist() == expected
         for c in range(len(expected) - 1):
-            inside = spans[span_offsets[c]:span_offsets[c + 1]]
+            inside = spans[span_offsets[c] : span_offsets[c + 1]]
             assert ((inside >= expected[c]) & (inside < expected[c + 1])).all()
         assert span_offsets[-1] == spans.shape[0]
 
@@ -265,10 +275,13 @@ def test_a_doc_of_sentences_is_decoded_sentence_by_sentence():
 
     nlp, ner, _, _ = train(steps=30)
     offsets = np.cumsum([0] + [len(words) for words, _, _, _ in TINY])
-    doc = Doc(nlp.vocab, words=[w for words, _, _, _ in TINY for w in words],
-              heads=[h + o for (_, heads, _, _), o in zip(TINY, offsets) for h in heads],
-              deps=[d for _, _, deps, _ in TINY for d in deps],
-              sent_starts=[i == 0 for words, _, _, _ in TINY for i in range(len(words))])
+    doc = Doc(
+        nlp.vocab,
+        words=[w for words, _, _, _ in TINY for w in words],
+        heads=[h + o for (_, heads, _, _), o in zip(TINY, offsets) for h in heads],
+        deps=[d for _, _, deps, _ in TINY for d in deps],
+        sent_starts=[i == 0 for words, _, _, _ in TINY for i in range(len(words))],
+    )
     batch = ner.read([doc])
     scores, transitions = (ner.model.ops.to_numpy(x) for x in ner.model.predict(([doc], batch.spans)))
     marginals = ner.structure.marginals((scores, transitions), ner.layout(batch)).scores[0]

@@ -9,11 +9,11 @@ range: the model has diverged". ``predict`` with ``scores = false`` only
 decodes the MAP, which is right at any magnitude, so it still answers. NaN weights give the
 structures' "must be finite" error at predict and update alike.
 """
+
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Span
-
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example
 
 DIVERGED = "scores out of range: the model has diverged"

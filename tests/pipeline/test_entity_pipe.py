@@ -1,11 +1,11 @@
 """The contract every entity component shares (pipeline/entity_pipe.py):
 explicit initialized state, and clear errors for a missing or corrupt cfg."""
+
 import pytest
 import spacy
 import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
-
 from tiny_corpus import TINY
 
 FACTORIES = ["dgm_ner", "nested_ner", "hypergraph_ner", "chain_ner"]
@@ -82,7 +82,9 @@ def test_initialize_samples_the_trees_of_annotating_components(annotating):
     parser is an annotating component, and cannot be otherwise."""
     nlp = spacy.blank("en")
     nlp.add_pipe("parser")
-    nlp.add_pipe("dgm_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "dependency_features": True}})
+    nlp.add_pipe(
+        "dgm_ner", config={"model": {"@architectures": "spacy_depner.SpanScorer.v1", "dependency_features": True}}
+    )
     if annotating:
         nlp.config["training"]["annotating_components"] = ["parser"]
     examples = []

@@ -3,6 +3,7 @@ equal to the projection of ``doc.spans[key]`` computed here from its
 definition (outermost: pairwise containment, then spaCy's ``filter_spans``;
 most_probable: every disjoint subset enumerated), shown by displaCy, scored
 by spaCy's entity scores, set at load, validated; and ``displacy_options``."""
+
 import itertools
 import re
 
@@ -13,11 +14,11 @@ from spacy import displacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import filter_spans
+from tiny_corpus import SMALL_TOK2VEC, train_component
 
 from spacy_depner import displacy_options
 from spacy_depner.pipeline.display import PALETTE
 from spacy_depner.pipeline.entity_pipe import Prediction
-from tiny_corpus import SMALL_TOK2VEC, train_component
 
 KEY = "nested_ner"
 MODEL = {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}
@@ -37,8 +38,11 @@ NESTED = [
 def outermost_view(spans, scores, labels):
     """The spans inside no other; one range with several labels: the more
     probable, then the first label; then spaCy's filter_spans (longest first)."""
-    outer = [(s, p) for s, p in zip(spans, scores)
-             if not any(o.start <= s.start and s.end <= o.end and (o.start, o.end) != (s.start, s.end) for o in spans)]
+    outer = [
+        (s, p)
+        for s, p in zip(spans, scores)
+        if not any(o.start <= s.start and s.end <= o.end and (o.start, o.end) != (s.start, s.end) for o in spans)
+    ]
     best = {}
     for s, p in outer:
         key = (s.start, s.end)
@@ -50,13 +54,19 @@ def outermost_view(spans, scores, labels):
 def most_probable_view(spans, scores):
     """The disjoint subset with the largest (sum of scores, tokens covered),
     by enumeration; every subset reaching the optimum."""
+
     def disjoint(subset):
         return all(a.end <= b.start or b.end <= a.start for a, b in itertools.combinations(subset, 2))
 
-    scored = [((sum(float(p) for _, p in subset), sum(len(s) for s, _ in subset)),
-               sorted((s.start, s.end, s.label_) for s, _ in subset))
-              for size in range(len(spans) + 1) for subset in itertools.combinations(list(zip(spans, scores)), size)
-              if disjoint([s for s, _ in subset])]
+    scored = [
+        (
+            (sum(float(p) for _, p in subset), sum(len(s) for s, _ in subset)),
+            sorted((s.start, s.end, s.label_) for s, _ in subset),
+        )
+        for size in range(len(spans) + 1)
+        for subset in itertools.combinations(list(zip(spans, scores)), size)
+        if disjoint([s for s, _ in subset])
+    ]
     best = max(key for key, _ in scored)
     return [found for key, found in scored if key == best]
 
@@ -88,8 +98,11 @@ def make_example(nlp, words, found):
     """Gold mentions in doc.spans[KEY] and their outermost ones in doc.ents."""
     reference = Doc(nlp.vocab, words=words)
     reference.spans[KEY] = [Span(reference, s, e, label=label) for s, e, label in found]
-    reference.ents = [Span(reference, s, e, label=label) for s, e, label in found
-                      if not any(o[0] <= s and e <= o[1] and (o[0], o[1]) != (s, e) for o in found)]
+    reference.ents = [
+        Span(reference, s, e, label=label)
+        for s, e, label in found
+        if not any(o[0] <= s and e <= o[1] and (o[0], o[1]) != (s, e) for o in found)
+    ]
     return Example(Doc(nlp.vocab, words=words), reference)
 
 
@@ -100,8 +113,11 @@ def fresh_docs(nlp):
 @pytest.fixture(scope="module")
 def nested(tmp_path_factory):
     nlp, ner, examples, _ = train_component(
-        KEY, {"model": MODEL, "structure": "cyk", "ents": "outermost"},
-        lambda nlp: [make_example(nlp, *row) for row in NESTED], 40)
+        KEY,
+        {"model": MODEL, "structure": "cyk", "ents": "outermost"},
+        lambda nlp: [make_example(nlp, *row) for row in NESTED],
+        40,
+    )
     path = tmp_path_factory.mktemp("flat") / "model"
     nlp.to_disk(path)
     return nlp, ner, examples, path
@@ -117,7 +133,11 @@ def test_outermost_view_is_written_scored_and_shown(nested):
     assert ents_of(docs[0]) == [(0, 5, "FAC")] and ents_of(docs[1]) == [(0, 1, "PER"), (3, 6, "ORG")]
     # spaCy's entity scores beside the span scores; one reference entity fewer: P = 3/4
     scores = nlp.evaluate(examples)
-    assert scores[f"spans_{KEY}_f"] == 1.0 and scores["ents_f"] == 1.0 and set(scores["ents_per_type"]) == {"FAC", "PER", "ORG", "LOC"}
+    assert (
+        scores[f"spans_{KEY}_f"] == 1.0
+        and scores["ents_f"] == 1.0
+        and set(scores["ents_per_type"]) == {"FAC", "PER", "ORG", "LOC"}
+    )
     fewer = [make_example(nlp, *row) for row in NESTED]
     fewer[1].reference.ents = [fewer[1].reference.ents[0]]
     scores = nlp.evaluate(fewer)
@@ -150,7 +170,7 @@ def test_the_view_is_set_at_load(nested):
     docs = list(none.pipe(fresh_docs(none)))
     assert all(len(doc.spans[KEY]) and not doc.ents for doc in docs)
     assert "ents_f" not in none.evaluate([make_example(none, *row) for row in NESTED])
-    with pytest.raises(ValueError, match="ents = \"most_probable\" and scores = false"):
+    with pytest.raises(ValueError, match='ents = "most_probable" and scores = false'):
         spacy.load(path, config={"components": {KEY: {"ents": "most_probable", "scores": False}}})
     with pytest.raises(ValueError, match="Unknown ents 'flat'"):
         spacy.load(path, config={"components": {KEY: {"ents": "flat"}}})
@@ -168,7 +188,9 @@ def test_displacy_options_colour_each_label(nested):
     assert {label for _, label in shown} == {s.label_ for doc in docs for s in doc.spans[KEY]}
     assert all(colour == options["colors"][label] for colour, label in shown)
     ent_html = displacy.render(docs, style="ent", options=options)
-    shown = re.findall(r'<mark class="entity" style="background: (#[0-9a-f]{6});.*?<span[^>]*>(\w+)</span>', ent_html, re.S)
+    shown = re.findall(
+        r'<mark class="entity" style="background: (#[0-9a-f]{6});.*?<span[^>]*>(\w+)</span>', ent_html, re.S
+    )
     assert {label for _, label in shown} == {e.label_ for doc in docs for e in doc.ents}
     assert all(colour == options["colors"][label] for colour, label in shown)
 
@@ -180,21 +202,30 @@ def test_displacy_options_colour_each_label(nested):
 
 def hypergraph(ents, scores=True):
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("hypergraph_ner", config={"ents": ents, "scores": scores, "model": {
-        "@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 8, "tok2vec": SMALL_TOK2VEC}})
+    ner = nlp.add_pipe(
+        "hypergraph_ner",
+        config={
+            "ents": ents,
+            "scores": scores,
+            "model": {"@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 8, "tok2vec": SMALL_TOK2VEC},
+        },
+    )
     doc = Doc(nlp.vocab, words=["Paris"])
     ner.initialize(lambda: [Example(doc, doc)], nlp=nlp, labels=["LOC", "ORG", "FAC"])
     return nlp, ner
 
 
-@pytest.mark.parametrize("ents, probabilities, expected", [
-    # (0, 1) is LOC and ORG; FAC (1, 2) crosses it, as long and later; LOC (3, 3)
-    ("outermost", [0.4, 0.6, 0.5, 0.9], [(0, 2, "ORG"), (3, 4, "LOC")]),
-    ("outermost", [0.5, 0.5, 0.9, 0.9], [(0, 2, "LOC"), (3, 4, "LOC")]),  # equal probabilities: the first label
-    ("outermost", None, [(0, 2, "LOC"), (3, 4, "LOC")]),
-    ("most_probable", [0.4, 0.6, 0.5, 0.9], [(0, 2, "ORG"), (3, 4, "LOC")]),
-    ("most_probable", [0.4, 0.3, 0.8, 0.1], [(1, 3, "FAC"), (3, 4, "LOC")]),
-])
+@pytest.mark.parametrize(
+    "ents, probabilities, expected",
+    [
+        # (0, 1) is LOC and ORG; FAC (1, 2) crosses it, as long and later; LOC (3, 3)
+        ("outermost", [0.4, 0.6, 0.5, 0.9], [(0, 2, "ORG"), (3, 4, "LOC")]),
+        ("outermost", [0.5, 0.5, 0.9, 0.9], [(0, 2, "LOC"), (3, 4, "LOC")]),  # equal probabilities: the first label
+        ("outermost", None, [(0, 2, "LOC"), (3, 4, "LOC")]),
+        ("most_probable", [0.4, 0.6, 0.5, 0.9], [(0, 2, "ORG"), (3, 4, "LOC")]),
+        ("most_probable", [0.4, 0.3, 0.8, 0.1], [(1, 3, "FAC"), (3, 4, "LOC")]),
+    ],
+)
 def test_one_span_two_labels_and_crossing_spans(ents, probabilities, expected):
     nlp, ner = hypergraph(ents, scores=probabilities is not None)
     docs = [Doc(nlp.vocab, words="New York Times Square".split()), Doc(nlp.vocab, words=["Paris"])]
@@ -244,7 +275,7 @@ def test_displacy_options_from_labels_and_pipelines():
 
 def relative_luminance(colour: str) -> float:
     """WCAG 2's relative luminance of a #rrggbb colour."""
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 

@@ -5,11 +5,11 @@ spaCy's ``ner`` keeps them, and the rest is the exact conditional analysis
 tests/structures/test_partial.py); ``overwrite_ents = true`` replaces them;
 no entity or mention ever holds a whitespace token, even from a model
 trained to tag whitespace."""
+
 import pytest
 import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-
 from test_decoding_settings import CONFIGS, FLAT, NAMES, examples_of
 from tiny_corpus import train_component
 
@@ -98,14 +98,23 @@ def test_conditioning_changes_the_neighbours_as_the_conditional_analysis_does(tr
     nlp = trained(name)
     pipe = nlp.get_pipe(name)
     words = ["Mary", "lives", "in", "Paris"]
-    doc = Doc(nlp.vocab, words=words + ["John", "Smith", "visited", "New", "York"],
-              sent_starts=[True, False, False, False, True, False, False, False, False])
+    doc = Doc(
+        nlp.vocab,
+        words=words + ["John", "Smith", "visited", "New", "York"],
+        sent_starts=[True, False, False, False, True, False, False, False, False],
+    )
     free = nlp(doc.copy())
     given = doc.copy()
     given.set_ents([Span(given, 1, 3, "LOC")])  # "lives in" as LOC
     out = nlp(given)
-    free_scores = dict(zip([(s.start, s.end, s.label_) for s in free.spans[pipe.spans_key]], free.spans[pipe.spans_key].attrs["scores"]))
-    out_scores = dict(zip([(s.start, s.end, s.label_) for s in out.spans[pipe.spans_key]], out.spans[pipe.spans_key].attrs["scores"]))
+    free_scores = dict(
+        zip(
+            [(s.start, s.end, s.label_) for s in free.spans[pipe.spans_key]], free.spans[pipe.spans_key].attrs["scores"]
+        )
+    )
+    out_scores = dict(
+        zip([(s.start, s.end, s.label_) for s in out.spans[pipe.spans_key]], out.spans[pipe.spans_key].attrs["scores"])
+    )
     assert out_scores[(1, 3, "LOC")] == 1.0
     for span in [(4, 6, "PER"), (7, 9, "LOC")]:  # the second sentence is its own chain: unchanged
         assert span in free_scores and abs(free_scores[span] - out_scores[span]) < 1e-6
@@ -124,7 +133,7 @@ def test_overwrite_ents_replaces_what_the_doc_had(trained, name):
     finally:
         nlp.get_pipe(name).settings["overwrite_ents"] = False
     assert (4, 5, "ORG") not in [(e.start, e.end, e.label_) for e in replaced.ents]
-    assert mentions_of(replaced, 'none')[1] == mentions_of(nlp(text_doc(nlp)), 'none')[1]
+    assert mentions_of(replaced, "none")[1] == mentions_of(nlp(text_doc(nlp)), "none")[1]
 
 
 def test_an_entity_ruler_before_the_component(trained, tmp_path):
@@ -133,7 +142,10 @@ def test_an_entity_ruler_before_the_component(trained, tmp_path):
     ruler.add_patterns([{"label": "ORG", "pattern": "Paris"}, {"label": "PER", "pattern": "New York"}])
     try:
         doc = nlp(" ".join(w for w in TEXT_WORDS if w != SPACE))
-        assert [(e.text, e.label_) for e in doc.ents if e.text in ("Paris", "New York")] == [("Paris", "ORG"), ("New York", "PER")]
+        assert [(e.text, e.label_) for e in doc.ents if e.text in ("Paris", "New York")] == [
+            ("Paris", "ORG"),
+            ("New York", "PER"),
+        ]
         nlp.to_disk(tmp_path)
         loaded = spacy.load(tmp_path)
         assert [(e.text, e.label_) for e in loaded(doc.text).ents] == [(e.text, e.label_) for e in doc.ents]

@@ -1,12 +1,12 @@
 """The hypergraph_ner component: learning overlapping and nested mentions,
 the mention penalty, settings given at load, serialization, multiprocessing,
 bad input."""
+
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-
 from tiny_corpus import SMALL_TOK2VEC, check_unknown_gold_label, train_component
 
 KEY = "hypergraph_ner"
@@ -27,8 +27,9 @@ def make_example(nlp, words, found):
 
 
 def train(steps=60, **config):
-    return train_component("hypergraph_ner", {"model": MODEL, **config},
-                           lambda nlp: [make_example(nlp, *row) for row in CORPUS], steps)
+    return train_component(
+        "hypergraph_ner", {"model": MODEL, **config}, lambda nlp: [make_example(nlp, *row) for row in CORPUS], steps
+    )
 
 
 def mentions(docs):
@@ -151,7 +152,9 @@ def test_round_trips_and_multiprocessing(trained, tmp_path):
 def test_get_loss_has_spacy_shape_and_its_gradient_is_exact():
     """get_loss(examples, scores): scores is the model's output; d_scores is the
     finite-difference gradient of the loss."""
-    _, ner, examples, _ = train_component(KEY, {"model": MODEL}, lambda nlp: [make_example(nlp, *row) for row in CORPUS[:2]], 0)
+    _, ner, examples, _ = train_component(
+        KEY, {"model": MODEL}, lambda nlp: [make_example(nlp, *row) for row in CORPUS[:2]], 0
+    )
     scores = ner.model.predict([eg.predicted for eg in examples])
     loss, d_scores = ner.get_loss(examples, scores)
     assert d_scores.shape == scores.shape and loss > 0
@@ -178,13 +181,17 @@ def test_empty_one_token_and_long_docs(trained):
     # one 5,005-token sentence: away from its ends every window of 7 tokens looks
     # the same, so the mentions repeat with the text, period by period
     doc = ner(Doc(nlp.vocab, words=words))
-    periods = [sorted((s.start - 7 * k, s.end - s.start, s.label_) for s in doc.spans[KEY] if 7 * k <= s.start < 7 * k + 7)
-               for k in range(10, 705)]
+    periods = [
+        sorted((s.start - 7 * k, s.end - s.start, s.label_) for s in doc.spans[KEY] if 7 * k <= s.start < 7 * k + 7)
+        for k in range(10, 705)
+    ]
     assert periods[0] and all(period == periods[0] for period in periods)
 
 
 def test_unknown_label_and_missing_parse_with_dependency_features():
-    check_unknown_gold_label(KEY, {"model": MODEL}, lambda nlp: [make_example(nlp, *row) for row in CORPUS], ["ORG", "LOC"], "FAC")
+    check_unknown_gold_label(
+        KEY, {"model": MODEL}, lambda nlp: [make_example(nlp, *row) for row in CORPUS], ["ORG", "LOC"], "FAC"
+    )
     dep = spacy.blank("en").add_pipe("hypergraph_ner", config={"model": {**MODEL, "dependency_features": True}})
     parsed = Doc(dep.vocab, words=["Paris", "is", "big"], heads=[2, 2, 2], deps=["nsubj", "cop", "ROOT"])
     dep.initialize(lambda: [Example(parsed, parsed)], labels=["LOC"])
@@ -209,13 +216,16 @@ def heads_example(nlp, words, found):
 
 @pytest.mark.slow
 def test_learns_mentions_with_their_heads_and_scores_them():
-    nlp, ner, examples, history = train_component(KEY, {"model": MODEL, "heads": True},
-                                                   lambda nlp: [heads_example(nlp, *row) for row in HEADS], 61)
+    nlp, ner, examples, history = train_component(
+        KEY, {"model": MODEL, "heads": True}, lambda nlp: [heads_example(nlp, *row) for row in HEADS], 61
+    )
     assert ner.model.get_dim("nO") == 4 * 17
     losses = [step[KEY] for step in history]
     assert losses[-1] < 0.05 * losses[0] and sum(losses[-5:]) < sum(losses[:5])
     for doc, (_, found) in zip(nlp.pipe([Doc(nlp.vocab, words=w) for w, _ in HEADS]), HEADS):
-        got = sorted((m.start, m.end, m.label_, h.start, h.end) for m, h in zip(doc.spans[KEY], doc.spans[KEY + "_heads"]))
+        got = sorted(
+            (m.start, m.end, m.label_, h.start, h.end) for m, h in zip(doc.spans[KEY], doc.spans[KEY + "_heads"])
+        )
         assert got == sorted(found)
     scores = nlp.evaluate(examples)
     assert scores[f"spans_{KEY}_f"] == 1.0 and scores[f"spans_{KEY}_head_f"] == 1.0

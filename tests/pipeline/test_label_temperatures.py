@@ -4,15 +4,21 @@ temperature, the written marginals against the structure modules on
 scores divided here, the life through to_disk / spacy.load overrides, and
 clear errors for bad keys and values; on the tiny trained models of
 test_decoding_settings."""
+
 import math
 
 import numpy as np
 import pytest
 import spacy
+from test_decoding_settings import (
+    CONFIGS,
+    NAMES,
+    annotate,
+    examples_of,
+    fresh_docs,
+    trained,  # noqa: F401  (the fixture: one tiny pipeline per component)
+)
 from thinc.api import Model
-
-from test_decoding_settings import CONFIGS, NAMES, annotate, examples_of, fresh_docs
-from test_decoding_settings import trained  # noqa: F401  (the fixture: one tiny pipeline per component)
 
 
 def spans_of(output):
@@ -105,14 +111,19 @@ def by_hand(pipe, name, docs, divisors, temperature):
         values = pipe.structure.marginals(scores, layout, **options).starts(np.stack([starts, starts, columns], axis=1))
     else:
         if isinstance(raw, tuple):
-            scores = (np.asarray(raw[0], dtype=np.float64) / divisors, np.asarray(raw[1], dtype=np.float64) / temperature)
+            scores = (
+                np.asarray(raw[0], dtype=np.float64) / divisors,
+                np.asarray(raw[1], dtype=np.float64) / temperature,
+            )
         else:
             scores = np.asarray(raw, dtype=np.float64) / divisors
         mentions, values = pipe.structure.marginals(scores, layout, **options).mentions(-1.0)
         spans, columns = mentions[:, :2], mentions[:, 2]
     doc_of = np.searchsorted(offsets, spans[:, 0], side="right") - 1
-    return {(int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
-            for d, (a, b), k, v in zip(doc_of, spans, columns, values)}
+    return {
+        (int(d), int(a - offsets[d]), int(b - offsets[d] + 1), labels[int(k)]): float(v)
+        for d, (a, b), k, v in zip(doc_of, spans, columns, values)
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -160,8 +171,18 @@ def test_label_temperatures_survive_to_disk_and_are_overridden_at_load(name, tra
         spacy.load(tmp_path / "model", config={"components": {name: {"label_temperatures": {"NOPE": 1.0}}}})
 
 
-BAD_VALUES = [{"PER": 0.0}, {"PER": -1.0}, {"PER": float("nan")}, {"PER": float("inf")}, {"PER": "hot"},
-              {"PER": True}, {"PER": None}, {3: 1.0}, ["PER", 2.0], 2.0]
+BAD_VALUES = [
+    {"PER": 0.0},
+    {"PER": -1.0},
+    {"PER": float("nan")},
+    {"PER": float("inf")},
+    {"PER": "hot"},
+    {"PER": True},
+    {"PER": None},
+    {3: 1.0},
+    ["PER", 2.0],
+    2.0,
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -170,8 +191,9 @@ def test_bad_values_are_refused_naming_the_component(name, value):
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(name)
     attempts = [lambda: type(pipe)(nlp.vocab, pipe.model, name, label_temperatures=value)]
-    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, float) and math.isfinite(v)
-                                       for k, v in value.items()):  # spaCy's config checks the others itself
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, float) and math.isfinite(v) for k, v in value.items()
+    ):  # spaCy's config checks the others itself
         attempts.append(lambda: spacy.blank("en").add_pipe(name, config={"label_temperatures": value}))
     for attempt in attempts:
         with pytest.raises(ValueError, match="label_temperatures") as raised:

@@ -1,12 +1,12 @@
 """Long sentences: each entity component decodes them in bounded memory or
 refuses them with a ValueError naming the setting to change, a setting read
 from the config at load (``spacy.load(path, config=...)``)."""
+
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, train_component
 
 WORDS = ["Mary", "lives", "in", "Paris", "John", "Smith", "visited", "New", "York", "Lee"]
@@ -61,7 +61,9 @@ def test_dgm_ner_refuses_a_long_unbounded_sentence_until_the_limit_is_raised_at_
     nlp = load(dgm_path, "dgm_ner")
     assert nlp.get_pipe("dgm_ner").settings["max_sentence_length"] == 500
     doc = right_branching(nlp.vocab, 600)
-    with pytest.raises(ValueError, match=r"600 tokens .*max_sentence_length = 500.*max_length.*'max_sentence_length': 600"):
+    with pytest.raises(
+        ValueError, match=r"600 tokens .*max_sentence_length = 500.*max_length.*'max_sentence_length': 600"
+    ):
         nlp(doc.copy())
     nlp(right_branching(nlp.vocab, 500))  # the limit itself is accepted
     for limit in (1000, None):
@@ -86,12 +88,15 @@ def test_dgm_ner_refuses_the_unbounded_semi_markov_lattice_and_a_suggester_witho
         preset(doc)
 
 
-@pytest.mark.parametrize("suggester", [
-    {**DGM, "max_length": 8},
-    {**ALL_SPANS, "max_length": 8},
-    {"@misc": "spacy_depner.dgm_s_suggester.v1", "max_length": None},  # at most 2 spans per token
-    {"@misc": "spacy.ngram_suggester.v1", "sizes": [2, 3, 4, 5, 6, 7, 8]},
-])
+@pytest.mark.parametrize(
+    "suggester",
+    [
+        {**DGM, "max_length": 8},
+        {**ALL_SPANS, "max_length": 8},
+        {"@misc": "spacy_depner.dgm_s_suggester.v1", "max_length": None},  # at most 2 spans per token
+        {"@misc": "spacy.ngram_suggester.v1", "sizes": [2, 3, 4, 5, 6, 7, 8]},
+    ],
+)
 def test_dgm_ner_decodes_a_long_sentence_with_a_bounded_lattice(dgm_path, suggester):
     nlp = load(dgm_path, "dgm_ner", suggester=suggester)
     assert nlp.get_pipe("dgm_ner").settings["max_sentence_length"] == 500
@@ -116,11 +121,16 @@ def test_nested_ner_refuses_a_long_sentence_until_the_limit_is_raised_at_load(ne
 
 def test_linear_components_decode_a_long_sentence():
     model = {"@architectures": "spacy_depner.TagScorer.v1", "tok2vec": SMALL_TOK2VEC}
-    chain, _, _, _ = train_component("chain_ner", {"model": model}, lambda nlp: [make_example(nlp, *row) for row in TINY], 15)
+    chain, _, _, _ = train_component(
+        "chain_ner", {"model": model}, lambda nlp: [make_example(nlp, *row) for row in TINY], 15
+    )
     out = chain(right_branching(chain.vocab, LONG, parse=False))
     assert len(out.ents) > 0
     hypergraph, _, _, _ = train_component(
-        "hypergraph_ner", {"model": {"@architectures": "spacy_depner.TokenScorer.v1", "tok2vec": SMALL_TOK2VEC}},
-        lambda nlp: span_examples(nlp, "hypergraph_ner"), 15)
+        "hypergraph_ner",
+        {"model": {"@architectures": "spacy_depner.TokenScorer.v1", "tok2vec": SMALL_TOK2VEC}},
+        lambda nlp: span_examples(nlp, "hypergraph_ner"),
+        15,
+    )
     out = hypergraph(right_branching(hypergraph.vocab, LONG, parse=False))
     assert all(0 <= s.start < s.end <= LONG for s in out.spans["hypergraph_ner"])

@@ -2,15 +2,25 @@
 trees names that component (not its suggester) and both fixes: a parser
 listed in [training] annotating_components, or, in Python, a parser before
 it and ``nlp.update(..., annotates=["parser"])``; the Python fix works."""
+
 import pytest
 import spacy
-
-from spacy_depner.doc_arrays.trees import require_parse
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example
 
-PARSER = {"min_action_freq": 1, "model": {
-    "@architectures": "spacy.TransitionBasedParser.v2", "state_type": "parser", "extra_state_tokens": False,
-    "hidden_width": 32, "maxout_pieces": 2, "use_upper": True, "tok2vec": SMALL_TOK2VEC}}
+from spacy_depner.doc_arrays.trees import require_parse
+
+PARSER = {
+    "min_action_freq": 1,
+    "model": {
+        "@architectures": "spacy.TransitionBasedParser.v2",
+        "state_type": "parser",
+        "extra_state_tokens": False,
+        "hidden_width": 32,
+        "maxout_pieces": 2,
+        "use_upper": True,
+        "tok2vec": SMALL_TOK2VEC,
+    },
+}
 DGM = {"model": {"@architectures": "spacy_depner.SpanScorer.v1", "tok2vec": SMALL_TOK2VEC}}
 
 
@@ -45,6 +55,9 @@ def test_the_python_fix_of_the_message_trains():
 
 def test_a_suggester_alone_names_itself_and_the_component_that_uses_it():
     nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match=r"^'my_suggester' needs dependency trees.*"
-                                         r"Put a parser before the component that uses 'my_suggester'"):
+    with pytest.raises(
+        ValueError,
+        match=r"^'my_suggester' needs dependency trees.*"
+        r"Put a parser before the component that uses 'my_suggester'",
+    ):
         require_parse([nlp("Mary lives in Paris")], reader="my_suggester")

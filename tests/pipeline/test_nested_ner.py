@@ -1,12 +1,12 @@
 """The nested_ner component: learning nested mentions, the three search spaces,
 the suggester's mask, settings given at load, serialization, multiprocessing,
 bad input."""
+
 import numpy as np
 import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
-
 from tiny_corpus import SMALL_TOK2VEC, check_unknown_gold_label, train_component
 
 KEY = "nested_ner"
@@ -14,10 +14,18 @@ DGM = {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None}
 # words, heads (absolute; a root is its own head), deps, mentions (start, end exclusive, label)
 NESTED = [
     # "University of Paris" is not a DGM valid span of this tree: Paris hangs from hospital
-    ("the University of Paris hospital".split(), [4, 4, 3, 4, 4], ["det", "compound", "case", "nmod", "ROOT"],
-     [(1, 4, "ORG"), (3, 4, "LOC"), (0, 5, "FAC")]),
-    ("Mary saw the Bank of England".split(), [1, 1, 3, 1, 5, 3], ["nsubj", "ROOT", "det", "obj", "case", "nmod"],
-     [(0, 1, "PER"), (3, 6, "ORG"), (5, 6, "LOC")]),
+    (
+        "the University of Paris hospital".split(),
+        [4, 4, 3, 4, 4],
+        ["det", "compound", "case", "nmod", "ROOT"],
+        [(1, 4, "ORG"), (3, 4, "LOC"), (0, 5, "FAC")],
+    ),
+    (
+        "Mary saw the Bank of England".split(),
+        [1, 1, 3, 1, 5, 3],
+        ["nsubj", "ROOT", "det", "obj", "case", "nmod"],
+        [(0, 1, "PER"), (3, 6, "ORG"), (5, 6, "LOC")],
+    ),
     ("Paris is big".split(), [2, 2, 2], ["nsubj", "cop", "ROOT"], [(0, 1, "LOC")]),
 ]
 
@@ -25,15 +33,21 @@ NESTED = [
 def make_example(nlp, words, heads, deps, mentions, trees=True):
     tree = {"heads": heads, "deps": deps} if trees else {}
     reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps)
-    reference.spans[KEY] = [reference.char_span(reference[s].idx, reference[e - 1].idx + len(reference[e - 1]), label=lab)
-                            for s, e, lab in mentions]
+    reference.spans[KEY] = [
+        reference.char_span(reference[s].idx, reference[e - 1].idx + len(reference[e - 1]), label=lab)
+        for s, e, lab in mentions
+    ]
     return Example(Doc(nlp.vocab, words=words, **tree), reference)
 
 
 def train(steps=40, trees=True, **config):
     model = {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}
-    return train_component("nested_ner", {"model": model, **config},
-                           lambda nlp: [make_example(nlp, *row, trees=trees) for row in NESTED], steps)
+    return train_component(
+        "nested_ner",
+        {"model": model, **config},
+        lambda nlp: [make_example(nlp, *row, trees=trees) for row in NESTED],
+        steps,
+    )
 
 
 def mentions(docs):
@@ -93,7 +107,9 @@ def test_round_trips_and_multiprocessing(tmp_path):
     loaded = spacy.load(tmp_path / "model")
     assert mentions(loaded.pipe(fresh_docs(loaded))) == expected
     from_bytes = spacy.blank("en")
-    from_bytes.add_pipe("nested_ner", config={"model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}}).from_bytes(ner.to_bytes())
+    from_bytes.add_pipe(
+        "nested_ner", config={"model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC}}
+    ).from_bytes(ner.to_bytes())
     assert mentions(from_bytes.pipe(fresh_docs(from_bytes))) == expected
     docs = fresh_docs(nlp) * 4
     assert mentions(nlp.pipe([d.copy() for d in docs], n_process=2, batch_size=3)) == expected * 4
@@ -156,7 +172,10 @@ def test_settings_given_at_load_take_effect(tmp_path):
     assert (1, 4, "ORG") in nested[0]
 
     flat = spacy.load(tmp_path / "model", config={"components": {KEY: {"structure": "semi_markov", "scores": False}}})
-    assert flat.config["components"][KEY]["structure"] == "semi_markov" and flat.get_pipe(KEY).settings["structure"] == "semi_markov"
+    assert (
+        flat.config["components"][KEY]["structure"] == "semi_markov"
+        and flat.get_pipe(KEY).settings["structure"] == "semi_markov"
+    )
     for doc in flat.pipe(fresh_docs(flat)):
         spans = sorted((s.start, s.end) for s in doc.spans[KEY])
         assert spans and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # semi-Markov: no nesting
@@ -175,7 +194,9 @@ def test_settings_given_at_load_take_effect(tmp_path):
 
 
 def test_unknown_label_and_bad_settings():
-    nlp = check_unknown_gold_label("nested_ner", {}, lambda nlp: [make_example(nlp, *row) for row in NESTED], ["ORG", "LOC"], "FAC")
+    nlp = check_unknown_gold_label(
+        "nested_ner", {}, lambda nlp: [make_example(nlp, *row) for row in NESTED], ["ORG", "LOC"], "FAC"
+    )
     with pytest.raises(ValueError, match="structure"):
         nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
     with pytest.raises(ValueError, match="Unknown ents 'outer'"):
@@ -194,13 +215,19 @@ def test_evaluate_nested_command_scores_a_learned_corpus(tmp_path):
 
     nlp, _, _, _ = train(structure="quadratic")
     nlp.to_disk(tmp_path / "model")
-    rows = [{"tokens": words, "entities": [{"start": s, "end": e, "type": label} for s, e, label in found]}
-            for words, _, _, found in NESTED]
+    rows = [
+        {"tokens": words, "entities": [{"start": s, "end": e, "type": label} for s, e, label in found]}
+        for words, _, _, found in NESTED
+    ]
     for name, data in (("all", rows), ("one_less", [dict(rows[0], entities=rows[0]["entities"][1:])] + rows[1:])):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in data) + "\n")
-        out = subprocess.run([sys.executable, "-m", "spacy_depner", "evaluate-nested", str(tmp_path / "model"), str(path)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "spacy_depner", "evaluate-nested", str(tmp_path / "model"), str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         scores = json.loads(out.stdout)
         if name == "all":
             assert scores["f"] == 1.0

@@ -4,6 +4,7 @@ as an annotation tool exports them); ``configs/own_data/own_data_dgm.cfg`` with 
 trained on the fixture trees, sourced, frozen and annotating, in both kinds
 (listening to a ``tok2vec`` component as en_core_web_sm's does, or with its
 own tok2vec); ``configs/own_data/own_data_nested.cfg`` on a span group with no parser."""
+
 import os
 import warnings
 from pathlib import Path
@@ -22,9 +23,13 @@ from spacy_depner.readers.uner import corpus_examples, read_uner_corpus
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data"
 SM = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "models" / "en_core_web_sm-3.8.0"
-needs_sm = pytest.mark.skipif(not (SM / "config.cfg").is_file(),
-                              reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)")
-FIXTURE_PATHS = {f"paths.{split}_{kind}": str(DATA / f"tiny.{kind}") for split in ("train", "dev") for kind in ("conllu", "iob2")}
+needs_sm = pytest.mark.skipif(
+    not (SM / "config.cfg").is_file(),
+    reason=f"no en_core_web_sm at {SM} (set DEPNER_DATA to the data folder that has models/)",
+)
+FIXTURE_PATHS = {
+    f"paths.{split}_{kind}": str(DATA / f"tiny.{kind}") for split in ("train", "dev") for kind in ("conllu", "iob2")
+}
 TEXTS = ["John Smith visited New York.", "I don't like Acme Corp in Paris", "Visit Lake Tahoe"]
 
 pytestmark = pytest.mark.slow
@@ -32,9 +37,16 @@ pytestmark = pytest.mark.slow
 
 def training_overrides(log: Path, steps: int, every: int) -> dict:
     """A short run that logs each evaluation's losses and scores to ``log`` (JSON lines)."""
-    return {"training.max_steps": steps, "training.eval_frequency": every,
-            "training.logger": {"@loggers": "spacy.ConsoleLogger.v3", "progress_bar": None,
-                                "console_output": False, "output_file": str(log)}}
+    return {
+        "training.max_steps": steps,
+        "training.eval_frequency": every,
+        "training.logger": {
+            "@loggers": "spacy.ConsoleLogger.v3",
+            "progress_bar": None,
+            "console_output": False,
+            "output_file": str(log),
+        },
+    }
 
 
 def loss_per_step(log: Path, component: str):
@@ -48,8 +60,13 @@ def loss_per_step(log: Path, component: str):
 
 def parameters(*models):
     """Every parameter array of the models, as sorted (shape, bytes) pairs."""
-    return sorted((node.get_param(name).shape, node.get_param(name).tobytes())
-                  for model in models for node in model.walk() for name in node.param_names if node.has_param(name))
+    return sorted(
+        (node.get_param(name).shape, node.get_param(name).tobytes())
+        for model in models
+        for node in model.walk()
+        for name in node.param_names
+        if node.has_param(name)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +76,12 @@ def entity_docbin(tmp_path_factory) -> Path:
     docs = []
     for eg in corpus_examples(nlp.vocab, read_uner_corpus(DATA / "tiny.conllu", DATA / "tiny.iob2"), "predicted"):
         gold = eg.reference
-        doc = Doc(nlp.vocab, words=[t.text for t in gold], spaces=[bool(t.whitespace_) for t in gold],
-                  sent_starts=[bool(t.is_sent_start) for t in gold])
+        doc = Doc(
+            nlp.vocab,
+            words=[t.text for t in gold],
+            spaces=[bool(t.whitespace_) for t in gold],
+            sent_starts=[bool(t.is_sent_start) for t in gold],
+        )
         doc.ents = [Span(doc, ent.start, ent.end, ent.label_) for ent in gold.ents]
         docs.append(doc)
     assert [doc.text for doc in docs] == TEXTS and not any(doc.has_annotation("DEP") for doc in docs)
@@ -82,7 +103,11 @@ def parser_path(request, tmp_path_factory) -> Path:
         config["components"]["parser"]["model"]["tok2vec"] = config["components"].pop("tok2vec")["model"]
         config_path = folder / "parser.cfg"
         config.to_disk(config_path)
-    overrides = {**FIXTURE_PATHS, **training_overrides(folder / "log.jsonl", 40, 20), "components.parser.min_action_freq": 1}
+    overrides = {
+        **FIXTURE_PATHS,
+        **training_overrides(folder / "log.jsonl", 40, 20),
+        "components.parser.min_action_freq": 1,
+    }
     train(config_path, folder / "out", overrides=overrides)
     return folder / "out" / "model-last"
 
@@ -92,13 +117,21 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
     if "tok2vec" not in spacy.load(parser_path).pipe_names:
         # a pipeline with no tok2vec to share: the recipe's own CNN tok2vec in its place, as the config's header says
         composed = Config().from_disk(config, interpolate=False)
-        composed["components"]["tok2vec"] = Config().from_disk(ROOT / "configs" / "recipe" / "tok2vec.cfg",
-                                                                interpolate=False)["components"]["tok2vec"]
+        composed["components"]["tok2vec"] = Config().from_disk(
+            ROOT / "configs" / "recipe" / "tok2vec.cfg", interpolate=False
+        )["components"]["tok2vec"]
         config = tmp_path / "own_data_dgm_cnn.cfg"
         composed.to_disk(config)
-    train(config, tmp_path / "out", overrides={
-        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(parser_path),
-        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    train(
+        config,
+        tmp_path / "out",
+        overrides={
+            "paths.train": str(entity_docbin),
+            "paths.dev": str(entity_docbin),
+            "paths.pretrained": str(parser_path),
+            **training_overrides(tmp_path / "log.jsonl", 60, 20),
+        },
+    )
     # The DocBin has no trees, and dgm_ner's suggester and dependency features raise without
     # them: the steps ran on the annotating parser's trees. The loss fell:
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
@@ -126,9 +159,16 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
 @needs_sm
 def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, tmp_path):
     """The README's first example: own_data_dgm.cfg with the real en_core_web_sm."""
-    train(ROOT / "configs" / "own_data" / "own_data_dgm.cfg", tmp_path / "out", overrides={
-        "paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM),
-        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    train(
+        ROOT / "configs" / "own_data" / "own_data_dgm.cfg",
+        tmp_path / "out",
+        overrides={
+            "paths.train": str(entity_docbin),
+            "paths.dev": str(entity_docbin),
+            "paths.pretrained": str(SM),
+            **training_overrides(tmp_path / "log.jsonl", 60, 20),
+        },
+    )
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
     assert last_step == 60 and first > 0 and last < first / 5
     trained, sm = spacy.load(tmp_path / "out" / "model-last"), spacy.load(SM)
@@ -138,8 +178,12 @@ def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, 
     assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
     with_trees = tmp_path / "with_ud_trees.spacy"  # the same Docs with UD trees, as convert conllu-iob2 writes them
     nlp = spacy.blank("en")
-    DocBin(docs=[eg.reference for eg in corpus_examples(nlp.vocab, read_uner_corpus(DATA / "tiny.conllu", DATA / "tiny.iob2"),
-                                                         "given")]).to_disk(with_trees)
+    DocBin(
+        docs=[
+            eg.reference
+            for eg in corpus_examples(nlp.vocab, read_uner_corpus(DATA / "tiny.conllu", DATA / "tiny.iob2"), "given")
+        ]
+    ).to_disk(with_trees)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = evaluate(str(tmp_path / "out" / "model-last"), with_trees)
@@ -153,19 +197,35 @@ def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
     docs = [eg.reference for eg in genia_examples(nlp.vocab, read_genia(DATA / "nested_genia.jsonl"), "nested_ner")]
     DocBin(docs=docs).to_disk(tmp_path / "mentions.spacy")
     data = str(tmp_path / "mentions.spacy")
-    train(ROOT / "configs" / "own_data" / "own_data_nested.cfg", tmp_path / "out", overrides={
-        "paths.train": data, "paths.dev": data, "paths.pretrained": str(SM),
-        **training_overrides(tmp_path / "log.jsonl", 60, 20)})
+    train(
+        ROOT / "configs" / "own_data" / "own_data_nested.cfg",
+        tmp_path / "out",
+        overrides={
+            "paths.train": data,
+            "paths.dev": data,
+            "paths.pretrained": str(SM),
+            **training_overrides(tmp_path / "log.jsonl", 60, 20),
+        },
+    )
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "nested_ner")
     assert last_step == 60 and first > 0 and last < first / 10
 
     trained = spacy.load(tmp_path / "out" / "model-last")
     assert trained.pipe_names == ["sentencizer", "tok2vec", "nested_ner"]
     doc = trained("Both human T cells and mouse B cells were used. IL-7 gene expression was high.")
-    assert [sent.text for sent in doc.sents] == ["Both human T cells and mouse B cells were used.", "IL-7 gene expression was high."]
-    scores = evaluate(str(tmp_path / "out" / "model-last"), tmp_path / "mentions.spacy",
-                      output=tmp_path / "scores.json", spans_key="nested_ner")
-    assert srsly.read_json(tmp_path / "scores.json")["spans_nested_ner_f"] == pytest.approx(scores["spans_nested_ner_f"])
+    assert [sent.text for sent in doc.sents] == [
+        "Both human T cells and mouse B cells were used.",
+        "IL-7 gene expression was high.",
+    ]
+    scores = evaluate(
+        str(tmp_path / "out" / "model-last"),
+        tmp_path / "mentions.spacy",
+        output=tmp_path / "scores.json",
+        spans_key="nested_ner",
+    )
+    assert srsly.read_json(tmp_path / "scores.json")["spans_nested_ner_f"] == pytest.approx(
+        scores["spans_nested_ner_f"]
+    )
     # 11 of the 14 mentions fit the quadratic structure (at most one child longer than a word,
     # one type per span): recall is at most 11/14.
     assert scores["spans_nested_ner_p"] > 0.9

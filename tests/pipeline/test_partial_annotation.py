@@ -6,6 +6,7 @@ The corpus: every tiny sentence twice, each copy with one of its two
 entities missing, so that every entity is annotated in one copy and missing
 in the other. Read as O, the copies contradict each other; marginalised, a
 component learns every entity."""
+
 import numpy as np
 import pytest
 import spacy
@@ -13,12 +14,14 @@ from spacy.cli.train import train
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 from thinc.api import Config
-
-from spacy_depner.doc_arrays.entities import missing_entity_tokens
 from tiny_corpus import SMALL_TOK2VEC, TINY, make_example, train_component
 
-NESTED_CONFIG = {"model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC},
-                 "annotated_key": "annotated"}
+from spacy_depner.doc_arrays.entities import missing_entity_tokens
+
+NESTED_CONFIG = {
+    "model": {"@architectures": "spacy_depner.MentionScorer.v1", "tok2vec": SMALL_TOK2VEC},
+    "annotated_key": "annotated",
+}
 
 
 def entities(tags):
@@ -45,7 +48,7 @@ def nested_example(nlp, words, tags, hidden=None):
     shown = [(s, e) for s, e in entities(tags) if (s, e) != hidden]
     reference.spans["nested_ner"] = [Span(reference, s, e, tags[s][2:]) for s, e in shown]
     if hidden is not None:
-        reference.spans["annotated"] = [reference[:hidden[0]], reference[hidden[1]:]]
+        reference.spans["annotated"] = [reference[: hidden[0]], reference[hidden[1] :]]
     return Example(Doc(nlp.vocab, words=words), reference)
 
 
@@ -61,9 +64,13 @@ def test_missing_entity_tokens_are_the_reference_tokens_without_annotation():
 @pytest.mark.parametrize("factory,config", [("chain_ner", {}), ("dgm_ner", {})])
 def test_a_doc_with_every_token_missing_has_zero_loss_and_gradient(factory, config):
     nlp, ner, _, _ = train_component(factory, config, lambda nlp: [make_example(nlp, *row) for row in TINY], 2)
-    blank = [Example(Doc(nlp.vocab, words=words, heads=heads, deps=deps),
-                     Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=[""] * len(words)))
-             for words, heads, deps, _ in TINY]
+    blank = [
+        Example(
+            Doc(nlp.vocab, words=words, heads=heads, deps=deps),
+            Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=[""] * len(words)),
+        )
+        for words, heads, deps, _ in TINY
+    ]
     scores = ner.model.predict(ner.model_input(ner.training_batch(blank)[0]))
     loss, gradient = ner.get_loss(blank, scores)
     assert loss == pytest.approx(0.0, abs=1e-6)
@@ -106,7 +113,9 @@ def test_a_mention_across_the_annotated_region_names_the_doc():
 
 
 def test_the_perceptron_refuses_missing_annotation():
-    _, ner, _, _ = train_component("chain_ner", {"loss": "perceptron"}, lambda nlp: [make_example(nlp, *row) for row in TINY], 1)
+    _, ner, _, _ = train_component(
+        "chain_ner", {"loss": "perceptron"}, lambda nlp: [make_example(nlp, *row) for row in TINY], 1
+    )
     with pytest.raises(ValueError, match="perceptron.*missing"):
         ner.update([make_example(spacy.blank("en"), *row) for row in partial_rows("")])
 
@@ -116,8 +125,12 @@ def test_spacy_train_reads_missing_tokens_from_a_docbin(tmp_path):
     nlp = spacy.blank("en")
     DocBin(docs=[make_example(nlp, *row).reference for row in partial_rows("")]).to_disk(tmp_path / "partial.spacy")
     DocBin(docs=[make_example(nlp, *row).reference for row in TINY]).to_disk(tmp_path / "full.spacy")
-    assert any(t.ent_iob_ == "" for doc in DocBin().from_disk(tmp_path / "partial.spacy").get_docs(nlp.vocab) for t in doc)
-    config = spacy.util.get_lang_class("en").default_config.merge(Config().from_str("""
+    assert any(
+        t.ent_iob_ == "" for doc in DocBin().from_disk(tmp_path / "partial.spacy").get_docs(nlp.vocab) for t in doc
+    )
+    config = spacy.util.get_lang_class("en").default_config.merge(
+        Config().from_str(
+            """
 [nlp]
 lang = "en"
 pipeline = ["chain_ner"]
@@ -132,12 +145,21 @@ eval_frequency = 40
 [training.optimizer]
 @optimizers = "Adam.v1"
 learn_rate = 0.01
-""", interpolate=False))
+""",
+            interpolate=False,
+        )
+    )
     config["components"]["chain_ner"]["model"]["tok2vec"] = SMALL_TOK2VEC
     config_path = tmp_path / "config.cfg"
     config.to_disk(config_path)
-    train(config_path, tmp_path / "out", overrides={"paths.train": str(tmp_path / "partial.spacy"),
-                                                    "paths.dev": str(tmp_path / "full.spacy")})
+    train(
+        config_path,
+        tmp_path / "out",
+        overrides={"paths.train": str(tmp_path / "partial.spacy"), "paths.dev": str(tmp_path / "full.spacy")},
+    )
     trained = spacy.load(tmp_path / "out" / "model-last")
-    examples = [Example(trained.make_doc(doc.text), doc) for doc in DocBin().from_disk(tmp_path / "full.spacy").get_docs(trained.vocab)]
+    examples = [
+        Example(trained.make_doc(doc.text), doc)
+        for doc in DocBin().from_disk(tmp_path / "full.spacy").get_docs(trained.vocab)
+    ]
     assert trained.evaluate(examples)["ents_f"] == 1.0

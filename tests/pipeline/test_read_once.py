@@ -3,25 +3,32 @@ read the trees (the DGM suggester, dependency features), the parse check
 and the forest check run once per batch, in prediction, in training and in
 ``rank``'s measures; the suggester alone (as spaCy's spancat calls it) and
 the model alone still check the trees themselves."""
+
 import sys
 
 import pytest
 import spacy
 from thinc.api import NumpyOps
+from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
 
 from spacy_depner.doc_arrays import trees as doc_trees
 from spacy_depner.pipeline.suggesters import DGM, build_dgm_suggester
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
-from tiny_corpus import SMALL_TOK2VEC, TINY, input_doc, make_example
 
 WITH_FEATURES = {"tok2vec": SMALL_TOK2VEC, "dependency_features": True, "dependency_width": 8}
 CASES = {
     "dgm_ner, DGM suggester and dependency features": (
-        "dgm_ner", {"model": {"@architectures": "spacy_depner.SpanScorer.v1", "hidden_width": 16, **WITH_FEATURES},
-                    "suggester": {"@misc": DGM, "max_length": None}}),
+        "dgm_ner",
+        {
+            "model": {"@architectures": "spacy_depner.SpanScorer.v1", "hidden_width": 16, **WITH_FEATURES},
+            "suggester": {"@misc": DGM, "max_length": None},
+        },
+    ),
     "nested_ner, DGM suggester": ("nested_ner", {"suggester": {"@misc": DGM, "max_length": 3}, "structure": "cyk"}),
     "chain_ner, dependency features": (
-        "chain_ner", {"model": {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16, **WITH_FEATURES}}),
+        "chain_ner",
+        {"model": {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16, **WITH_FEATURES}},
+    ),
 }
 
 

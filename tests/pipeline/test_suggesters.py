@@ -1,6 +1,7 @@
 """The lattices as spaCy suggesters: each against its definition on random
 trees, the Ragged contract, the clear parse error, entry points, and spaCy's
 own spancat trained with the DGM suggester."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,6 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 from thinc.api import NumpyOps
-
 from tiny_corpus import SMALL_TOK2VEC, TINY, train_component
 
 DATA = Path(__file__).parent.parent / "data"
@@ -33,6 +33,7 @@ def random_tree(n, rng):
 
 def path(heads, u, v):
     """The tree path from u to v (a list of positions), by parent links."""
+
     def to_root(t):
         chain = [t]
         while heads[chain[-1]] != chain[-1]:
@@ -84,8 +85,10 @@ def test_suggesters_match_their_definitions_on_random_trees(name, max_length):
     vocab = spacy.blank("en").vocab
     suggester = registry.misc.get(name)(max_length=max_length)
     for trial in range(30):
-        docs = [doc_of(vocab, [random_tree(int(rng.integers(1, 9)), rng) for _ in range(int(rng.integers(1, 4)))])
-                for _ in range(int(rng.integers(1, 4)))]
+        docs = [
+            doc_of(vocab, [random_tree(int(rng.integers(1, 9)), rng) for _ in range(int(rng.integers(1, 4)))])
+            for _ in range(int(rng.integers(1, 4)))
+        ]
         docs.insert(int(rng.integers(0, len(docs) + 1)), Doc(vocab, words=[]))
         out = suggester(docs, ops=NumpyOps())
         assert out.dataXd.shape[1] == 2 and out.lengths.shape == (len(docs),)
@@ -104,7 +107,9 @@ def test_ragged_contract_default_ops_and_empty_batch():
     doc = Doc(vocab, words="Mary lives in Paris".split(), heads=[1, 1, 3, 1], deps=["nsubj", "ROOT", "case", "obl"])
     out = registry.misc.get(NAMES[0])()([doc])  # no ops: the current ops
     # hand-derived: singles, and Mary-lives, in-Paris, lives..Paris, Mary..Paris (path 0 -> 1 -> 3)
-    assert sorted(map(tuple, out.dataXd.tolist())) == sorted([(0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (2, 4), (1, 4), (0, 4)])
+    assert sorted(map(tuple, out.dataXd.tolist())) == sorted(
+        [(0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (2, 4), (1, 4), (0, 4)]
+    )
     assert out.dataXd.dtype == np.int32 and out.lengths.tolist() == [8]
     empty = registry.misc.get(NAMES[0])()([])
     assert empty.dataXd.shape[0] == 0 and empty.lengths.shape == (0,)
@@ -158,7 +163,9 @@ def test_max_sentence_length_refuses_an_unbounded_lattice_before_making_spans(na
     assert bounded.lengths.tolist() == [6, 66 - 1]
     no_spans_made(monkeypatch)
     for max_length in (None, 11):
-        with pytest.raises(ValueError, match=r"11 tokens \(Doc 1 of the batch, tokens 0-11\).*max_sentence_length = 10"):
+        with pytest.raises(
+            ValueError, match=r"11 tokens \(Doc 1 of the batch, tokens 0-11\).*max_sentence_length = 10"
+        ):
             registry.misc.get(name)(max_length=max_length, max_sentence_length=10)(docs)
 
 
@@ -197,10 +204,12 @@ def test_spancat_with_an_unbounded_dgm_suggester_refuses_a_huge_sentence(monkeyp
 
 
 def test_resolved_through_entry_points_without_import():
-    code = ("import spacy; from spacy.util import registry; import sys; "
-            f"fs = [registry.misc.get(n) for n in {NAMES!r}]; "
-            "print(all(callable(f) for f in fs), 'spacy_depner' in sys.modules and "
-            "'spacy_depner.pipeline.suggesters' in sys.modules)")
+    code = (
+        "import spacy; from spacy.util import registry; import sys; "
+        f"fs = [registry.misc.get(n) for n in {NAMES!r}]; "
+        "print(all(callable(f) for f in fs), 'spacy_depner' in sys.modules and "
+        "'spacy_depner.pipeline.suggesters' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert out.stdout.split() == ["True", "True"]  # loaded by the entry point, not by an import in the code
 
@@ -224,9 +233,12 @@ def gold_trees(conllu: Path):
 SPANCAT = {
     "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
     "spans_key": "sc",
-    "model": {"@architectures": "spacy.SpanCategorizer.v1",
-              "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 64},
-              "scorer": {"@layers": "spacy.LinearLogistic.v1"}, "tok2vec": SMALL_TOK2VEC},
+    "model": {
+        "@architectures": "spacy.SpanCategorizer.v1",
+        "reducer": {"@layers": "spacy.mean_max_reducer.v1", "hidden_size": 64},
+        "scorer": {"@layers": "spacy.LinearLogistic.v1"},
+        "tok2vec": SMALL_TOK2VEC,
+    },
 }
 
 
@@ -244,7 +256,9 @@ def spancat_example(nlp, words, heads, deps, tags):
 
 @pytest.mark.slow
 def test_spacy_spancat_learns_with_the_dgm_suggester():
-    nlp, _, examples, history = train_component("spancat", SPANCAT, lambda nlp: [spancat_example(nlp, *row) for row in TINY], 60)
+    nlp, _, examples, history = train_component(
+        "spancat", SPANCAT, lambda nlp: [spancat_example(nlp, *row) for row in TINY], 60
+    )
     history = [step["spancat"] for step in history]
     assert history[-1] < 0.1 * history[0]
     assert nlp.evaluate(examples)["spans_sc_f"] == 1.0  # every TINY entity is a DGM valid span
@@ -269,7 +283,7 @@ def test_spancat_candidates_are_the_dgm_valid_spans_of_the_gold_trees():
         assert found == expected
 
 
-SPANCAT_CODE = '''
+SPANCAT_CODE = """
 from spacy.tokens import Span
 from spacy.util import registry
 from spacy_depner.readers.uner import create_uner_reader
@@ -285,7 +299,7 @@ def uner_as_spans(conllu: str, iob2: str):
             yield eg
 
     return examples
-'''
+"""
 
 SPANCAT_CONFIG = """
 [paths]
@@ -356,16 +370,47 @@ spans_sc_f = 1.0
 def test_spacy_train_with_the_dgm_suggester_in_a_config(tmp_path):
     (tmp_path / "code.py").write_text(SPANCAT_CODE)
     (tmp_path / "base.cfg").write_text(SPANCAT_CONFIG)
-    subprocess.run([sys.executable, "-m", "spacy", "init", "fill-config", str(tmp_path / "base.cfg"), str(tmp_path / "config.cfg"),
-                    "--code", str(tmp_path / "code.py")], check=True, capture_output=True, text=True)
     subprocess.run(
-        [sys.executable, "-m", "spacy", "train", str(tmp_path / "config.cfg"), "--output", str(tmp_path / "out"),
-         "--code", str(tmp_path / "code.py"), "--paths.conllu", str(DATA / "tiny.conllu"), "--paths.iob2", str(DATA / "tiny.iob2")],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "init",
+            "fill-config",
+            str(tmp_path / "base.cfg"),
+            str(tmp_path / "config.cfg"),
+            "--code",
+            str(tmp_path / "code.py"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            str(tmp_path / "config.cfg"),
+            "--output",
+            str(tmp_path / "out"),
+            "--code",
+            str(tmp_path / "code.py"),
+            "--paths.conllu",
+            str(DATA / "tiny.conllu"),
+            "--paths.iob2",
+            str(DATA / "tiny.iob2"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert nlp.config["components"]["spancat"]["suggester"]["@misc"] == "spacy_depner.dgm_suggester.v1"
     doc = Doc(nlp.vocab, words="Mary lives in Paris".split(), heads=[1, 1, 3, 1], deps=["nsubj", "ROOT", "case", "obl"])
     suggested = nlp.get_pipe("spancat").suggester([doc], ops=NumpyOps())
-    assert sorted(map(tuple, suggested.dataXd.tolist())) == sorted([(0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (2, 4), (1, 4), (0, 4)])
+    assert sorted(map(tuple, suggested.dataXd.tolist())) == sorted(
+        [(0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (2, 4), (1, 4), (0, 4)]
+    )
     assert "sc" in nlp(doc).spans

@@ -9,19 +9,18 @@ such a Doc with one message naming the Doc, sentence, token, head, fault and
 fix; valid forests (several roots, crossing arcs) and Docs without a parse
 pass unchanged.
 """
+
 import numpy as np
 import pytest
 import spacy
 from spacy.attrs import DEP, HEAD
 from spacy.tokens import Doc, DocBin
+from structures.brute_forest import CYCLE, brute_first_fault
 from thinc.api import NumpyOps
 
-from structures.brute_forest import CYCLE, brute_first_fault
-
 from spacy_depner.doc_arrays import trees as doc_trees
-from spacy_depner.doc_arrays.trees import batch_heads_and_labels
-from spacy_depner.doc_arrays.trees import tree_arrays
-from spacy_depner.pipeline.suggesters import build_dgm_suggester, build_dgm_s_suggester
+from spacy_depner.doc_arrays.trees import batch_heads_and_labels, tree_arrays
+from spacy_depner.pipeline.suggesters import build_dgm_s_suggester, build_dgm_suggester
 
 NLP = spacy.blank("en")
 VOCAB = NLP.vocab
@@ -82,9 +81,16 @@ def test_the_message_names_doc_sentence_token_head_and_fix():
     with pytest.raises(ValueError) as error:
         tree_arrays([good, bad], "dgm_ner")
     message = str(error.value)
-    for part in ("'dgm_ner': the parse is not a forest", "Doc 1 of the batch ('Paris is nice . He')",
-                 "sentence 1 (tokens 1-4)", "token 2 'nice' has head token 3 '.'", "cycle of heads 2 -> 3 -> 4 -> 2",
-                 "Make one token of the cycle a root", "doc[2].head", "leave the Doc out"):
+    for part in (
+        "'dgm_ner': the parse is not a forest",
+        "Doc 1 of the batch ('Paris is nice . He')",
+        "sentence 1 (tokens 1-4)",
+        "token 2 'nice' has head token 3 '.'",
+        "cycle of heads 2 -> 3 -> 4 -> 2",
+        "Make one token of the cycle a root",
+        "doc[2].head",
+        "leave the Doc out",
+    ):
         assert part in message, (part, message)
 
 
@@ -100,8 +106,11 @@ def test_interleaved_roots_put_a_head_outside_its_sentence():
     and 1, so token 2's head lies in the sentence before its own."""
     doc = parsed([0, 1, 0, 1])
     assert [s.start for s in doc.sents] == [0, 1]
-    with pytest.raises(ValueError, match=r"sentence 1 \(tokens 1-3\), token 2 'Ann' has head token 0 'Lee': "
-                                         r"that head is outside its sentence.*must not interleave"):
+    with pytest.raises(
+        ValueError,
+        match=r"sentence 1 \(tokens 1-3\), token 2 'Ann' has head token 0 'Lee': "
+        r"that head is outside its sentence.*must not interleave",
+    ):
         tree_arrays([doc])
 
 

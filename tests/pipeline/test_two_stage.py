@@ -2,6 +2,7 @@
 the first_stage_spans component, the second stage's corpus counts at
 initialization, and its test-time corpus counts (the `spacy project run
 two_stage` workflow is tested in tests/experiments)."""
+
 import json
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
 from spacy_depner.ml.corpus_layers import initialize_corpus_layers
+from spacy_depner.readers.documents import attach_first_stage, first_stage_records, fold_indices
 
 HERE = Path(__file__).parents[1]
 
@@ -27,8 +28,15 @@ def test_folds_partition_the_documents_and_never_train_on_their_own_fold(n, fold
         assert sorted(training + held_out[f]) == list(range(n))
 
 
-@pytest.mark.parametrize("kwargs", [dict(folds=-1), dict(folds=0, only_fold=0), dict(folds=3, only_fold=3),
-                                    dict(folds=3, only_fold=1, exclude_fold=2)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(folds=-1),
+        dict(folds=0, only_fold=0),
+        dict(folds=3, only_fold=3),
+        dict(folds=3, only_fold=1, exclude_fold=2),
+    ],
+)
 def test_bad_fold_settings_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         fold_indices(10, **kwargs)
@@ -49,8 +57,12 @@ def test_gum_named_mentions_are_the_outermost_mentions_with_a_proper_noun_head()
         upos = [p for s in sentences for p in s.sentence.upos]
         assert [t.text for t in eg.predicted] == words
         offsets = np.cumsum([0] + [len(s.sentence.words) for s in sentences])
-        named = {(m.start + o, m.end + o, m.label) for s, o in zip(sentences, offsets) for m in s.mentions
-                 if any(upos[h + o] == "PROPN" for h in range(m.head_start, m.head_end))}
+        named = {
+            (m.start + o, m.end + o, m.label)
+            for s, o in zip(sentences, offsets)
+            for m in s.mentions
+            if any(upos[h + o] == "PROPN" for h in range(m.head_start, m.head_end))
+        }
         outermost = {m for m in named if not any(n != m and n[0] <= m[0] and m[1] <= n[1] for n in named)}
         assert {(e.start, e.end, e.label_) for e in eg.reference.ents} == outermost
     assert any(len(eg.reference.ents) for eg in examples)
@@ -95,10 +107,21 @@ def test_first_stage_spans_moves_the_entities(tmp_path):
 
 def second_stage_nlp():
     nlp = spacy.blank("en")
-    tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 100,
-               "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None}
-    model = {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16,
-             "tok2vec": {"@architectures": "spacy_depner.NonLocalFeatures.v1", "width": 4, "tok2vec": tok2vec}}
+    tok2vec = {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "width": 16,
+        "depth": 1,
+        "embed_size": 100,
+        "window_size": 1,
+        "maxout_pieces": 2,
+        "subword_features": True,
+        "pretrained_vectors": None,
+    }
+    model = {
+        "@architectures": "spacy_depner.TagScorer.v1",
+        "hidden_width": 16,
+        "tok2vec": {"@architectures": "spacy_depner.NonLocalFeatures.v1", "width": 4, "tok2vec": tok2vec},
+    }
     nlp.add_pipe("chain_ner", config={"model": model})
     return nlp
 
@@ -115,8 +138,14 @@ def example(nlp, words, gold, first):
 def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
     nlp = second_stage_nlp()
     words = "Paris is big . Paris met Kim . paris again".split()
-    examples = [example(nlp, words, [(0, 1, "LOC"), (4, 5, "LOC"), (6, 7, "PER"), (8, 9, "LOC")],
-                        [(0, 1, "LOC"), (4, 5, "PER"), (6, 7, "PER"), (8, 9, "LOC")])] * 3
+    examples = [
+        example(
+            nlp,
+            words,
+            [(0, 1, "LOC"), (4, 5, "LOC"), (6, 7, "PER"), (8, 9, "LOC")],
+            [(0, 1, "LOC"), (4, 5, "PER"), (6, 7, "PER"), (8, 9, "LOC")],
+        )
+    ] * 3
     nlp.initialize(lambda: examples)
     layer = next(node for node in nlp.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
     assert sorted(layer.attrs["labels"]) == ["LOC", "PER"]
@@ -125,6 +154,7 @@ def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
     assert losses[-1] < 0.2 * losses[0]
     doc = examples[0].predicted.copy()
     assert [(e.start, e.label_) for e in nlp(doc).ents] == [(0, "LOC"), (4, "LOC"), (6, "PER"), (8, "LOC")]
+
     def no_docs():
         raise AssertionError("the Docs are read only for a second stage")
 
@@ -153,8 +183,12 @@ def test_counting_pipe_adds_the_input_to_the_corpus_counts_for_one_call():
     assert layer.attrs["corpus_statistics"] == saved  # restored
     # the same as configuring the counts of training + input by hand
     firsts = list(pair.pipe([d.copy() for d in inputs], disable=[SECOND_STAGE]))
-    configure_nonlocal_features(pair.get_pipe(SECOND_STAGE).model,
-                                corpus_statistics=corpus_statistics(firsts, "first_stage", CorpusStatistics.from_dict(saved)))
+    configure_nonlocal_features(
+        pair.get_pipe(SECOND_STAGE).model,
+        corpus_statistics=corpus_statistics(firsts, "first_stage", CorpusStatistics.from_dict(saved)),
+    )
     by_hand = list(pair.get_pipe(SECOND_STAGE).pipe(firsts))
-    assert [[(e.start, e.label_) for e in d.ents] for d in counted] == [[(e.start, e.label_) for e in d.ents] for d in by_hand]
+    assert [[(e.start, e.label_) for e in d.ents] for d in counted] == [
+        [(e.start, e.label_) for e in d.ents] for d in by_hand
+    ]
     assert layer.attrs["corpus_statistics"]["n_documents"] == saved["n_documents"] + 1

@@ -3,39 +3,50 @@ enumeration of its analyses under the component's own scores: the expected
 number of entity errors of the prediction is E[|predicted symmetric
 difference analysis|], the entropy -sum p log p, the probability of a
 predicted mention the mass of the analyses that hold it."""
+
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_corpus import TINY, input_doc, make_example, train_component
 
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
-from tiny_corpus import TINY, input_doc, make_example, train_component
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "structures"))
 import brute_analyses  # noqa: E402
 
 CASES = {
     "chain_ner map": ("chain_ner", {"scheme": "BIO"}, lambda s, l: brute_analyses.chain(s, l, "BIO")),
-    "chain_ner posterior": ("chain_ner", {"scheme": "BIO", "decoding": "posterior", "posterior_penalty": 0.3},
-                            lambda s, l: brute_analyses.chain(s, l, "BIO")),
+    "chain_ner posterior": (
+        "chain_ner",
+        {"scheme": "BIO", "decoding": "posterior", "posterior_penalty": 0.3},
+        lambda s, l: brute_analyses.chain(s, l, "BIO"),
+    ),
     "dgm_ner map": ("dgm_ner", {}, brute_analyses.lattice),
     "nested_ner cyk": ("nested_ner", {"structure": "cyk"}, lambda s, l: brute_analyses.nested(s, l, "cyk")),
-    "chain_ner threshold": ("chain_ner", {"scheme": "BIO", "threshold": 0.6}, lambda s, l: brute_analyses.chain(s, l, "BIO")),
+    "chain_ner threshold": (
+        "chain_ner",
+        {"scheme": "BIO", "threshold": 0.6},
+        lambda s, l: brute_analyses.chain(s, l, "BIO"),
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_measures_equal_enumeration(case):
     factory, config, brute = CASES[case]
+
     def make(nlp):
         examples = [make_example(nlp, *row) for row in TINY]
         for eg in examples:  # nested_ner reads its mentions from the span group
             eg.reference.spans["nested_ner"] = list(eg.reference.ents)
         return examples
 
-    nlp, ner, _, _ = train_component(factory, {**config, "temperature": 4.0}, make, 4)  # a few steps, tempered: uncertain
+    nlp, ner, _, _ = train_component(
+        factory, {**config, "temperature": 4.0}, make, 4
+    )  # a few steps, tempered: uncertain
     longest = 4 if factory == "nested_ner" else 5  # the nested analyses of 5 tokens and 3 labels are many
     docs = [input_doc(nlp, words, heads, deps) for words, heads, deps, _ in TINY if len(words) <= longest]
     found = doc_uncertainties(ner, docs)

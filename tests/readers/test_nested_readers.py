@@ -16,6 +16,7 @@ GUM (2 documents, 3 sentences, 26 words, 11 mentions after 1 duplicate, 10 spans
                                                            flat 2 nested 4 quadratic 3 dgm 4
   valid spans (counted by hand from the trees): 26 + 17 + 27 = 70; all spans 55 + 21 + 55.
 """
+
 import itertools
 import random
 import warnings
@@ -26,7 +27,13 @@ import spacy
 from spacy.util import registry
 
 from spacy_depner.evaluation.nested_coverage import (
-    coverage_main, genia_coverage, gum_coverage, max_flat, max_laminar, max_quadratic, nested_coverage_report,
+    coverage_main,
+    genia_coverage,
+    gum_coverage,
+    max_flat,
+    max_laminar,
+    max_quadratic,
+    nested_coverage_report,
 )
 from spacy_depner.readers.genia import read_genia
 from spacy_depner.readers.gum import GUM_LABELS, read_gum, read_gum_corpus
@@ -40,9 +47,16 @@ GENIA_MENTIONS = [
     [(1, 8, "cell_type"), (1, 4, "cell_type"), (2, 4, "cell_type"), (5, 8, "cell_type")],
 ]
 GUM_MENTIONS = [
-    [[(0, 3, "person", 2, 3), (0, 1, "person", 0, 1), (4, 9, "organization", 6, 7), (4, 9, "place", 6, 7),
-      (8, 9, "place", 8, 9)],
-     [(0, 1, "person", 0, 1), (4, 5, "place", 4, 5)]],
+    [
+        [
+            (0, 3, "person", 2, 3),
+            (0, 1, "person", 0, 1),
+            (4, 9, "organization", 6, 7),
+            (4, 9, "place", 6, 7),
+            (8, 9, "place", 8, 9),
+        ],
+        [(0, 1, "person", 0, 1), (4, 5, "place", 4, 5)],
+    ],
     [[(0, 8, "person", 1, 2), (3, 8, "place", 3, 8), (3, 5, "place", 3, 5), (6, 8, "place", 6, 8)]],
 ]
 
@@ -57,6 +71,7 @@ def span_tuples(doc, key="nested_ner"):
 
 # --- GENIA ---------------------------------------------------------------
 
+
 def test_read_genia_mentions():
     sentences = read_genia(GENIA)
     assert [len(words) for words, _ in sentences] == [8, 12, 11]
@@ -64,14 +79,17 @@ def test_read_genia_mentions():
     assert [mentions for _, mentions in sentences] == GENIA_MENTIONS
 
 
-@pytest.mark.parametrize("line,message", [
-    ('{"tokens": ["a"], "entities": [}', "not valid JSON"),
-    ('{"tokens": ["a", "b"]}', "'tokens' and 'entities'"),
-    ('{"tokens": ["a", "b"], "entities": [{"start": 1, "end": 3, "type": "DNA"}]}', "outside the 2 tokens"),
-    ('{"tokens": ["a", "b"], "entities": [{"start": 1, "end": 1, "type": "DNA"}]}', "empty"),
-    ('{"tokens": ["a", "b"], "entities": [{"start": 0, "end": 1}]}', "has no type"),
-    ('{"tokens": [], "entities": []}', "non-empty list"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ('{"tokens": ["a"], "entities": [}', "not valid JSON"),
+        ('{"tokens": ["a", "b"]}', "'tokens' and 'entities'"),
+        ('{"tokens": ["a", "b"], "entities": [{"start": 1, "end": 3, "type": "DNA"}]}', "outside the 2 tokens"),
+        ('{"tokens": ["a", "b"], "entities": [{"start": 1, "end": 1, "type": "DNA"}]}', "empty"),
+        ('{"tokens": ["a", "b"], "entities": [{"start": 0, "end": 1}]}', "has no type"),
+        ('{"tokens": [], "entities": []}', "non-empty list"),
+    ],
+)
 def test_read_genia_malformed_line_names_the_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     good = GENIA.read_text(encoding="utf8").splitlines()[0]
@@ -95,6 +113,7 @@ def test_genia_reader_examples():
 
 
 # --- GUM -----------------------------------------------------------------
+
 
 def test_read_gum_documents_sentences_and_mentions():
     documents = read_gum(GUM)
@@ -132,13 +151,19 @@ def test_gum_reader_per_sentence(dependencies, has_trees):
 
 @pytest.mark.parametrize("dependencies", ["given", "predicted"])
 def test_gum_reader_whole_documents(dependencies):
-    examples = list(reader("spacy_depner.GUMCorpus.v1", GUM, dependencies=dependencies, whole_documents=True,
-                           spans_key="sc")(spacy.blank("en")))
+    examples = list(
+        reader("spacy_depner.GUMCorpus.v1", GUM, dependencies=dependencies, whole_documents=True, spans_key="sc")(
+            spacy.blank("en")
+        )
+    )
     assert [len(e.reference) for e in examples] == [16, 10]
     first = examples[0]
     for doc in (first.reference, first.predicted):
         assert [s.text for s in doc.sents] == ["Kim's sister visited the old museum in Paris.", "She cannot forget it."]
-    assert span_tuples(first.reference, "sc") == [m[:3] for m in GUM_MENTIONS[0][0]] + [(10, 11, "person"), (14, 15, "place")]
+    assert span_tuples(first.reference, "sc") == [m[:3] for m in GUM_MENTIONS[0][0]] + [
+        (10, 11, "person"),
+        (14, 15, "place"),
+    ]
     assert first.predicted.has_annotation("DEP") == (dependencies == "given")
     assert first.reference[13].dep_ == "ROOT" and first.reference[10].head.i == 13
     limited = list(reader("spacy_depner.GUMCorpus.v1", GUM, whole_documents=True, limit=1)(spacy.blank("en")))
@@ -170,33 +195,45 @@ def test_gum_malformed_brackets_name_the_line(tmp_path):
 
 
 def test_gum_cross_sentence_unclosed_and_discontinuous_are_counted(tmp_path):
-    path = _with_misc(tmp_path, [
-        # "sister" no longer closes entity 2; "She" closes it in the next sentence
-        ("Entity=2)\n", "_\n"), ("Entity=(2-person-giv:act-sssss-cf1-1-ana)", "Entity=2)"),
-        # entity 4 of the second document opens but never closes
-        ("Entity=4)2)1)", "Entity=2)1)"),
-        # a discontinuous part
-        ("Entity=(3-place-giv:act-sssss-cf2-1-ana)", "Entity=(5[1/2]-place-giv:act-sssss-cf2-1-ana)"),
-    ])
+    path = _with_misc(
+        tmp_path,
+        [
+            # "sister" no longer closes entity 2; "She" closes it in the next sentence
+            ("Entity=2)\n", "_\n"),
+            ("Entity=(2-person-giv:act-sssss-cf1-1-ana)", "Entity=2)"),
+            # entity 4 of the second document opens but never closes
+            ("Entity=4)2)1)", "Entity=2)1)"),
+            # a discontinuous part
+            ("Entity=(3-place-giv:act-sssss-cf2-1-ana)", "Entity=(5[1/2]-place-giv:act-sssss-cf2-1-ana)"),
+        ],
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         corpus = read_gum_corpus(path)
     assert (corpus.stats.cross_sentence, corpus.stats.unclosed, corpus.stats.discontinuous) == (1, 1, 1)
     assert any("crossing a sentence boundary" in str(w.message) for w in caught)
-    assert [m[:3] for m in corpus.documents[0][0].mentions] == [(0, 1, "person"), (4, 9, "organization"),
-                                                                (4, 9, "place"), (8, 9, "place")]
+    assert [m[:3] for m in corpus.documents[0][0].mentions] == [
+        (0, 1, "person"),
+        (4, 9, "organization"),
+        (4, 9, "place"),
+        (8, 9, "place"),
+    ]
     assert corpus.documents[0][1].mentions == [] and len(corpus.documents[1][0].mentions) == 3
 
 
 # --- coverage ------------------------------------------------------------
+
 
 def test_genia_coverage_fixture():
     report = genia_coverage(GENIA)
     assert (report["sentences"], report["tokens"], report["mentions"]) == (3, 31, 14)
     assert (report["distinct_spans"], report["same_span"], report["crossing_pairs"]) == (13, 1, 1)
     assert report["kept"] == {"flat": 8, "nested": 12, "quadratic": 11}
-    assert report["coverage"] == {"flat": round(800 / 14, 2), "nested": round(1200 / 14, 2),
-                                  "quadratic": round(1100 / 14, 2)}
+    assert report["coverage"] == {
+        "flat": round(800 / 14, 2),
+        "nested": round(1200 / 14, 2),
+        "quadratic": round(1100 / 14, 2),
+    }
     assert report["spans_per_token"] == {"all": round(180 / 31, 3)}
     assert coverage_main(jsonl=GENIA) == report
 
@@ -205,8 +242,12 @@ def test_gum_coverage_fixture():
     report = gum_coverage(GUM)
     assert (report["documents"], report["sentences"], report["tokens"], report["mentions"]) == (2, 3, 26, 11)
     assert report["kept"] == {"flat": 6, "nested": 10, "quadratic": 9, "dgm": 9}
-    assert report["coverage"] == {"flat": round(600 / 11, 2), "nested": round(1000 / 11, 2),
-                                  "quadratic": round(900 / 11, 2), "dgm": round(900 / 11, 2)}
+    assert report["coverage"] == {
+        "flat": round(600 / 11, 2),
+        "nested": round(1000 / 11, 2),
+        "quadratic": round(900 / 11, 2),
+        "dgm": round(900 / 11, 2),
+    }
     assert report["spans_per_token"] == {"all": round(131 / 26, 3), "dgm": round(70 / 26, 3)}
     assert report["reader"]["duplicates"] == 1
     assert coverage_main(gum=GUM) == report
@@ -233,6 +274,7 @@ def test_report_accepts_flat_heads_and_checks_offsets():
 
 
 # --- exact maxima against brute force --------------------------------------
+
 
 def _disjoint(a, b):
     return a[1] <= b[0] or b[1] <= a[0]
@@ -270,8 +312,11 @@ def _random_spans(rng, mostly_laminar):
     for _ in range(rng.randint(0, 9)):
         start = rng.randrange(n)
         span = (start, rng.randint(start + 1, n))
-        if not mostly_laminar or rng.random() < 0.15 or all(
-                span == b or _disjoint(span, b) or _contains(span, b) or _contains(b, span) for b in spans):
+        if (
+            not mostly_laminar
+            or rng.random() < 0.15
+            or all(span == b or _disjoint(span, b) or _contains(span, b) or _contains(b, span) for b in spans)
+        ):
             spans.append(span)
     return spans
 

@@ -10,6 +10,7 @@ blank lines, for the UNER join also renamed sentence ids) keep its content.
 Seeded (``derandomize=True``): the same cases on every run, ``EXAMPLES`` per
 target for the mutations, ``VALID_EXAMPLES`` for the valid ones.
 """
+
 import json
 import re
 import warnings
@@ -20,11 +21,11 @@ from typing import Callable, List, Sequence, Tuple
 
 import pytest
 import spacy
+from budgets import cases
 from corpus_copies import write_genia_tarball
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from budgets import cases
 from spacy_depner.pipeline.gazetteer import Gazetteer, read_phrases
 from spacy_depner.readers.conllu import read_conllu, sentences_to_doc
 from spacy_depner.readers.docbins import conllu_iob2_docs, genia_docs, gum_docs
@@ -40,24 +41,111 @@ EXAMPLES, VALID_EXAMPLES = cases("reader_fuzz"), cases("reader_fuzz.valid")
 VOCAB = spacy.blank("en").vocab
 FUZZ = dict(derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
-GAZETTEER = b"".join(json.dumps(line).encode() + b"\n" for line in (
-    {"label": "LOC", "pattern": "New York"}, {"label": "LOC", "pattern": "Paris"},
-    {"label": "PER", "pattern": "John Smith"}, {"label": "ORG", "pattern": "Acme Corp"}))
+GAZETTEER = b"".join(
+    json.dumps(line).encode() + b"\n"
+    for line in (
+        {"label": "LOC", "pattern": "New York"},
+        {"label": "LOC", "pattern": "Paris"},
+        {"label": "PER", "pattern": "John Smith"},
+        {"label": "ORG", "pattern": "Acme Corp"},
+    )
+)
 GAZETTEER_DOC = spacy.tokens.Doc(VOCAB, words="John Smith left New York for Paris".split())
 
-TAB_SNIPPETS = (b"", b"_", b"0", b"-1", b"1", b"2", b"3", b"4.1", b"99", b"1-2", b"3-2", b"1.1", b"x", b"B-PER",
-                b"I-LOC", b"B-", b"O", b"#", b"# sent_id = s1", b"# sent_id =", b"# newdoc id = d",
-                b"# global.Entity = x", b"Entity=(1-person-new-x-y-1", b"Entity=1)", b"Entity=(", b"Entity=(1-person)",
-                b"Entity=(9-place-a-b-c-9-x)", b"Entity=(2-person[1/2]-a", b"SpaceAfter=No", b"\xff\xfe", b" ", b"\t",
-                b"\n", b"\r")
-XML_SNIPPETS = (b"<", b">", b"&", b"&bogus;", b"</cons>", b"<cons>", b'<cons sem="G#DNA_x">',
-                b'<cons sem="(AND G#DNA_x G#RNA_y)">', b"<sentence>", b"</sentence>", b"<article>", b"</article>",
-                b"<bibliomisc>", b"<sentence></sentence>", b"\xff", b"]]>", b"<!--", b" ")
+TAB_SNIPPETS = (
+    b"",
+    b"_",
+    b"0",
+    b"-1",
+    b"1",
+    b"2",
+    b"3",
+    b"4.1",
+    b"99",
+    b"1-2",
+    b"3-2",
+    b"1.1",
+    b"x",
+    b"B-PER",
+    b"I-LOC",
+    b"B-",
+    b"O",
+    b"#",
+    b"# sent_id = s1",
+    b"# sent_id =",
+    b"# newdoc id = d",
+    b"# global.Entity = x",
+    b"Entity=(1-person-new-x-y-1",
+    b"Entity=1)",
+    b"Entity=(",
+    b"Entity=(1-person)",
+    b"Entity=(9-place-a-b-c-9-x)",
+    b"Entity=(2-person[1/2]-a",
+    b"SpaceAfter=No",
+    b"\xff\xfe",
+    b" ",
+    b"\t",
+    b"\n",
+    b"\r",
+)
+XML_SNIPPETS = (
+    b"<",
+    b">",
+    b"&",
+    b"&bogus;",
+    b"</cons>",
+    b"<cons>",
+    b'<cons sem="G#DNA_x">',
+    b'<cons sem="(AND G#DNA_x G#RNA_y)">',
+    b"<sentence>",
+    b"</sentence>",
+    b"<article>",
+    b"</article>",
+    b"<bibliomisc>",
+    b"<sentence></sentence>",
+    b"\xff",
+    b"]]>",
+    b"<!--",
+    b" ",
+)
 JSON_SNIPPETS = (b"{", b"}", b"[", b"]", b'"', b",", b":", b"null", b"\\", b"\\ud800", b"\xff", b" ", b"1e999", b"NaN")
-JSON_VALUES = (None, True, 0, -1, 1, 2, 3, 99, 1.5, 10 ** 30, "", " ", "x", "DNA", "\ud800", [], {}, [""], ["a"],
-               [1, 2], {"start": 0, "end": 1, "type": "DNA"}, {"label": "LOC"})
-KINDS = ("drop", "duplicate", "swap", "field", "drop_field", "duplicate_field", "json", "insert", "replace",
-         "truncate", "empty")
+JSON_VALUES = (
+    None,
+    True,
+    0,
+    -1,
+    1,
+    2,
+    3,
+    99,
+    1.5,
+    10**30,
+    "",
+    " ",
+    "x",
+    "DNA",
+    "\ud800",
+    [],
+    {},
+    [""],
+    ["a"],
+    [1, 2],
+    {"start": 0, "end": 1, "type": "DNA"},
+    {"label": "LOC"},
+)
+KINDS = (
+    "drop",
+    "duplicate",
+    "swap",
+    "field",
+    "drop_field",
+    "duplicate_field",
+    "json",
+    "insert",
+    "replace",
+    "truncate",
+    "empty",
+)
 
 
 @dataclass(frozen=True)
@@ -125,14 +213,28 @@ def gazetteer_content(path):
 
 TARGETS = {
     "conllu": Target(CONLLU.read_bytes(), ".conllu", conllu_content, TAB_SNIPPETS, "sentences"),
-    "iob2_join": Target(IOB2.read_bytes(), ".iob2", lambda p: join_content(CONLLU, p), TAB_SNIPPETS, "sentences",
-                        (CONLLU.name,), renamable=True),
-    "conllu_join": Target(CONLLU.read_bytes(), ".conllu", lambda p: join_content(p, IOB2), TAB_SNIPPETS, "sentences",
-                          (IOB2.name,)),
+    "iob2_join": Target(
+        IOB2.read_bytes(),
+        ".iob2",
+        lambda p: join_content(CONLLU, p),
+        TAB_SNIPPETS,
+        "sentences",
+        (CONLLU.name,),
+        renamable=True,
+    ),
+    "conllu_join": Target(
+        CONLLU.read_bytes(), ".conllu", lambda p: join_content(p, IOB2), TAB_SNIPPETS, "sentences", (IOB2.name,)
+    ),
     "genia_jsonl": Target((DATA / "nested_genia.jsonl").read_bytes(), ".jsonl", genia_content, JSON_SNIPPETS, "lines"),
     "gum": Target((DATA / "nested_gum.conllu").read_bytes(), ".conllu", gum_content, TAB_SNIPPETS, "sentences"),
-    "genia_xml": Target((DATA / "genia_3.02_fixture.xml").read_bytes(), ".xml", xml_content, XML_SNIPPETS,
-                        "sentence_lines", ("GENIAcorpus3.02.xml",)),
+    "genia_xml": Target(
+        (DATA / "genia_3.02_fixture.xml").read_bytes(),
+        ".xml",
+        xml_content,
+        XML_SNIPPETS,
+        "sentence_lines",
+        ("GENIAcorpus3.02.xml",),
+    ),
     "gazetteer": Target(GAZETTEER, ".jsonl", gazetteer_content, JSON_SNIPPETS, "lines"),
 }
 
@@ -176,10 +278,10 @@ def mutate(data: bytes, operations: Sequence[Tuple[str, int, int, bytes]]) -> by
             continue
         if kind == "replace":
             at = a % (len(data) + 1)
-            data = data[:at] + snippet + data[at + b % 8:]
+            data = data[:at] + snippet + data[at + b % 8 :]
             continue
         if kind == "truncate":
-            data = data[:a % (len(data) + 1)]
+            data = data[: a % (len(data) + 1)]
             continue
         if kind == "empty":
             data = (b"", b"\n", b"\n \n\n", b"\xef\xbb\xbf")[a % 4]
@@ -211,12 +313,12 @@ def mutate(data: bytes, operations: Sequence[Tuple[str, int, int, bytes]]) -> by
 def operations(target: Target):
     snippet = st.one_of(st.sampled_from(target.snippets), st.binary(max_size=8))
     kinds = [k for k in KINDS if k != "json" or target.suffix == ".jsonl"]
-    operation = st.tuples(st.sampled_from(kinds), st.integers(0, 10 ** 6), st.integers(0, 10 ** 6), snippet)
+    operation = st.tuples(st.sampled_from(kinds), st.integers(0, 10**6), st.integers(0, 10**6), snippet)
     return st.lists(operation, min_size=1, max_size=3)
 
 
 def read_outcome(target: Target, path: Path) -> str:
-    """"read" or "ValueError"; any other exception, or a ValueError without
+    """ "read" or "ValueError"; any other exception, or a ValueError without
     FILE:LINE, fails the test."""
     try:
         target.read(path)
@@ -266,8 +368,13 @@ def test_valid_mutations_keep_the_content(name, tmp_path_factory):
     seen = Counter()
 
     @settings(max_examples=VALID_EXAMPLES, **FUZZ)
-    @given(st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)), max_size=4), st.booleans(), st.booleans(),
-           st.integers(0, 2), st.booleans())
+    @given(
+        st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)), max_size=4),
+        st.booleans(),
+        st.booleans(),
+        st.integers(0, 2),
+        st.booleans(),
+    )
     def check(swaps, crlf, bom, blank_lines, rename):
         order = list(units)
         for a, b in swaps:

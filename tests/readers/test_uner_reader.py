@@ -1,4 +1,5 @@
 """CoNLL-U + UNER IOB2 reading, on a hand-made fixture (tests/data/tiny.*)."""
+
 from pathlib import Path
 
 import pytest

@@ -6,14 +6,15 @@ and its mentions as a frozenset of (first, last, label) in batch
 coordinates. Built on each structure's brute-force twin, written from the
 definitions (``brute_segment_lattice``, ``brute_linear_chain``,
 ``brute_nested_mentions``, ``brute_mention_hypergraph``)."""
-from typing import List, NamedTuple, Tuple
 
-import numpy as np
+from typing import List, NamedTuple, Tuple
 
 import brute_linear_chain as chain_twin
 import brute_mention_hypergraph as hypergraph_twin
 import brute_nested_mentions as nested_twin
 import brute_segment_lattice as lattice_twin
+import numpy as np
+
 from spacy_depner.structures.hypergraph import _mention_hypergraph as mention_hypergraph
 
 
@@ -29,8 +30,13 @@ def lattice(scores, layout) -> List[List[Analysis]]:
     units = []
     for u in range(len(layout.offsets) - 1):
         groups = lattice_twin.labelled_segmentations_of_document(
-            spans, int(layout.span_offsets[u]), int(layout.span_offsets[u + 1]), int(layout.offsets[u]),
-            int(layout.offsets[u + 1]), K)
+            spans,
+            int(layout.span_offsets[u]),
+            int(layout.span_offsets[u + 1]),
+            int(layout.offsets[u]),
+            int(layout.offsets[u + 1]),
+            K,
+        )
         found = []
         for rows, labellings in groups:
             weights = lattice_twin._group_scores(rows, labellings, span_scores, transitions)
@@ -41,7 +47,9 @@ def lattice(scores, layout) -> List[List[Analysis]]:
                 pairs = np.zeros((K + 1, K + 1))
                 if rows.shape[0]:
                     np.add.at(pairs, (sequence[:-1], sequence[1:]), 1.0)
-                mentions = frozenset((int(spans[r, 0]), int(spans[r, 1]), int(k) - 1) for r, k in zip(rows, labels) if k > 0)
+                mentions = frozenset(
+                    (int(spans[r, 0]), int(spans[r, 1]), int(k) - 1) for r, k in zip(rows, labels) if k > 0
+                )
                 found.append(Analysis(float(weight), (indicator, pairs), mentions))
         units.append(found)
     return units
@@ -64,8 +72,10 @@ def chain(scores, layout, scheme) -> List[List[Analysis]]:
                 full = [T] + sequence.tolist() + [T]
                 np.add.at(pairs, (full[:-1], full[1:]), 1.0)
             weight = float((tag_scores * indicator).sum() + (transitions * pairs).sum())
-            mentions = frozenset((first + a, first + b, chain_twin.LABELS.index(label))
-                                 for a, b, label in chain_twin.entities_of_names([names[t] for t in sequence]))
+            mentions = frozenset(
+                (first + a, first + b, chain_twin.LABELS.index(label))
+                for a, b, label in chain_twin.entities_of_names([names[t] for t in sequence])
+            )
             found.append(Analysis(weight, (indicator, pairs), mentions))
         units.append(found)
     return units
@@ -82,8 +92,9 @@ def nested(scores, layout, space, max_length=None) -> List[List[Analysis]]:
             units.append([Analysis(0.0, (np.zeros((S, T)),), frozenset())])
             continue
         spans = nested_twin.span_list(n)
-        allowed = np.array([(first + a, first + b) in row_of for a, b in spans]) & \
-            nested_twin.allowed_rows(n, max_length, None)
+        allowed = np.array([(first + a, first + b) in row_of for a, b in spans]) & nested_twin.allowed_rows(
+            n, max_length, None
+        )
         columns, _ = nested_twin.labelled_analyses(space, n, T)
         found = []
         for analysis in columns:
@@ -114,10 +125,12 @@ def hypergraph(scores, layout, mention_penalty=0.0, heads=False) -> List[List[An
             edges = np.zeros(n * T * K + 1)
             edges[row] = 1.0
             indicator = np.zeros((N, T, K))
-            indicator[first:first + n] = edges[:-1].reshape(n, T, K)
-            read = mention_hypergraph.edges_to_mentions(indicator[first:first + n].astype(np.int8), [0, n])
-            mentions = frozenset((first + int(m[0]), first + int(m[1]), *map(int, m[2:3]),
-                                  *(first + int(h) for h in m[3:])) for m in read.tolist())
+            indicator[first : first + n] = edges[:-1].reshape(n, T, K)
+            read = mention_hypergraph.edges_to_mentions(indicator[first : first + n].astype(np.int8), [0, n])
+            mentions = frozenset(
+                (first + int(m[0]), first + int(m[1]), *map(int, m[2:3]), *(first + int(h) for h in m[3:]))
+                for m in read.tolist()
+            )
             found.append(Analysis(float((scores * indicator).sum() + mention_penalty * pen), (indicator,), mentions))
         units.append(found)
     return units

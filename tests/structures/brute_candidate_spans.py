@@ -10,12 +10,11 @@ path form a chain from u to v and no arc of the chain covers another.
 Trees: ``random_recursive_tree`` (random, in general non-projective trees),
 ``is_projective`` and ``is_tree``.
 """
+
 from collections import deque
 
 import numpy as np
 from brute_shared import sentence_of_each_token
-
-
 
 
 def undirected_arcs(heads, sentence_offsets):
@@ -109,13 +108,19 @@ def _pairs_within_sentences(sentence_offsets, max_length):
 def brute_valid_spans(heads, sentence_offsets, max_length=None):
     """Set of (u, v): single tokens, and u < v of one sentence forming a valid span."""
     adjacency = neighbours_of(undirected_arcs(heads, sentence_offsets), len(heads))
-    return {(u, v) for u, v in _pairs_within_sentences(sentence_offsets, max_length) if is_valid_by_covering(adjacency, u, v)}
+    return {
+        (u, v)
+        for u, v in _pairs_within_sentences(sentence_offsets, max_length)
+        if is_valid_by_covering(adjacency, u, v)
+    }
 
 
 def brute_single_arc_spans(heads, sentence_offsets, max_length=None):
     """Set of (u, v): single tokens, and u < v of one sentence joined by one arc."""
     arcs = undirected_arcs(heads, sentence_offsets)
-    return {(u, v) for u, v in _pairs_within_sentences(sentence_offsets, max_length) if u == v or frozenset((u, v)) in arcs}
+    return {
+        (u, v) for u, v in _pairs_within_sentences(sentence_offsets, max_length) if u == v or frozenset((u, v)) in arcs
+    }
 
 
 def brute_all_spans(sentence_offsets, max_length):
@@ -150,7 +155,6 @@ def is_projective(heads):
             if a < c < b < d:
                 return False
     return True
-
 
 
 def is_tree(heads) -> bool:

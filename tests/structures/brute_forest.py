@@ -5,6 +5,7 @@ from it (within its sentence) comes back to it in at most n steps.
 
 The pipeline tests import it as ``structures.brute_forest``, so it imports
 its one helper by that path too."""
+
 from structures.brute_shared import sentence_of_each_token
 
 NO_FAULT, HEAD_OUTSIDE_SENTENCE, CYCLE = 0, 1, 2

@@ -8,6 +8,7 @@ it shares no token with a kept one (token sets). ``brute_most_probable``:
 every subset of pairwise disjoint spans enumerated, the best by (sum of
 weights, tokens covered); returns that key and every subset reaching it.
 """
+
 import itertools
 
 

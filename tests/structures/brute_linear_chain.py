@@ -11,13 +11,14 @@ the tag *names* (``is_valid_names``), and the two sets must be equal
 matrix out from the rule list of the docstring, ``entities_of_names`` reads
 the entities of a sequence of names by a plain scan.
 """
+
 import functools
 import itertools
 
 import numpy as np
+from brute_shared import logsumexp
 
 from spacy_depner.structures.chain._linear_chain import allowed_transitions, tag_names
-from brute_shared import logsumexp
 
 LABELS = ["PER", "LOC", "ORG", "MISC"]
 
@@ -93,8 +94,6 @@ def valid_sequences(scheme, n_labels, n):
     return everything[by_rules]
 
 
-
-
 def brute_chain(scores, doc_offsets, transitions, sequences_of_length):
     """Everything by enumeration. ``sequences_of_length(n)`` gives the (M, n)
     sequences in the space of an n-token document (n = 0: one empty sequence,
@@ -105,9 +104,13 @@ def brute_chain(scores, doc_offsets, transitions, sequences_of_length):
     B = T
     D = len(doc_offsets) - 1
     out = dict(
-        log_z=np.zeros(D), best_score=np.zeros(D), n_sequences=np.zeros(D, dtype=np.int64),
-        tag_marginals=np.zeros((N, T)), transition_marginals=np.zeros((T + 1, T + 1)),
-        best_tags=np.full(N, -1, dtype=np.int64), best_counts=np.zeros((T + 1, T + 1)),
+        log_z=np.zeros(D),
+        best_score=np.zeros(D),
+        n_sequences=np.zeros(D, dtype=np.int64),
+        tag_marginals=np.zeros((N, T)),
+        transition_marginals=np.zeros((T + 1, T + 1)),
+        best_tags=np.full(N, -1, dtype=np.int64),
+        best_counts=np.zeros((T + 1, T + 1)),
     )
     for d in range(D):
         first, end = int(doc_offsets[d]), int(doc_offsets[d + 1])
@@ -141,7 +144,10 @@ def pure_python_score(tags, scores, transitions):
         return 0.0
     B = len(scores[0])
     path = [B] + list(tags) + [B]
-    return sum(float(scores[t][y]) for t, y in enumerate(tags)) + sum(float(transitions[a][b]) for a, b in zip(path, path[1:]))
+    return sum(float(scores[t][y]) for t, y in enumerate(tags)) + sum(
+        float(transitions[a][b]) for a, b in zip(path, path[1:])
+    )
+
 
 def expected_allowed_by_rules(n_labels, scheme):
     """The allowed matrix written out from the rule list of the module docstring, over tag names."""

@@ -15,6 +15,7 @@ characterisations of the type-I reading (sec. 3.2, Figure 3) that the tests
 check ``edges_to_mentions`` and ``representable`` against, and
 ``all_mention_sets`` enumerates every mention set of one type.
 """
+
 import functools
 import itertools
 

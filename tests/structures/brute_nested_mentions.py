@@ -11,6 +11,7 @@ n <= 5 by the tests), then filtered by each predicate and labelled in every
 way; the enumerations are cached per (structure, n, T). ``COUNTS`` counts the
 analyses by recursions on the same definitions.
 """
+
 import functools
 import itertools
 import math
@@ -67,7 +68,9 @@ def laminar_families(n):
     def extend(start, chosen):
         found.append(tuple(chosen))
         for r in range(start, len(spans)):
-            if all(disjoint(spans[r], spans[c]) or inside(spans[r], spans[c]) or inside(spans[c], spans[r]) for c in chosen):
+            if all(
+                disjoint(spans[r], spans[c]) or inside(spans[r], spans[c]) or inside(spans[c], spans[r]) for c in chosen
+            ):
                 chosen.append(r)
                 extend(r + 1, chosen)
                 chosen.pop()
@@ -98,7 +101,11 @@ def labelled_analyses(structure, n, T):
         labels = np.array(list(itertools.product(range(T), repeat=k)), dtype=np.int64).reshape(T**k, k)
         columns = (group[:, None, :] * T + labels[None, :, :]).reshape(len(same_size) * T**k, k)
         blocks.append(np.concatenate([columns, np.full((columns.shape[0], k_max - k), S * T, dtype=np.int64)], axis=1))
-        span_bits = (np.uint64(1) << group.astype(np.uint64)).sum(axis=1, dtype=np.uint64) if k else np.zeros(group.shape[0], np.uint64)
+        span_bits = (
+            (np.uint64(1) << group.astype(np.uint64)).sum(axis=1, dtype=np.uint64)
+            if k
+            else np.zeros(group.shape[0], np.uint64)
+        )
         bits.append(np.repeat(span_bits, labels.shape[0]))
     return np.concatenate(blocks), np.concatenate(bits)
 
@@ -130,7 +137,9 @@ def brute(structure, scores, max_length=None, mask=None):
     top = weights.max()
     log_z = top + np.log(np.exp(weights - top).sum())
     p = np.exp(weights - log_z)
-    marg = np.bincount(columns.ravel(), weights=np.repeat(p, columns.shape[1]), minlength=S * T + 1)[: S * T].reshape(S, T)
+    marg = np.bincount(columns.ravel(), weights=np.repeat(p, columns.shape[1]), minlength=S * T + 1)[: S * T].reshape(
+        S, T
+    )
     labels = np.full(S, -1, dtype=np.int64)
     for c in columns[int(np.argmax(weights))]:
         if c < S * T:

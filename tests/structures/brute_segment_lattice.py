@@ -69,8 +69,6 @@ def _group_scores(rows, labels, scores, transitions):
     return unary + binary
 
 
-
-
 def brute_lattice(spans, span_offsets, doc_offsets, scores, transitions):
     """Everything by enumeration: dict with log_z (D,), span_marginals (S, K),
     transition_marginals (K+1, K+1), best_score (D,), best_labels (S,) (-1 where

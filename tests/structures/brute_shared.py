@@ -1,12 +1,16 @@
 """What the brute-force twins share, written from the definitions: the
 sentence of each token, and a log-sum-exp in plain Python."""
+
 import math
 
 
 def sentence_of_each_token(sentence_offsets):
     """List: the sentence index of every token."""
-    return [s for s in range(len(sentence_offsets) - 1)
-            for _ in range(int(sentence_offsets[s + 1]) - int(sentence_offsets[s]))]
+    return [
+        s
+        for s in range(len(sentence_offsets) - 1)
+        for _ in range(int(sentence_offsets[s + 1]) - int(sentence_offsets[s]))
+    ]
 
 
 def logsumexp(values):

@@ -7,14 +7,11 @@ random batches: non-projective random recursive trees, forests, trees whose
 arcs cross sentence ends, roots written as -1 or as the token itself, empty
 sentences, and bounded and unbounded ``max_length``.
 """
+
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from budgets import cases
 from brute_candidate_spans import (
     brute_all_spans,
     brute_single_arc_spans,
@@ -28,6 +25,10 @@ from brute_candidate_spans import (
     sorted_span_array,
     undirected_arcs,
 )
+from budgets import cases
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from spacy_depner.structures.trees.candidate_spans import (
     all_spans,
     candidate_spans,
@@ -197,8 +198,20 @@ def test_every_rooted_tree_up_to_five_words(n):
 FIGURE_2_WORDS = "Lee Ann Womack won Single of the Year award".split()
 FIGURE_2_HEADS = np.array([2, 2, 3, -1, 8, 4, 7, 5, 3])
 FIGURE_2_MULTIWORD_VALID = {
-    (0, 2), (1, 2), (2, 3), (0, 3), (1, 3), (4, 5), (5, 7), (6, 7), (4, 7),
-    (4, 8), (3, 8), (2, 8), (0, 8), (1, 8),
+    (0, 2),
+    (1, 2),
+    (2, 3),
+    (0, 3),
+    (1, 3),
+    (4, 5),
+    (5, 7),
+    (6, 7),
+    (4, 7),
+    (4, 8),
+    (3, 8),
+    (2, 8),
+    (0, 8),
+    (1, 8),
 }
 FIGURE_2_SINGLE_ARC = {(0, 2), (1, 2), (2, 3), (4, 5), (5, 7), (6, 7), (4, 8), (3, 8)}
 
@@ -262,9 +275,15 @@ def test_candidate_spans_dispatches_by_structure():
     for _ in range(50):
         heads, offsets, _ = random_batch(rng)
         for max_length in (None, 3):
-            np.testing.assert_array_equal(candidate_spans("dgm", heads, offsets, max_length), valid_spans(heads, offsets, max_length))
-            np.testing.assert_array_equal(candidate_spans("dgm_s", heads, offsets, max_length), single_arc_spans(heads, offsets, max_length))
-            np.testing.assert_array_equal(candidate_spans("semi_markov", heads, offsets, max_length), all_spans(offsets, max_length))
+            np.testing.assert_array_equal(
+                candidate_spans("dgm", heads, offsets, max_length), valid_spans(heads, offsets, max_length)
+            )
+            np.testing.assert_array_equal(
+                candidate_spans("dgm_s", heads, offsets, max_length), single_arc_spans(heads, offsets, max_length)
+            )
+            np.testing.assert_array_equal(
+                candidate_spans("semi_markov", heads, offsets, max_length), all_spans(offsets, max_length)
+            )
     with pytest.raises(ValueError):
         candidate_spans("crf", FIGURE_2_HEADS, [0, 9], None)
 
@@ -355,7 +374,7 @@ def batches(draw):
         position = draw(st.permutations(range(length)))
         for node in range(1, length):
             heads[first + position[node]] = first + position[parent[node - 1]]
-    for t in (draw(st.lists(st.integers(0, n - 1), max_size=3)) if n else []):
+    for t in draw(st.lists(st.integers(0, n - 1), max_size=3)) if n else []:
         heads[t] = draw(st.sampled_from([-1, t, draw(st.integers(0, n - 1))]))
     for t in np.flatnonzero(heads == -1):
         if draw(st.booleans()):

@@ -4,19 +4,20 @@ token itself, several roots, crossing arcs) stay valid; the same forests with
 random corruptions (a head moved below its token, making a cycle; a head in
 another sentence or outside the batch; arbitrary heads) give the brute-force
 first fault."""
+
 import itertools
 
 import numpy as np
 import pytest
-from budgets import cases
 from brute_candidate_spans import random_recursive_tree
 from brute_forest import CYCLE, HEAD_OUTSIDE_SENTENCE, NO_FAULT, brute_faults, brute_first_fault
+from budgets import cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from experiments.bench.random_trees import random_forest
 from spacy_depner.structures.trees import forest
 from spacy_depner.structures.trees.candidate_spans import valid_spans
-from experiments.bench.random_trees import random_forest
 
 
 def test_fault_codes_match_the_reference():
@@ -30,23 +31,26 @@ def test_the_reported_cycle_is_found():
     assert forest.first_fault(heads, [0, 3]) == (0, forest.CYCLE)
 
 
-@pytest.mark.parametrize("heads, offsets, expected", [
-    ([], [0], (-1, NO_FAULT)),
-    ([-1], [0, 1], (-1, NO_FAULT)),
-    ([0], [0, 1], (-1, NO_FAULT)),                      # a root written as its own head
-    ([0, 1, 2], [0, 3], (-1, NO_FAULT)),                # three roots in one sentence
-    ([2, 3, -1, 2], [0, 4], (-1, NO_FAULT)),            # crossing arcs 0-2 and 1-3
-    ([-1, 0, -1, 2], [0, 2, 4], (-1, NO_FAULT)),
-    ([-1, 0, 0, 2], [0, 2, 4], (2, HEAD_OUTSIDE_SENTENCE)),
-    ([-1, 4], [0, 2], (1, HEAD_OUTSIDE_SENTENCE)),      # beyond the batch
-    ([-1, -2], [0, 2], (1, HEAD_OUTSIDE_SENTENCE)),     # below -1
-    ([-1, 2, 1], [0, 3], (1, CYCLE)),
-    ([1, 2, 1], [0, 3], (1, CYCLE)),                    # token 0 hangs from the cycle, not on it
-    ([-1, -1, 3, 2, 5, 4], [0, 2, 4, 6], (2, CYCLE)),
-    ([-1, 0, 0, 0, 7, 4, 5, 6, 4], [0, 9], (4, CYCLE)),      # 4 -> 7 -> 6 -> 5 -> 4; 8 hangs from it
-    ([-1, 9, 1], [0, 3], (1, HEAD_OUTSIDE_SENTENCE)),
-    ([-1, 2, 1, 7], [0, 3, 3, 4], (1, CYCLE)),          # an empty sentence; token 3 out of its sentence too
-])
+@pytest.mark.parametrize(
+    "heads, offsets, expected",
+    [
+        ([], [0], (-1, NO_FAULT)),
+        ([-1], [0, 1], (-1, NO_FAULT)),
+        ([0], [0, 1], (-1, NO_FAULT)),  # a root written as its own head
+        ([0, 1, 2], [0, 3], (-1, NO_FAULT)),  # three roots in one sentence
+        ([2, 3, -1, 2], [0, 4], (-1, NO_FAULT)),  # crossing arcs 0-2 and 1-3
+        ([-1, 0, -1, 2], [0, 2, 4], (-1, NO_FAULT)),
+        ([-1, 0, 0, 2], [0, 2, 4], (2, HEAD_OUTSIDE_SENTENCE)),
+        ([-1, 4], [0, 2], (1, HEAD_OUTSIDE_SENTENCE)),  # beyond the batch
+        ([-1, -2], [0, 2], (1, HEAD_OUTSIDE_SENTENCE)),  # below -1
+        ([-1, 2, 1], [0, 3], (1, CYCLE)),
+        ([1, 2, 1], [0, 3], (1, CYCLE)),  # token 0 hangs from the cycle, not on it
+        ([-1, -1, 3, 2, 5, 4], [0, 2, 4, 6], (2, CYCLE)),
+        ([-1, 0, 0, 0, 7, 4, 5, 6, 4], [0, 9], (4, CYCLE)),  # 4 -> 7 -> 6 -> 5 -> 4; 8 hangs from it
+        ([-1, 9, 1], [0, 3], (1, HEAD_OUTSIDE_SENTENCE)),
+        ([-1, 2, 1, 7], [0, 3, 3, 4], (1, CYCLE)),  # an empty sentence; token 3 out of its sentence too
+    ],
+)
 def test_known_cases(heads, offsets, expected):
     assert forest.first_fault(np.array(heads, dtype=np.int64), np.array(offsets)) == expected
     assert brute_first_fault(heads, offsets) == expected
@@ -137,8 +141,11 @@ def test_random_corruptions_equal_brute_force():
     rng = np.random.default_rng(2017)
     kinds = {NO_FAULT: 0, HEAD_OUTSIDE_SENTENCE: 0, CYCLE: 0}
     for _ in range(cases("forest.cycles")):
-        heads, offsets = random_sentences(rng) if rng.random() < 0.5 else random_forest(
-            rng.integers(1, 12, int(rng.integers(1, 5))), rng)
+        heads, offsets = (
+            random_sentences(rng)
+            if rng.random() < 0.5
+            else random_forest(rng.integers(1, 12, int(rng.integers(1, 5))), rng)
+        )
         if heads.shape[0] == 0:
             continue
         for _ in range(int(rng.integers(1, 4))):
@@ -151,9 +158,13 @@ def test_random_corruptions_equal_brute_force():
 
 
 @settings(max_examples=cases("forest.hypothesis"), derandomize=True, deadline=None)
-@given(st.lists(st.integers(0, 6), min_size=1, max_size=4).flatmap(
-    lambda lengths: st.tuples(st.just(lengths), st.lists(st.integers(-3, sum(lengths) + 1),
-                                                         min_size=sum(lengths), max_size=sum(lengths)))))
+@given(
+    st.lists(st.integers(0, 6), min_size=1, max_size=4).flatmap(
+        lambda lengths: st.tuples(
+            st.just(lengths), st.lists(st.integers(-3, sum(lengths) + 1), min_size=sum(lengths), max_size=sum(lengths))
+        )
+    )
+)
 def test_arbitrary_heads_equal_brute_force(case):
     lengths, heads = case
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -181,11 +192,17 @@ def test_long_chains_and_cycles_are_linear():
 
 def test_check_message_names_token_head_and_cycle():
     forest.check(np.array([-1, 0, 1]), [0, 3])
-    with pytest.raises(ValueError, match=r"not a forest: token 1 of sentence 0 has head 2: "
-                                         r"the heads 1 -> 2 -> 1 form a cycle"):
+    with pytest.raises(
+        ValueError,
+        match=r"not a forest: token 1 of sentence 0 has head 2: "
+        r"the heads 1 -> 2 -> 1 form a cycle",
+    ):
         forest.check(np.array([-1, 2, 1]), [0, 3])
-    with pytest.raises(ValueError, match=r"token 2 of sentence 1 has head 0: "
-                                         r"its head 0 is not a token of its sentence \(2-3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"token 2 of sentence 1 has head 0: "
+        r"its head 0 is not a token of its sentence \(2-3\)",
+    ):
         forest.check(np.array([-1, 0, 0, 2]), [0, 2, 4])
 
 

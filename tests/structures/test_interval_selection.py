@@ -5,12 +5,13 @@ optimum) the kept set of ``most_probable`` is the brute-force one; with
 weights in quarters (many exact ties) its (weight, coverage) is the optimum;
 ``outermost`` equals the definition on every set, and on laminar sets it
 keeps exactly the spans inside no other."""
+
 import numpy as np
 import pytest
+from brute_interval_selection import brute_most_probable, brute_outermost, overlap, strictly_inside, subset_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brute_interval_selection import brute_most_probable, brute_outermost, overlap, strictly_inside, subset_key
 from spacy_depner.structures.interval_selection import most_probable, outermost
 
 
@@ -26,7 +27,7 @@ def kept_set(mask):
 
 def assert_disjoint(spans, mask):
     chosen = [tuple(spans[m]) for m in np.flatnonzero(mask)]
-    assert all(not overlap(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1:])
+    assert all(not overlap(a, b) for i, a in enumerate(chosen) for b in chosen[i + 1 :])
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -108,15 +109,18 @@ def test_far_apart_coordinates_and_empty_input():
         assert most_probable(empty, [], np.zeros(0, dtype=np.int64)).shape == (0,)
 
 
-@pytest.mark.parametrize("spans, weights, rank, message", [
-    (np.array([[0, 1, 2]]), [0.5], [0], "shape"),
-    (np.array([[0.0, 1.0]]), [0.5], [0], "integer"),
-    (np.array([[2, 1]]), [0.5], [0], "span 0 is"),
-    (np.array([[-1, 1]]), [0.5], [0], "0 <= first"),
-    (np.array([[0, 1]]), [np.nan], [0], "finite"),
-    (np.array([[0, 1]]), [0.5, 0.5], [0], "weights"),
-    (np.array([[0, 1]]), [0.5], [0, 1], "rank"),
-])
+@pytest.mark.parametrize(
+    "spans, weights, rank, message",
+    [
+        (np.array([[0, 1, 2]]), [0.5], [0], "shape"),
+        (np.array([[0.0, 1.0]]), [0.5], [0], "integer"),
+        (np.array([[2, 1]]), [0.5], [0], "span 0 is"),
+        (np.array([[-1, 1]]), [0.5], [0], "0 <= first"),
+        (np.array([[0, 1]]), [np.nan], [0], "finite"),
+        (np.array([[0, 1]]), [0.5, 0.5], [0], "weights"),
+        (np.array([[0, 1]]), [0.5], [0, 1], "rank"),
+    ],
+)
 def test_bad_input_is_a_clear_error(spans, weights, rank, message):
     with pytest.raises(ValueError, match=message):
         most_probable(spans, weights, np.array(rank))

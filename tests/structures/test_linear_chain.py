@@ -5,13 +5,12 @@ names, ``brute_linear_chain``), the twin itself, arbitrary allowed
 matrices, a hand-computed document, invariants on long documents, span
 conversions, ties, transition counts, empty documents and bad input.
 """
+
 import itertools
 import math
 
 import numpy as np
 import pytest
-
-from budgets import cases
 from brute_linear_chain import (
     LABELS,
     allowed_by_matrix,
@@ -23,6 +22,8 @@ from brute_linear_chain import (
     pure_python_score,
     valid_sequences,
 )
+from budgets import cases
+
 from spacy_depner.structures.chain._linear_chain import (
     allowed_transitions,
     log_partition,
@@ -57,7 +58,9 @@ def assert_rel_or_abs(got, expected, what, rtol=RTOL):
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     assert got.shape == expected.shape, (what, got.shape, expected.shape)
-    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), f"{what}:\ngot {got}\nexpected {expected}"
+    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), (
+        f"{what}:\ngot {got}\nexpected {expected}"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -115,7 +118,9 @@ def sequence_score(batch, tags):
 
 
 def check_against_brute_force(batch, sequences_of_length=None, exact_map_path=True, check_valid=True):
-    expected = brute_chain(batch.scores, batch.doc_offsets, batch.transitions, sequences_of_length or batch.sequences_of_length)
+    expected = brute_chain(
+        batch.scores, batch.doc_offsets, batch.transitions, sequences_of_length or batch.sequences_of_length
+    )
 
     assert_rel_or_abs(log_partition(*batch.args), expected["log_z"], "log_partition")
 
@@ -134,7 +139,9 @@ def check_against_brute_force(batch, sequences_of_length=None, exact_map_path=Tr
             assert allowed_by_matrix(tags[None, first:end], batch.allowed)[0]
     if exact_map_path:
         np.testing.assert_array_equal(tags, expected["best_tags"])
-        np.testing.assert_array_equal(transition_counts(tags, batch.doc_offsets, batch.scores.shape[1]), expected["best_counts"])
+        np.testing.assert_array_equal(
+            transition_counts(tags, batch.doc_offsets, batch.scores.shape[1]), expected["best_counts"]
+        )
     assert_rel_or_abs(sequence_score(batch, tags), best.sum(), "score of the viterbi tags")
     return expected
 
@@ -146,7 +153,17 @@ def check_against_brute_force(batch, sequences_of_length=None, exact_map_path=Tr
 
 def test_tag_names():
     assert tag_names(["PER", "LOC"], "BIO") == ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
-    assert tag_names(["PER", "LOC"], "BILOU") == ["O", "B-PER", "I-PER", "L-PER", "U-PER", "B-LOC", "I-LOC", "L-LOC", "U-LOC"]
+    assert tag_names(["PER", "LOC"], "BILOU") == [
+        "O",
+        "B-PER",
+        "I-PER",
+        "L-PER",
+        "U-PER",
+        "B-LOC",
+        "I-LOC",
+        "L-LOC",
+        "U-LOC",
+    ]
     assert tag_names([], "BIO") == ["O"]
     assert [n_tags(k, s) for s in SCHEMES for k in (0, 1, 3)] == [1, 3, 7, 1, 5, 13]
     for bad in ("BILUO", "bio", "IOB", ""):
@@ -221,7 +238,14 @@ def test_arbitrary_allowed_matrices_equal_brute_force():
         lengths = rng.integers(0, 6, int(rng.integers(1, 4)))
         doc_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         scale = rng.uniform(0.05, 5.0)
-        batch = Batch("BIO", 0, doc_offsets, rng.normal(0, scale, (int(doc_offsets[-1]), T)), rng.normal(0, scale, (T + 1, T + 1)), allowed)
+        batch = Batch(
+            "BIO",
+            0,
+            doc_offsets,
+            rng.normal(0, scale, (int(doc_offsets[-1]), T)),
+            rng.normal(0, scale, (T + 1, T + 1)),
+            allowed,
+        )
 
         def sequences_of_length(n):
             everything = every_sequence(T, n)
@@ -262,7 +286,6 @@ def test_hand_computed_two_token_document():
     top = max(paths, key=paths.get)
     assert best[0] == pytest.approx(paths[top], rel=1e-15)
     assert tuple(tags) == top == (Bg, I)
-
 
 
 # ---------------------------------------------------------------------------
@@ -357,7 +380,9 @@ def test_spans_of_every_valid_sequence(scheme):
         for right in valid_sequences(scheme, 2, 2):
             tags = np.concatenate([left, right])
             spans, labels = tags_to_spans(tags, [0, 2, 4], scheme, 2)
-            entities = entities_of_names([names[y] for y in left]) + [(a + 2, b + 2, k) for a, b, k in entities_of_names([names[y] for y in right])]
+            entities = entities_of_names([names[y] for y in left]) + [
+                (a + 2, b + 2, k) for a, b, k in entities_of_names([names[y] for y in right])
+            ]
             assert [(int(a), int(b), LABELS[int(k)]) for (a, b), k in zip(spans, labels)] == entities
 
 
@@ -395,7 +420,6 @@ def test_long_inputs_are_fast_and_consistent():
     assert_rel_or_abs(sequence_score(batch, tags), best.sum(), "viterbi score", rtol=1e-9)
 
 
-
 def test_empty_documents():
     """Empty documents have log Z 0, MAP score 0, no tag and no transition
     (not even start -> end); a batch of empty documents only works; they do
@@ -431,7 +455,9 @@ def test_ties_go_to_lower_tags():
     for scheme in SCHEMES:
         for k in (1, 3):
             T = n_tags(k, scheme)
-            best, tags = viterbi(np.zeros((9, T)), [0, 4, 4, 9], np.zeros((T + 1, T + 1)), allowed_transitions(k, scheme))
+            best, tags = viterbi(
+                np.zeros((9, T)), [0, 4, 4, 9], np.zeros((T + 1, T + 1)), allowed_transitions(k, scheme)
+            )
             np.testing.assert_array_equal(best, [0.0, 0.0, 0.0])
             np.testing.assert_array_equal(tags, np.zeros(9, dtype=np.int64))
 
@@ -460,7 +486,6 @@ def small_batch():
 
 
 ALL_OPERATIONS = [log_partition, marginals, viterbi]
-
 
 
 def _bad_layouts(batch):
@@ -503,14 +528,22 @@ def test_bad_layouts_raise_value_error(operation, case):
     batch = small_batch()
     assert batch.doc_offsets[-1] % 2 == 1  # so that "only even lengths" is infeasible
     name, change = list(_bad_layouts(batch))[case]
-    args = dict(scores=batch.scores, doc_offsets=batch.doc_offsets, transitions=batch.transitions, allowed=batch.allowed)
+    args = dict(
+        scores=batch.scores, doc_offsets=batch.doc_offsets, transitions=batch.transitions, allowed=batch.allowed
+    )
     args.update(change)
     with pytest.raises(ValueError):
         operation(**args)
 
 
 def test_bad_tags_and_spans_raise_value_error():
-    for bad_tags, offsets in [([0, 5], [0, 2]), ([0, -1], [0, 2]), ([0, 1], [0, 1]), ([[0, 1]], [0, 2]), ([0.0, 1.0], [0, 2])]:
+    for bad_tags, offsets in [
+        ([0, 5], [0, 2]),
+        ([0, -1], [0, 2]),
+        ([0, 1], [0, 1]),
+        ([[0, 1]], [0, 2]),
+        ([0.0, 1.0], [0, 2]),
+    ]:
         with pytest.raises(ValueError):
             transition_counts(bad_tags, offsets, 5)
         with pytest.raises(ValueError):
@@ -518,7 +551,14 @@ def test_bad_tags_and_spans_raise_value_error():
     with pytest.raises(ValueError):
         transition_counts([0], [0, 1], 0)
     ok_labels = np.array([0, 0])
-    for spans in ([[0, 2], [2, 3]], [[0, 2], [1, 1]], [[3, 4], [0, 3]], [[0, 5], [6, 6]], [[-1, 0], [2, 2]], [[2, 1], [3, 3]]):
+    for spans in (
+        [[0, 2], [2, 3]],
+        [[0, 2], [1, 1]],
+        [[3, 4], [0, 3]],
+        [[0, 5], [6, 6]],
+        [[-1, 0], [2, 2]],
+        [[2, 1], [3, 3]],
+    ):
         with pytest.raises(ValueError):
             spans_to_tags(np.array(spans), ok_labels, 6, "BIO")
     with pytest.raises(ValueError):

@@ -6,11 +6,11 @@ the largest enumerated documents, the penalty, batching by documents and
 types, float32 scores, the readings of mention sets (types I and II, heads),
 the start probabilities (``HypergraphMarginals.starts``) and bad input.
 """
+
 import itertools
 
 import numpy as np
 import pytest
-
 from brute_mention_hypergraph import (
     all_mention_sets,
     brute,
@@ -21,6 +21,7 @@ from brute_mention_hypergraph import (
     sub_hypergraphs,
     union_of_paths,
 )
+
 from spacy_depner.structures.hypergraph import HYPERGRAPH
 from spacy_depner.structures.hypergraph import _mention_hypergraph as mh
 from spacy_depner.structures.hypergraph._mention_hypergraph import (
@@ -56,7 +57,9 @@ def assert_rel_or_abs(got, expected, what, rtol=RTOL):
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     assert got.shape == expected.shape, (what, got.shape, expected.shape)
-    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), f"{what}:\ngot {got}\nexpected {expected}"
+    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), (
+        f"{what}:\ngot {got}\nexpected {expected}"
+    )
 
 
 def offsets(lengths):
@@ -80,8 +83,11 @@ def check_against_brute_force(scores, doc_offsets, penalty, heads, exact_map=Tru
     np.testing.assert_array_equal(log_partition(scores, doc_offsets, penalty, heads), log_z)
     best, edges = viterbi(scores, doc_offsets, penalty, heads)
     assert edges.dtype == np.int8 and edges.shape == scores.shape
-    pens = edges[:, :, mh.KIND_T_I].astype(float) if not heads else (
-        edges[:, :, mh.HEAD_T_B] + edges[:, :, mh.HEAD_T_W] + 2.0 * edges[:, :, mh.HEAD_T_BW])
+    pens = (
+        edges[:, :, mh.KIND_T_I].astype(float)
+        if not heads
+        else (edges[:, :, mh.HEAD_T_B] + edges[:, :, mh.HEAD_T_W] + 2.0 * edges[:, :, mh.HEAD_T_BW])
+    )
     for d in range(len(doc_offsets) - 1):
         lo, hi = doc_offsets[d], doc_offsets[d + 1]
         z, m, top, top_edges = brute(scores[lo:hi], penalty, heads)
@@ -89,12 +95,18 @@ def check_against_brute_force(scores, doc_offsets, penalty, heads, exact_map=Tru
         assert_rel_or_abs(log_z[d], z, f"log Z {what}")
         assert_rel(marg[lo:hi], m, f"marginals {what}")
         assert_rel_or_abs(best[d], top, f"MAP score {what}")
-        assert_rel_or_abs((scores[lo:hi] * edges[lo:hi]).sum() + penalty * pens[lo:hi].sum(), best[d], f"score of the MAP edges {what}")
+        assert_rel_or_abs(
+            (scores[lo:hi] * edges[lo:hi]).sum() + penalty * pens[lo:hi].sum(),
+            best[d],
+            f"score of the MAP edges {what}",
+        )
         if exact_map:
             np.testing.assert_array_equal(edges[lo:hi], top_edges, err_msg=what)
         if hi > lo:  # the MAP edges are a sub-hypergraph: they decode and map back to themselves
             one = [0, hi - lo]
-            np.testing.assert_array_equal(mentions_to_edges(edges_to_mentions(edges[lo:hi], one), one, scores.shape[1]), edges[lo:hi])
+            np.testing.assert_array_equal(
+                mentions_to_edges(edges_to_mentions(edges[lo:hi], one), one, scores.shape[1]), edges[lo:hi]
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -129,10 +141,15 @@ def test_sub_hypergraphs_are_the_unions_of_paths_of_mention_sets():
             edges[row] = 1
             enumerated.add(edges[:-1].tobytes())
         assert len(enumerated) == len(indices)
-        candidates = [(b, e, t) + ((hf, hl) if heads else ())
-                      for b in range(n) for e in range(b, n) for t in range(T)
-                      for hf in range(b, e + 1) for hl in range(hf, e + 1)
-                      if heads or (hf, hl) == (b, e)]
+        candidates = [
+            (b, e, t) + ((hf, hl) if heads else ())
+            for b in range(n)
+            for e in range(b, n)
+            for t in range(T)
+            for hf in range(b, e + 1)
+            for hl in range(hf, e + 1)
+            if heads or (hf, hl) == (b, e)
+        ]
         for r in range(most + 1):
             for s in itertools.combinations(candidates, r):
                 assert union_of_paths(s, n, T, heads).tobytes() in enumerated
@@ -167,7 +184,6 @@ def test_all_zero_scores_count_the_sub_hypergraphs():
             assert z == pytest.approx(len(sub_hypergraphs(n, T, heads)[1]), rel=1e-13)
 
 
-
 @pytest.mark.parametrize("heads", [False, True])
 def test_penalty_is_a_bias_on_the_t_to_i_hyperedges(heads):
     rng = np.random.default_rng(8)
@@ -178,8 +194,10 @@ def test_penalty_is_a_bias_on_the_t_to_i_hyperedges(heads):
         shifted[:, :, mh.HEAD_T_BW] += 2 * penalty
     else:
         shifted[:, :, mh.KIND_T_I] += penalty
-    for a, b in zip(marginals(scores, doc_offsets, penalty, heads) + viterbi(scores, doc_offsets, penalty, heads),
-                    marginals(shifted, doc_offsets, 0.0, heads) + viterbi(shifted, doc_offsets, 0.0, heads)):
+    for a, b in zip(
+        marginals(scores, doc_offsets, penalty, heads) + viterbi(scores, doc_offsets, penalty, heads),
+        marginals(shifted, doc_offsets, 0.0, heads) + viterbi(shifted, doc_offsets, 0.0, heads),
+    ):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     # sec. 3.7: a very negative penalty predicts no mention, a very large one opens mentions everywhere
     counts = [len(edges_to_mentions(viterbi(scores, doc_offsets, p, heads)[1], doc_offsets)) for p in (-1e3, 1e3)]
@@ -270,7 +288,11 @@ def test_long_documents(heads):
 
 def batch_of_sets(sets, n, T=1):
     """One document of n tokens per mention set; rows in batch coordinates."""
-    rows = [(m[0] + d * n, m[1] + d * n) + tuple(m[2:3]) + tuple(x + d * n for x in m[3:]) for d, s in enumerate(sets) for m in s]
+    rows = [
+        (m[0] + d * n, m[1] + d * n) + tuple(m[2:3]) + tuple(x + d * n for x in m[3:])
+        for d, s in enumerate(sets)
+        for m in s
+    ]
     width = max([len(m) for s in sets for m in s], default=3)
     return np.array(rows, dtype=np.int64).reshape(-1, width), np.arange(len(sets) + 1) * n
 
@@ -346,10 +368,15 @@ def random_mentions(rng, doc_offsets, T, heads, nested_only=False):
                 hl = int(rng.integers(hf, e + 1))
                 m = (b, e, t, hf, hl)
                 if nested_only:
+
                     def fits(o, i):
                         part = [0 if x < o[3] else (1 if x <= o[4] else 2) for x in (i[0], i[1])]
                         return o[0] <= i[0] and i[1] <= o[1] and (not heads or part[0] == part[1])
-                    if any(m[0] == c[0] or m[1] == c[1] or (overlap(m, c) and not (fits(m, c) or fits(c, m))) for c in chosen):
+
+                    if any(
+                        m[0] == c[0] or m[1] == c[1] or (overlap(m, c) and not (fits(m, c) or fits(c, m)))
+                        for c in chosen
+                    ):
                         continue
                 chosen.append(m)
             rows.extend(chosen)
@@ -480,9 +507,14 @@ def test_accepted_argument_forms():
     expected = log_partition(scores, doc_offsets, 0.5)
     np.testing.assert_array_equal(log_partition(scores.tolist(), doc_offsets.tolist(), np.float32(0.5)), expected)
     np.testing.assert_array_equal(log_partition(scores, doc_offsets.astype(np.uint8), 0.5, np.bool_(False)), expected)
-    np.testing.assert_array_equal(log_partition(np.zeros((5, 2, 5), dtype=int), doc_offsets, 1), log_partition(np.zeros((5, 2, 5)), doc_offsets, 1.0))
+    np.testing.assert_array_equal(
+        log_partition(np.zeros((5, 2, 5), dtype=int), doc_offsets, 1),
+        log_partition(np.zeros((5, 2, 5)), doc_offsets, 1.0),
+    )
     _, edges = viterbi(scores, doc_offsets)
-    np.testing.assert_array_equal(edges_to_mentions(edges.astype(bool), doc_offsets), edges_to_mentions(edges, doc_offsets))
+    np.testing.assert_array_equal(
+        edges_to_mentions(edges.astype(bool), doc_offsets), edges_to_mentions(edges, doc_offsets)
+    )
 
 
 def test_bad_edges_raise_value_error():

@@ -6,12 +6,12 @@ the deduction rules), the largest enumerated documents, counting, masks and
 excluded spans, the dense layout, hand-computed and paper examples, long
 documents and bad input.
 """
+
 import itertools
 import math
 
 import numpy as np
 import pytest
-
 from brute_nested_mentions import (
     COUNTS,
     IN_SPACE,
@@ -28,7 +28,7 @@ from brute_nested_mentions import (
     span_families,
     span_list,
 )
-from spacy_depner.structures.trees.candidate_spans import all_spans, span_index
+
 from spacy_depner.structures.nested._mentions import (
     SPACES,
     dense_rows,
@@ -38,6 +38,7 @@ from spacy_depner.structures.nested._mentions import (
     marginals,
     viterbi,
 )
+from spacy_depner.structures.trees.candidate_spans import all_spans, span_index
 
 RTOL = 1e-9
 MAX_WORDS = {1: 6, 2: 5}  # longest enumerated document per number of labels
@@ -54,7 +55,9 @@ def assert_rel(got, expected, what, rtol=RTOL):
     assert got.shape == expected.shape, (what, got.shape, expected.shape)
     assert np.all(np.isfinite(got)), (what, got)
     error = np.abs(got - expected)
-    assert np.all(error <= rtol * np.abs(expected)), f"{what}: max relative error {np.max(error / np.maximum(np.abs(expected), 1e-300))}\ngot {got}\nexpected {expected}"
+    assert np.all(error <= rtol * np.abs(expected)), (
+        f"{what}: max relative error {np.max(error / np.maximum(np.abs(expected), 1e-300))}\ngot {got}\nexpected {expected}"
+    )
 
 
 def assert_rel_or_abs(got, expected, what, rtol=RTOL):
@@ -62,7 +65,9 @@ def assert_rel_or_abs(got, expected, what, rtol=RTOL):
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     assert got.shape == expected.shape, (what, got.shape, expected.shape)
-    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), f"{what}:\ngot {got}\nexpected {expected}"
+    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), (
+        f"{what}:\ngot {got}\nexpected {expected}"
+    )
 
 
 def random_batch(rng, n_labels=None, max_words=None):
@@ -81,7 +86,9 @@ def random_batch(rng, n_labels=None, max_words=None):
 
 def check_against_brute_force(structure, scores, doc_offsets, max_length, mask, exact_map=True):
     log_z, marg = marginals(scores, doc_offsets, structure, max_length, mask)
-    assert_rel_or_abs(log_partition(scores, doc_offsets, structure, max_length, mask), log_z, "log_partition vs marginals", 1e-12)
+    assert_rel_or_abs(
+        log_partition(scores, doc_offsets, structure, max_length, mask), log_z, "log_partition vs marginals", 1e-12
+    )
     best, labels = viterbi(scores, doc_offsets, structure, max_length, mask)
     span_offsets = dense_span_offsets(doc_offsets)
     for d in range(len(doc_offsets) - 1):
@@ -212,7 +219,6 @@ def test_all_zero_scores_count_the_analyses():
             log_z = log_partition(np.zeros((S, T)), doc_offsets, structure)
             expected = [math.log(COUNTS[structure](int(n), T)) for n in lengths]
             np.testing.assert_allclose(log_z, expected, rtol=1e-12)
-
 
 
 @pytest.mark.parametrize("structure", SPACES)
@@ -403,7 +409,6 @@ def small_case():
     return np.random.default_rng(0).normal(size=(S, 3)), doc_offsets
 
 
-
 BAD_ARGUMENTS = {
     "scores with an extra row": lambda s, o: dict(scores=np.zeros((s.shape[0] + 1, 3))),
     "scores with a missing row": lambda s, o: dict(scores=s[:-1]),
@@ -442,9 +447,14 @@ def test_accepted_argument_forms():
     """Lists, numpy integer max_length, integer scores and uint offsets work."""
     scores, doc_offsets = small_case()
     expected = log_partition(scores, doc_offsets, "quadratic", 2)
-    np.testing.assert_array_equal(log_partition(scores.tolist(), doc_offsets.tolist(), "quadratic", np.int32(2)), expected)
+    np.testing.assert_array_equal(
+        log_partition(scores.tolist(), doc_offsets.tolist(), "quadratic", np.int32(2)), expected
+    )
     np.testing.assert_array_equal(log_partition(scores, doc_offsets.astype(np.uint8), "quadratic", 2), expected)
-    np.testing.assert_array_equal(log_partition(np.zeros((9, 1), dtype=int), doc_offsets, "cyk"), log_partition(np.zeros((9, 1)), doc_offsets, "cyk"))
+    np.testing.assert_array_equal(
+        log_partition(np.zeros((9, 1), dtype=int), doc_offsets, "cyk"),
+        log_partition(np.zeros((9, 1)), doc_offsets, "cyk"),
+    )
 
 
 @pytest.mark.parametrize("structure", SPACES)
@@ -456,8 +466,14 @@ def test_float32_scores_are_read_exactly(structure):
         scores, doc_offsets, max_length, mask = random_batch(rng, max_words=12)
         single = scores.astype(np.float32)
         exact = single.astype(np.float64)
-        np.testing.assert_array_equal(log_partition(single, doc_offsets, structure, max_length, mask),
-                                      log_partition(exact, doc_offsets, structure, max_length, mask))
-        for a, b in zip(marginals(single, doc_offsets, structure, max_length, mask) + viterbi(single, doc_offsets, structure, max_length, mask),
-                        marginals(exact, doc_offsets, structure, max_length, mask) + viterbi(exact, doc_offsets, structure, max_length, mask)):
+        np.testing.assert_array_equal(
+            log_partition(single, doc_offsets, structure, max_length, mask),
+            log_partition(exact, doc_offsets, structure, max_length, mask),
+        )
+        for a, b in zip(
+            marginals(single, doc_offsets, structure, max_length, mask)
+            + viterbi(single, doc_offsets, structure, max_length, mask),
+            marginals(exact, doc_offsets, structure, max_length, mask)
+            + viterbi(exact, doc_offsets, structure, max_length, mask),
+        ):
             np.testing.assert_array_equal(a, b)

@@ -6,16 +6,17 @@ tokens outside the rest) made missing; the constrained log Z is the log-sum
 of the weights of the analyses whose mentions touching an annotated token
 are exactly the kept ones, its gradient their expected indicator, and
 ``partial_nll`` log Z minus it (``nll`` when nothing is missing)."""
+
 import math
 
 import numpy as np
 import pytest
-
 from budgets import cases
+from test_protocol import TABLE, logsumexp, parts
+
 from spacy_depner.structures import chain
 from spacy_depner.structures.chain import CHAIN
 from spacy_depner.structures.partial import runs_of
-from test_protocol import TABLE, logsumexp, parts
 
 ROWS = sorted(name for name in TABLE if not name.startswith("hypergraph"))
 
@@ -29,7 +30,7 @@ def encoding_of(name, counts):
 
 
 def touches(mention, missing):
-    return not all(missing[mention[0]:mention[1] + 1])
+    return not all(missing[mention[0] : mention[1] + 1])
 
 
 def partial_case(rng, name, units, n_tokens):
@@ -41,13 +42,13 @@ def partial_case(rng, name, units, n_tokens):
         analysis = unit[int(rng.integers(len(unit)))]
         for m in analysis.mentions:
             if rng.random() < 0.4:
-                missing[m[0]:m[1] + 1] = True
+                missing[m[0] : m[1] + 1] = True
             else:
                 kept.add(m)
-    kept = {m for m in kept if not missing[m[0]:m[1] + 1].any()}  # nested: a mention over a dropped one goes too
+    kept = {m for m in kept if not missing[m[0] : m[1] + 1].any()}  # nested: a mention over a dropped one goes too
     covered = np.zeros(n_tokens, dtype=bool)
     for m in kept:
-        covered[m[0]:m[1] + 1] = True
+        covered[m[0] : m[1] + 1] = True
     missing |= ~covered & (rng.random(n_tokens) < rng.choice([0.0, 0.3, 0.7, 1.0]))
     for unit in units:
         wanted = frozenset(kept & set().union(*(a.mentions for a in unit)))
@@ -173,7 +174,7 @@ def test_a_gold_mention_on_missing_tokens_is_refused(name):
     analysis, (first, last, _) = long[0]
     gold = encoding_of(name, analysis.counts)
     missing = np.ones(layout.n_tokens, dtype=bool)
-    missing[first:last + 1] = False
+    missing[first : last + 1] = False
     missing[last] = True
     with pytest.raises(ValueError, match="gold"):
         row.structure.constrained(scores, layout, gold, missing, **options)
@@ -199,7 +200,13 @@ def some_partial_case(name, rng):
         case = partial_case(rng, name, units, layout.n_tokens)
         if case is not None and case[1].any():
             chosen, missing, _ = case
-            return scores, layout, options, encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen)))), missing
+            return (
+                scores,
+                layout,
+                options,
+                encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen)))),
+                missing,
+            )
 
 
 @pytest.mark.parametrize("name", ROWS)
@@ -255,8 +262,10 @@ def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
         units = row.brute(scores, layout, **options)
         labels = np.where(rng.random(scores.shape[0]) < 0.4, rng.integers(0, scores.shape[1], scores.shape[0]), -1)
         mentions = {(int(f), int(l), int(k)) for (f, l), k in zip(layout.spans.tolist(), labels) if k >= 0}
-        analyses = [next((a for a in unit if a.mentions == {m for m in mentions if lo <= m[0] < hi}), None)
-                    for unit, lo, hi in zip(units, layout.offsets[:-1], layout.offsets[1:])]
+        analyses = [
+            next((a for a in unit if a.mentions == {m for m in mentions if lo <= m[0] < hi}), None)
+            for unit, lo, hi in zip(units, layout.offsets[:-1], layout.offsets[1:])
+        ]
         if all(a is not None for a in analyses):
             loss, _ = row.structure.nll(scores, layout, labels, **options)
             log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
@@ -265,10 +274,12 @@ def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
             continue
         outside += 1
         missing = np.zeros(layout.n_tokens, dtype=bool)
-        for operation in (lambda: row.structure.nll(scores, layout, labels, **options),
-                          lambda: row.structure.score(scores, layout, labels, **options),
-                          lambda: row.structure.constrained(scores, layout, labels, missing, **options),
-                          lambda: row.structure.conditioned(scores, layout, labels, missing, **options)):
+        for operation in (
+            lambda: row.structure.nll(scores, layout, labels, **options),
+            lambda: row.structure.score(scores, layout, labels, **options),
+            lambda: row.structure.constrained(scores, layout, labels, missing, **options),
+            lambda: row.structure.conditioned(scores, layout, labels, missing, **options),
+        ):
             with pytest.raises(ValueError, match="no analysis of the space"):
                 operation()
     assert min(inside, outside) >= cases("partial.random") // 50

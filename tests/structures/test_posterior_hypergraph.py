@@ -11,15 +11,17 @@
   ``representable`` accepts (enumerated among all mention sets), and over
   the readings of all sub-hypergraphs for the model's own marginals.
 """
+
 import functools
 
 import numpy as np
 import pytest
-
 from brute_mention_hypergraph import all_mention_sets, sub_hypergraphs
+
+from spacy_depner.structures.hypergraph import HYPERGRAPH
 from spacy_depner.structures.hypergraph import _mention_hypergraph as mh
+from spacy_depner.structures.hypergraph import layout as hypergraph_layout
 from spacy_depner.structures.hypergraph.posterior import best_reading, mention_marginals
-from spacy_depner.structures.hypergraph import HYPERGRAPH, layout as hypergraph_layout
 
 
 def posterior_decode(scores, doc_offsets, penalty=0.0, heads=False, posterior_penalty=0.5):
@@ -181,16 +183,19 @@ def test_a_long_sentence_with_a_penalty():
     assert abs(gain.sum() - (values - 0.5).sum()) < 1e-9
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda s: mention_marginals(s, [0, 3], heads=True), "not available with heads"),
-    (lambda s: posterior_decode(s, [0, 3], 0.0, True), "not available with heads"),
-    (lambda s: posterior_decode(s, [0, 3], 0.0, False, -0.1), "penalty"),
-    (lambda s: mention_marginals(s, [0, 3], floor=float("nan")), "floor"),
-    (lambda s: mention_marginals(np.full_like(s, np.inf), [0, 3]), "finite"),
-    (lambda s: best_reading([[0, 1, 0]], [1.5], [0, 3]), "probabilities"),
-    (lambda s: best_reading([[0, 3, 0]], [0.5], [0, 3]), "inside one document"),
-    (lambda s: best_reading([[0, 1, 0], [0, 1, 0]], [0.5, 0.5], [0, 3]), "once"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda s: mention_marginals(s, [0, 3], heads=True), "not available with heads"),
+        (lambda s: posterior_decode(s, [0, 3], 0.0, True), "not available with heads"),
+        (lambda s: posterior_decode(s, [0, 3], 0.0, False, -0.1), "penalty"),
+        (lambda s: mention_marginals(s, [0, 3], floor=float("nan")), "floor"),
+        (lambda s: mention_marginals(np.full_like(s, np.inf), [0, 3]), "finite"),
+        (lambda s: best_reading([[0, 1, 0]], [1.5], [0, 3]), "probabilities"),
+        (lambda s: best_reading([[0, 3, 0]], [0.5], [0, 3]), "inside one document"),
+        (lambda s: best_reading([[0, 1, 0], [0, 1, 0]], [0.5, 0.5], [0, 3]), "once"),
+    ],
+)
 def test_bad_input_is_a_value_error(call, message):
     with pytest.raises(ValueError, match=message):
         call(np.zeros((3, 2, 5)))

@@ -5,10 +5,11 @@ by the objective, the sum over its mentions of (marginal - penalty), and the
 best objective must equal the decoder's gain, with a decoded analysis that
 is in the space, uses allowed spans only and attains it. Random "marginals"
 in [0, 1], penalties in [0, 1], random masks and max_length."""
+
 import numpy as np
 import pytest
-
 from brute_nested_mentions import IN_SPACE, allowed_rows, family_of, labelled_analyses
+
 from spacy_depner.structures.nested._mentions import SPACES, dense_span_offsets, marginals, posterior_decode
 
 MAX_WORDS = {1: 6, 2: 5}
@@ -85,12 +86,15 @@ def test_nested_spaces_keep_nested_mentions_more_likely_than_not():
         assert np.all(span_marginals[chosen, labels[chosen]] > 0.5)
 
 
-@pytest.mark.parametrize("marginals_, penalty, message", [
-    (np.full((3, 1), 2.0), 0.5, "probabilities"),
-    (np.full((3, 1), np.nan), 0.5, "probabilities"),
-    (np.zeros((3, 1)), -1.0, "penalty"),
-    (np.zeros((4, 1)), 0.5, "one row per span"),
-])
+@pytest.mark.parametrize(
+    "marginals_, penalty, message",
+    [
+        (np.full((3, 1), 2.0), 0.5, "probabilities"),
+        (np.full((3, 1), np.nan), 0.5, "probabilities"),
+        (np.zeros((3, 1)), -1.0, "penalty"),
+        (np.zeros((4, 1)), 0.5, "one row per span"),
+    ],
+)
 def test_bad_input_is_a_value_error(marginals_, penalty, message):
     with pytest.raises(ValueError, match=message):
         posterior_decode(marginals_, [0, 2], "cyk", penalty=penalty)

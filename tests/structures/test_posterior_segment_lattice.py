@@ -5,10 +5,11 @@ segmentation of each document is enumerated (``brute_segment_lattice``), its
 objective (the sum over its entity segments of marginal - penalty) computed,
 and the best one's objective must equal the decoder's gain; the decoded
 labels must be a labelled segmentation that attains it."""
+
 import numpy as np
 import pytest
-
 from brute_segment_lattice import labelled_segmentations_of_document
+
 from spacy_depner.structures.lattice._segment_lattice import marginals, posterior_decode
 
 
@@ -31,11 +32,16 @@ def brute_best(spans, span_offsets, doc_offsets, span_marginals, penalty):
     K = span_marginals.shape[1]
     best = []
     for d in range(len(doc_offsets) - 1):
-        groups = labelled_segmentations_of_document(spans, int(span_offsets[d]), int(span_offsets[d + 1]),
-                                                    int(doc_offsets[d]), int(doc_offsets[d + 1]), K)
+        groups = labelled_segmentations_of_document(
+            spans, int(span_offsets[d]), int(span_offsets[d + 1]), int(doc_offsets[d]), int(doc_offsets[d + 1]), K
+        )
         values = []
         for rows, labels in groups:
-            gains = np.where(labels > 0, span_marginals[rows[None, :], labels] - penalty, 0.0) if rows.size else np.zeros((1, 0))
+            gains = (
+                np.where(labels > 0, span_marginals[rows[None, :], labels] - penalty, 0.0)
+                if rows.size
+                else np.zeros((1, 0))
+            )
             values.append(gains.sum(axis=1).max())
         best.append(max(values))
     return np.array(best)
@@ -61,11 +67,15 @@ def test_equals_the_best_labelled_segmentation(seed):
     span_marginals = rng.random((spans.shape[0], K))
     penalty = float(rng.choice([0.0, 1.0, rng.random()]))
     gain, labels = posterior_decode(spans, span_offsets, doc_offsets, span_marginals, penalty)
-    np.testing.assert_allclose(gain, brute_best(spans, span_offsets, doc_offsets, span_marginals, penalty), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        gain, brute_best(spans, span_offsets, doc_offsets, span_marginals, penalty), rtol=0, atol=1e-12
+    )
     check_segmentation(spans, span_offsets, doc_offsets, labels, K)
     entity = np.flatnonzero(labels > 0)
     doc_of = np.searchsorted(doc_offsets, spans[entity, 0], side="right") - 1
-    attained = np.bincount(doc_of, weights=span_marginals[entity, labels[entity]] - penalty, minlength=len(doc_offsets) - 1)
+    attained = np.bincount(
+        doc_of, weights=span_marginals[entity, labels[entity]] - penalty, minlength=len(doc_offsets) - 1
+    )
     np.testing.assert_allclose(attained, gain, rtol=0, atol=1e-12)
 
 
@@ -94,13 +104,16 @@ def test_no_entity_label_or_no_span_decodes_to_all_outside():
     assert gain.tolist() == [0.0] and labels.tolist() == []
 
 
-@pytest.mark.parametrize("marginals_, penalty, message", [
-    (np.full((2, 2), 1.5), 0.5, "probabilities"),
-    (np.full((2, 2), np.nan), 0.5, "probabilities"),
-    (np.zeros((3, 2)), 0.5, "one row per span"),
-    (np.zeros((2, 2)), -0.1, "penalty"),
-    (np.zeros((2, 2)), float("inf"), "penalty"),
-])
+@pytest.mark.parametrize(
+    "marginals_, penalty, message",
+    [
+        (np.full((2, 2), 1.5), 0.5, "probabilities"),
+        (np.full((2, 2), np.nan), 0.5, "probabilities"),
+        (np.zeros((3, 2)), 0.5, "one row per span"),
+        (np.zeros((2, 2)), -0.1, "penalty"),
+        (np.zeros((2, 2)), float("inf"), "penalty"),
+    ],
+)
 def test_bad_input_is_a_value_error(marginals_, penalty, message):
     with pytest.raises(ValueError, match=message):
         posterior_decode(np.array([[0, 0], [1, 1]]), [0, 2], [0, 2], marginals_, penalty)

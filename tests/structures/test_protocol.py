@@ -11,20 +11,23 @@ posterior decoding reaches the largest sum of (marginal - penalty) over
 the mentions of any analysis, with the mention set of one analysis; the
 negative log-likelihood of the Viterbi analysis is log Z - its weight, and
 its gradient marginals - its indicator. Example budget: ``budgets``."""
+
 import math
 from typing import Callable, NamedTuple
 
+import brute_analyses
 import numpy as np
 import pytest
-
-import brute_analyses
 from budgets import cases
+
 from experiments.bench.random_trees import random_forest
 from spacy_depner.structures import chain, hypergraph
 from spacy_depner.structures.chain import CHAIN
 from spacy_depner.structures.hypergraph import HYPERGRAPH
-from spacy_depner.structures.lattice import LATTICE, layout as lattice_layout
-from spacy_depner.structures.nested import NESTED, layout as nested_layout
+from spacy_depner.structures.lattice import LATTICE
+from spacy_depner.structures.lattice import layout as lattice_layout
+from spacy_depner.structures.nested import NESTED
+from spacy_depner.structures.nested import layout as nested_layout
 from spacy_depner.structures.protocol import Layout
 from spacy_depner.structures.trees.candidate_spans import all_spans, candidate_spans, merge_spans
 
@@ -54,8 +57,11 @@ def chain_batch(rng, scheme):
     offsets = unit_offsets(rng, 4)
     T = 1 + (2 if scheme == "BIO" else 4) * int(rng.integers(1, 3))
     scale = rng.uniform(0.3, 3.0)
-    return (rng.normal(0, scale, (int(offsets[-1]), T)), rng.normal(0, scale, (T + 1, T + 1))), chain.layout(offsets), \
-        {"scheme": scheme}
+    return (
+        (rng.normal(0, scale, (int(offsets[-1]), T)), rng.normal(0, scale, (T + 1, T + 1))),
+        chain.layout(offsets),
+        {"scheme": scheme},
+    )
 
 
 def nested_batch(rng, space):
@@ -66,8 +72,11 @@ def nested_batch(rng, space):
         spans = spans[keep]
     T = int(rng.integers(1, 3))
     max_length = [None, 1, 2, 3][int(rng.integers(4))]
-    return rng.normal(0, rng.uniform(0.3, 3.0), (spans.shape[0], T)), nested_layout(spans, offsets), \
-        {"space": space, "max_length": max_length}
+    return (
+        rng.normal(0, rng.uniform(0.3, 3.0), (spans.shape[0], T)),
+        nested_layout(spans, offsets),
+        {"space": space, "max_length": max_length},
+    )
 
 
 def hypergraph_batch(rng, heads):
@@ -86,7 +95,9 @@ class Row(NamedTuple):
 
 
 TABLE = {
-    "lattice semi_markov": Row(LATTICE, lambda rng: lattice_batch(rng, "semi_markov"), lambda s, l: brute_analyses.lattice(s, l)),
+    "lattice semi_markov": Row(
+        LATTICE, lambda rng: lattice_batch(rng, "semi_markov"), lambda s, l: brute_analyses.lattice(s, l)
+    ),
     "lattice dgm": Row(LATTICE, lambda rng: lattice_batch(rng, "dgm"), lambda s, l: brute_analyses.lattice(s, l)),
     "chain BIO": Row(CHAIN, lambda rng: chain_batch(rng, "BIO"), brute_analyses.chain),
     "chain BILOU": Row(CHAIN, lambda rng: chain_batch(rng, "BILOU"), brute_analyses.chain),
@@ -94,8 +105,9 @@ TABLE = {
     "nested cyk": Row(NESTED, lambda rng: nested_batch(rng, "cyk"), brute_analyses.nested),
     "nested quadratic": Row(NESTED, lambda rng: nested_batch(rng, "quadratic"), brute_analyses.nested),
     "hypergraph": Row(HYPERGRAPH, lambda rng: hypergraph_batch(rng, False), brute_analyses.hypergraph),
-    "hypergraph heads": Row(HYPERGRAPH, lambda rng: hypergraph_batch(rng, True), brute_analyses.hypergraph,
-                            posterior=False),
+    "hypergraph heads": Row(
+        HYPERGRAPH, lambda rng: hypergraph_batch(rng, True), brute_analyses.hypergraph, posterior=False
+    ),
 }
 
 
@@ -139,7 +151,9 @@ def check_row(row: Row, rng) -> None:
         np.testing.assert_allclose(marginals.of(queries), want, atol=1e-9)
 
     entropy = -sum(p * (a.weight - z) for unit, ps, z in zip(units, probabilities, log_z) for a, p in zip(unit, ps))
-    assert abs(row.structure.entropy(scores, layout, marginals, **options) - entropy) < 1e-8 * max(1.0, abs(log_z).sum())
+    assert abs(row.structure.entropy(scores, layout, marginals, **options) - entropy) < 1e-8 * max(
+        1.0, abs(log_z).sum()
+    )
 
     best = row.structure.viterbi(scores, layout, **options)
     top = [max(range(len(unit)), key=lambda i: unit[i].weight) for unit in units]
@@ -182,7 +196,9 @@ def one_unit(scores, layout: Layout, u: int):
     else:
         inside = np.flatnonzero((layout.spans[:, 0] >= lo) & (layout.spans[:, 1] < hi))
         rows, spans = inside, layout.spans[inside] - lo
-        new_layout = lattice_layout(spans, offsets) if layout.span_offsets is not None else nested_layout(spans, offsets)
+        new_layout = (
+            lattice_layout(spans, offsets) if layout.span_offsets is not None else nested_layout(spans, offsets)
+        )
     first, *rest = parts(scores)
     unit_scores = (first[rows], *rest)
     return (unit_scores if isinstance(scores, tuple) else unit_scores[0]), new_layout
@@ -198,10 +214,14 @@ def test_a_batch_equals_its_units_one_by_one(name):
         mentions = []
         for u in range(len(layout.offsets) - 1):
             unit_scores, unit_layout = one_unit(scores, layout, u)
-            np.testing.assert_allclose(row.structure.log_partition(unit_scores, unit_layout, **options), log_z[u:u + 1],
-                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(
+                row.structure.log_partition(unit_scores, unit_layout, **options),
+                log_z[u : u + 1],
+                rtol=1e-12,
+                atol=1e-12,
+            )
             unit_best = row.structure.viterbi(unit_scores, unit_layout, **options)
-            np.testing.assert_allclose(unit_best.score, best.score[u:u + 1], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(unit_best.score, best.score[u : u + 1], rtol=1e-12, atol=1e-12)
             shifted = unit_best.mentions.copy()
             shifted[:, [0, 1] + ([3, 4] if shifted.shape[1] == 5 else [])] += layout.offsets[u]
             mentions += [tuple(m) for m in shifted.tolist()]

@@ -1,12 +1,13 @@
 """Random trees, and Theorem 1 of Jie et al. (2017) as a check of valid_spans."""
+
 import itertools
 
 import numpy as np
 import pytest
 from brute_candidate_spans import is_tree
 
-from spacy_depner.structures.trees.candidate_spans import valid_spans
 from experiments.bench.random_trees import _prufer_heads, random_forest, random_tree
+from spacy_depner.structures.trees.candidate_spans import valid_spans
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 57])

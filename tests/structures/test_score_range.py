@@ -13,23 +13,24 @@ of <= 5 tokens), log Z and every marginal equal the reference to a relative
 marginals raise the "diverged" ValueError, and viterbi still finds the
 exact MAP.
 """
+
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import pytest
-
 from brute_linear_chain import valid_sequences
 from brute_mention_hypergraph import sub_hypergraphs
 from brute_nested_mentions import labelled_analyses
 from brute_segment_lattice import labelled_segmentations_of_document
+
 from spacy_depner.structures.chain import _linear_chain as linear_chain
 from spacy_depner.structures.hypergraph import _mention_hypergraph as mention_hypergraph
-from spacy_depner.structures.nested import _mentions as nested_mentions
 from spacy_depner.structures.lattice import _segment_lattice as segment_lattice
-from spacy_depner.structures.trees.candidate_spans import all_spans
+from spacy_depner.structures.nested import _mentions as nested_mentions
 from spacy_depner.structures.score_range import SCORE_LENGTH_BOUND, check_scores, entropy_rounding, score_bound
+from spacy_depner.structures.trees.candidate_spans import all_spans
 
 ACCEPTED = (1e3, 1e6)
 REFUSED = (1e10, 1e16, 1e30)
@@ -47,7 +48,10 @@ def exact(parts, params, extra=None):
     int indices into ``params`` (P,), padded with P, repeats counted;
     ``extra`` (A,) lists of further terms (a penalty per opened mention)."""
     P = params.shape[0]
-    terms = [[float(params[i]) for i in row if i < P] + (extra[a] if extra is not None else []) for a, row in enumerate(parts)]
+    terms = [
+        [float(params[i]) for i in row if i < P] + (extra[a] if extra is not None else [])
+        for a, row in enumerate(parts)
+    ]
     best = int(np.argmax([sum(t) for t in terms]))  # within rounding of the best: refined below
     for _ in range(2):
         minus_best = [-x for x in terms[best]]
@@ -90,10 +94,16 @@ def chain_case(rng, mag, scheme="BIO", n=5):
         path = np.concatenate([[T], tags, [T]])
         return best, np.concatenate([np.arange(n) * T + tags, n * T + path[:-1] * (T + 1) + path[1:]])
 
-    return Case(f"linear_chain {scheme}", n, np.concatenate([scores.ravel(), trans.ravel()]), parts, None,
-                lambda: linear_chain.log_partition(*args),
-                lambda: (lambda z, m, t: (z, np.concatenate([m.ravel(), t.ravel()])))(*linear_chain.marginals(*args)),
-                map_parts)
+    return Case(
+        f"linear_chain {scheme}",
+        n,
+        np.concatenate([scores.ravel(), trans.ravel()]),
+        parts,
+        None,
+        lambda: linear_chain.log_partition(*args),
+        lambda: (lambda z, m, t: (z, np.concatenate([m.ravel(), t.ravel()])))(*linear_chain.marginals(*args)),
+        map_parts,
+    )
 
 
 def lattice_case(rng, mag, n=5, K=2):
@@ -116,10 +126,16 @@ def lattice_case(rng, mag, n=5, K=2):
         path = np.concatenate([[K], labels[rows], [K]])
         return best, np.concatenate([rows * K + labels[rows], S * K + path[:-1] * (K + 1) + path[1:]])
 
-    return Case("segment_lattice", n, np.concatenate([scores.ravel(), trans.ravel()]), parts, None,
-                lambda: segment_lattice.log_partition(*args),
-                lambda: (lambda z, m, t: (z, np.concatenate([m.ravel(), t.ravel()])))(*segment_lattice.marginals(*args)),
-                map_parts)
+    return Case(
+        "segment_lattice",
+        n,
+        np.concatenate([scores.ravel(), trans.ravel()]),
+        parts,
+        None,
+        lambda: segment_lattice.log_partition(*args),
+        lambda: (lambda z, m, t: (z, np.concatenate([m.ravel(), t.ravel()])))(*segment_lattice.marginals(*args)),
+        map_parts,
+    )
 
 
 def nested_case(rng, mag, structure, n=5, T=1):
@@ -131,9 +147,16 @@ def nested_case(rng, mag, structure, n=5, T=1):
         rows = np.flatnonzero(labels >= 0)
         return best, rows * T + labels[rows]
 
-    return Case(f"nested_mentions {structure}", n, scores.ravel(), labelled_analyses(structure, n, T)[0], None,
-                lambda: nested_mentions.log_partition(*args),
-                lambda: (lambda z, m: (z, m.ravel()))(*nested_mentions.marginals(*args)), map_parts)
+    return Case(
+        f"nested_mentions {structure}",
+        n,
+        scores.ravel(),
+        labelled_analyses(structure, n, T)[0],
+        None,
+        lambda: nested_mentions.log_partition(*args),
+        lambda: (lambda z, m: (z, m.ravel()))(*nested_mentions.marginals(*args)),
+        map_parts,
+    )
 
 
 def hypergraph_case(rng, mag, heads, n=None):
@@ -147,9 +170,16 @@ def hypergraph_case(rng, mag, heads, n=None):
         best, edges = mention_hypergraph.viterbi(*args)
         return best, np.flatnonzero(edges.ravel())
 
-    return Case(f"mention_hypergraph heads={heads}", n, scores.ravel(), parts, [[penalty] * int(k) for k in opened],
-                lambda: mention_hypergraph.log_partition(*args),
-                lambda: (lambda z, m: (z, m.ravel()))(*mention_hypergraph.marginals(*args)), map_parts)
+    return Case(
+        f"mention_hypergraph heads={heads}",
+        n,
+        scores.ravel(),
+        parts,
+        [[penalty] * int(k) for k in opened],
+        lambda: mention_hypergraph.log_partition(*args),
+        lambda: (lambda z, m: (z, m.ravel()))(*mention_hypergraph.marginals(*args)),
+        map_parts,
+    )
 
 
 CASES = {
@@ -170,7 +200,9 @@ def check_map(case, what):
     sum) and exactly its parameters."""
     _, _, best = exact(case.parts, case.params, case.extra)
     chosen = case.parts[best]
-    expected = math.fsum([float(case.params[i]) for i in chosen if i < case.params.shape[0]] + (case.extra[best] if case.extra else []))
+    expected = math.fsum(
+        [float(case.params[i]) for i in chosen if i < case.params.shape[0]] + (case.extra[best] if case.extra else [])
+    )
     score, used = case.viterbi()
     assert abs(score[0] - expected) <= 1e-14 * case.n * max(abs(expected), 1.0), (what, score, expected)
     np.testing.assert_array_equal(np.sort(used), np.sort(chosen[chosen < case.params.shape[0]]), err_msg=what)
@@ -196,7 +228,9 @@ def test_accurate_below_the_bound(structure, mag):
         assert abs(z[0] - log_z) <= 1e-12 * max(abs(log_z), 1.0), (what, z, log_z)
         assert abs(case.log_partition()[0] - log_z) <= 1e-12 * max(abs(log_z), 1.0), what
         error = np.abs(got - expected)
-        assert np.all(error <= 1e-6 * expected + 1e-300), f"{what}: relative error {np.max(error / np.maximum(expected, 1e-300)):.2e}"
+        assert np.all(error <= 1e-6 * expected + 1e-300), (
+            f"{what}: relative error {np.max(error / np.maximum(expected, 1e-300)):.2e}"
+        )
         check_map(case, what)
 
 
@@ -214,7 +248,10 @@ def test_refused_above_the_bound_while_viterbi_stays_exact(structure, mag):
         with pytest.raises(ValueError, match=DIVERGED) as error:
             run()
         message = str(error.value)
-        assert f"largest |score| is {largest:.3g}" in message and f"the bound is {SCORE_LENGTH_BOUND / case.n:.3g}" in message
+        assert (
+            f"largest |score| is {largest:.3g}" in message
+            and f"the bound is {SCORE_LENGTH_BOUND / case.n:.3g}" in message
+        )
         assert "learning rate" in message
     check_map(case, f"{case.name} at {mag:g}")
 
@@ -240,11 +277,17 @@ def test_the_reported_scores_are_refused_and_their_scaled_down_marginals_are_rig
 
 EDGE = {  # a structure's marginals on one 4-token document with one entry set to ``value``
     "linear_chain scores": lambda value: linear_chain.marginals(
-        np.full((4, 3), 1.0) + np.eye(4, 3) * (value - 1.0), [0, 4], np.zeros((4, 4)), linear_chain.allowed_transitions(1, "BIO")),
+        np.full((4, 3), 1.0) + np.eye(4, 3) * (value - 1.0),
+        [0, 4],
+        np.zeros((4, 4)),
+        linear_chain.allowed_transitions(1, "BIO"),
+    ),
     "linear_chain transitions": lambda value: linear_chain.marginals(
-        np.zeros((4, 3)), [0, 4], np.full((4, 4), -value), linear_chain.allowed_transitions(1, "BIO")),
+        np.zeros((4, 3)), [0, 4], np.full((4, 4), -value), linear_chain.allowed_transitions(1, "BIO")
+    ),
     "segment_lattice transitions": lambda value: segment_lattice.marginals(
-        all_spans(np.array([0, 4]), None), [0, 10], [0, 4], np.zeros((10, 2)), np.eye(3) * value),
+        all_spans(np.array([0, 4]), None), [0, 10], [0, 4], np.zeros((10, 2)), np.eye(3) * value
+    ),
     "nested_mentions": lambda value: nested_mentions.marginals(np.eye(10, 2) * -value, [0, 4], "quadratic"),
     "mention_hypergraph penalty": lambda value: mention_hypergraph.marginals(np.zeros((4, 2, 5)), [0, 4], -value),
 }
@@ -272,7 +315,9 @@ def test_the_longest_document_sets_the_bound():
     with pytest.raises(ValueError, match=DIVERGED):
         linear_chain.marginals(scores, [0, 1, 4], np.zeros((4, 4)), allowed)
     # only empty documents: nothing is computed, any finite transitions are fine
-    np.testing.assert_array_equal(linear_chain.log_partition(np.zeros((0, 3)), [0, 0, 0], np.full((4, 4), 1e300), allowed), [0, 0])
+    np.testing.assert_array_equal(
+        linear_chain.log_partition(np.zeros((0, 3)), [0, 0, 0], np.full((4, 4), 1e300), allowed), [0, 0]
+    )
 
 
 def test_check_scores_on_its_own():
@@ -295,7 +340,9 @@ def test_nan_and_inf_are_refused_by_every_operation(bad):
     calls = []
     for op in ("log_partition", "marginals", "viterbi"):
         calls += [
-            lambda op=op: getattr(linear_chain, op)(np.array([[0, bad, 0], [0, 0, 0.0]]), [0, 2], np.zeros((4, 4)), allowed),
+            lambda op=op: getattr(linear_chain, op)(
+                np.array([[0, bad, 0], [0, 0, 0.0]]), [0, 2], np.zeros((4, 4)), allowed
+            ),
             lambda op=op: getattr(linear_chain, op)(np.zeros((2, 3)), [0, 2], np.full((4, 4), bad), allowed),
             lambda op=op: getattr(segment_lattice, op)(spans, [0, 3], [0, 2], np.full((3, 2), bad), np.zeros((3, 3))),
             lambda op=op: getattr(nested_mentions, op)(np.full((3, 1), bad), [0, 2], "cyk"),
@@ -321,8 +368,11 @@ def scaled_to(row, rng, score_length):
     while True:
         scores, layout, options = row.batch(rng)
         length = int(np.max(np.diff(layout.offsets)))
-        top = max([float(np.abs(p).max()) for p in parts(scores) if p.size] +
-                  [abs(v) for v in options.values() if isinstance(v, float)] + [0.0])
+        top = max(
+            [float(np.abs(p).max()) for p in parts(scores) if p.size]
+            + [abs(v) for v in options.values() if isinstance(v, float)]
+            + [0.0]
+        )
         if length and top:
             break
     f = score_length / length / top
@@ -361,15 +411,19 @@ def test_entropy_is_exact_and_never_negative_up_to_the_edge_of_its_range(name):
             bound = entropy_rounding(log_z, score_length) + row.structure.entropy_rounding(score_length)
             reference = reference_entropy(units)
             assert entropy >= 0.0
-            assert abs(entropy - reference) <= bound + 4 * np.finfo(float).eps * score_length * len(units), \
-                (entropy, reference, bound)
+            assert abs(entropy - reference) <= bound + 4 * np.finfo(float).eps * score_length * len(units), (
+                entropy,
+                reference,
+                bound,
+            )
 
 
 def test_the_hypergraph_entropy_is_refused_above_its_range():
     """Its error grows as (|score| x length)^2 (``score_range``): above 1e5
     a ValueError, while log Z and the marginals are still accepted."""
-    from spacy_depner.structures.score_range import ENTROPY_SCORE_LENGTH_BOUND
     from test_protocol import TABLE
+
+    from spacy_depner.structures.score_range import ENTROPY_SCORE_LENGTH_BOUND
 
     rng = np.random.default_rng(7)
     for name in ("hypergraph", "hypergraph heads"):

@@ -4,6 +4,7 @@ agreement with enumeration is ``test_protocol``'s table): the twin itself
 documents, a hand-computed document, and bad input (wrong shapes, a token
 without its own span).
 """
+
 import os
 import subprocess
 import sys
@@ -12,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from brute_candidate_spans import random_recursive_tree
 from brute_segment_lattice import brute_lattice, pure_python_labelled_segmentations, pure_python_score
-from spacy_depner.structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
+
 from spacy_depner.structures.lattice._segment_lattice import log_partition, marginals, transition_counts, viterbi
+from spacy_depner.structures.trees.candidate_spans import all_spans, single_arc_spans, valid_spans
 
 RTOL = 1e-9
 SOURCES = ["dgm", "dgm_s", "semi_markov", "subset"]
@@ -48,7 +49,9 @@ def assert_rel(got, expected, what, rtol=RTOL):
     assert np.all(np.isfinite(got)), (what, got)
     error = np.abs(got - expected)
     bound = rtol * np.abs(expected)
-    assert np.all(error <= bound), f"{what}: max relative error {np.max(error / np.maximum(np.abs(expected), 1e-300))}\ngot {got}\nexpected {expected}"
+    assert np.all(error <= bound), (
+        f"{what}: max relative error {np.max(error / np.maximum(np.abs(expected), 1e-300))}\ngot {got}\nexpected {expected}"
+    )
 
 
 def assert_rel_or_abs(got, expected, what, rtol=RTOL):
@@ -56,7 +59,9 @@ def assert_rel_or_abs(got, expected, what, rtol=RTOL):
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     assert got.shape == expected.shape, (what, got.shape, expected.shape)
-    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), f"{what}:\ngot {got}\nexpected {expected}"
+    assert np.all(np.abs(got - expected) <= rtol * np.maximum(np.abs(expected), 1.0)), (
+        f"{what}:\ngot {got}\nexpected {expected}"
+    )
 
 
 def spans_for(source, heads, sentence_offsets, max_length, rng):
@@ -158,7 +163,6 @@ def test_brute_force_vectorised_equals_pure_python():
             assert abs(top - expected["best_score"][d]) <= 1e-12 * max(1, abs(top))
 
 
-
 def test_invariants_on_longer_documents():
     """On documents too long to enumerate (up to 40 tokens): span marginals,
     summed over labels and over the spans covering a token, are 1 for every
@@ -188,7 +192,6 @@ def test_invariants_on_longer_documents():
         score, _ = segmentation_score(batch, labels)
         assert_rel_or_abs(score, best.sum(), "viterbi score from counts")
         assert np.all(best <= log_z + 1e-9)
-
 
 
 def test_empty_documents():
@@ -237,7 +240,9 @@ def test_hand_computed_two_token_document():
     _, m, _ = marginals(*args)
     assert m[2, 0] == 0.0
     np.testing.assert_allclose(m[2, 1], np.exp(paths[((2, 1),)] - log_z), rtol=1e-13)
-    np.testing.assert_allclose(m[0, 1], np.exp(np.logaddexp(paths[((0, 1), (1, 0))], paths[((0, 1), (1, 1))]) - log_z), rtol=1e-13)
+    np.testing.assert_allclose(
+        m[0, 1], np.exp(np.logaddexp(paths[((0, 1), (1, 0))], paths[((0, 1), (1, 1))]) - log_z), rtol=1e-13
+    )
     best, labels = viterbi(*args)
     top = max(paths, key=paths.get)
     assert best[0] == pytest.approx(paths[top], rel=1e-15)
@@ -263,7 +268,6 @@ def small_batch():
 ALL_OPERATIONS = [log_partition, marginals, viterbi]
 
 
-
 def _wrong_shapes(batch):
     S, K = batch.scores.shape
     yield "scores with an extra row", dict(scores=np.zeros((S + 1, K)))
@@ -285,7 +289,13 @@ def test_wrong_shapes_raise_value_error(operation, case):
     """Inconsistent shapes of scores, transitions, offsets or spans are ValueErrors."""
     batch = small_batch()
     name, change = list(_wrong_shapes(batch))[case]
-    args = dict(spans=batch.spans, span_offsets=batch.span_offsets, doc_offsets=batch.doc_offsets, scores=batch.scores, transitions=batch.transitions)
+    args = dict(
+        spans=batch.spans,
+        span_offsets=batch.span_offsets,
+        doc_offsets=batch.doc_offsets,
+        scores=batch.scores,
+        transitions=batch.transitions,
+    )
     args.update(change)
     with pytest.raises(ValueError):
         operation(**args)
@@ -313,11 +323,15 @@ def test_missing_single_token_span_raises_value_error(operation):
 UNCOVERED_TOKEN_CASES = {
     # doc 0 = tokens 0-1 lists only [0,0]; [1,1] is listed under doc 1 (tokens 2)
     "token's span listed under another document": (
-        np.array([[0, 0], [1, 1], [2, 2]]), np.array([0, 1, 3]), np.array([0, 2, 3])
+        np.array([[0, 0], [1, 1], [2, 2]]),
+        np.array([0, 1, 3]),
+        np.array([0, 2, 3]),
     ),
     # one document of tokens 0-1 whose one-token spans are [0,0] twice, [1,1] missing
     "one-token span duplicated, another missing": (
-        np.array([[0, 0], [0, 0], [0, 1]]), np.array([0, 3]), np.array([0, 2])
+        np.array([[0, 0], [0, 0], [0, 1]]),
+        np.array([0, 3]),
+        np.array([0, 2]),
     ),
 }
 
@@ -343,9 +357,12 @@ for case, (spans, span_offsets, doc_offsets) in {cases!r}.items():
 """
     repo = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, cwd=repo, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, cwd=repo, env=env
+    )
     outcome = done.stdout.strip().splitlines()
     if done.returncode != 0:
         outcome.append(f"then the interpreter died (return code {done.returncode}) {done.stderr[-300:]}")
-    assert outcome == [f"{case} {operation} ValueError" for case in cases
-                       for operation in ("log_partition", "marginals", "viterbi")], "\n".join(outcome)
+    assert outcome == [
+        f"{case} {operation} ValueError" for case in cases for operation in ("log_partition", "marginals", "viterbi")
+    ], "\n".join(outcome)

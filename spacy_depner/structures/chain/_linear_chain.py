@@ -41,18 +41,27 @@ allowed), ``transition_counts`` (of a given tag sequence), and the conversions
 pairs only (a sparse list of predecessors / successors per tag), so a
 document costs O(n * #allowed) <= O(n T^2), in one compiled call per batch.
 """
+
 from typing import Tuple
 
 import numpy as np
 
-from ..shared import check_doc_offsets
 from ..score_range import check_scores
+from ..shared import check_doc_offsets
 from .kernels import _first_infeasible_doc, _log_partition, _marginals, _viterbi
 from .tag_schemes import SCHEMES, _as_tags, _pairs, allowed_transitions, n_tags, spans_to_tags, tag_names, tags_to_spans
 
 __all__ = [
-    "log_partition", "marginals", "viterbi", "transition_counts",
-    "SCHEMES", "allowed_transitions", "n_tags", "spans_to_tags", "tag_names", "tags_to_spans",
+    "log_partition",
+    "marginals",
+    "viterbi",
+    "transition_counts",
+    "SCHEMES",
+    "allowed_transitions",
+    "n_tags",
+    "spans_to_tags",
+    "tag_names",
+    "tags_to_spans",
 ]
 
 # ---------------------------------------------------------------------------
@@ -68,7 +77,9 @@ def _check(scores, doc_offsets, transitions, allowed):
         raise ValueError(f"scores must have shape (n_tokens, n_tags >= 1), not {scores.shape}")
     T = scores.shape[1]
     if transitions.shape != (T + 1, T + 1):
-        raise ValueError(f"transitions must have shape (n_tags + 1, n_tags + 1) = {(T + 1, T + 1)}, not {transitions.shape}")
+        raise ValueError(
+            f"transitions must have shape (n_tags + 1, n_tags + 1) = {(T + 1, T + 1)}, not {transitions.shape}"
+        )
     if allowed.shape != (T + 1, T + 1):
         raise ValueError(f"allowed must have shape (n_tags + 1, n_tags + 1) = {(T + 1, T + 1)}, not {allowed.shape}")
     if allowed.dtype != np.bool_:
@@ -76,7 +87,9 @@ def _check(scores, doc_offsets, transitions, allowed):
     allowed = np.ascontiguousarray(allowed)
     doc_offsets = check_doc_offsets(doc_offsets, scores.shape[0])
     if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
-        raise ValueError("scores and transitions must be finite (the model produced NaN or inf; forbid transitions with `allowed`)")
+        raise ValueError(
+            "scores and transitions must be finite (the model produced NaN or inf; forbid transitions with `allowed`)"
+        )
     d = _first_infeasible_doc(doc_offsets, allowed)
     if d >= 0:
         n = int(doc_offsets[d + 1] - doc_offsets[d])

@@ -25,14 +25,15 @@ entities); the chain's ``posterior_decode`` (``structure``) selects from the
 first. Each document costs
 O(n T^2) for forward-backward plus O(1) per entity enumerated.
 """
+
 from typing import Tuple
 
 import numpy as np
 from numba import njit
 
-from .kernels import _charts, _forward_backward, _sparse
-from ._linear_chain import _check
 from ..score_range import check_scores
+from ._linear_chain import _check
+from .kernels import _charts, _forward_backward, _sparse
 from .tag_schemes import SCHEMES, allowed_transitions, span_tags
 
 __all__ = ["span_marginals", "entity_marginals"]
@@ -116,7 +117,11 @@ def _span_marginals(scores, doc_offsets, transitions, allowed, roles, floor):
         for i in range(n):
             for k in range(roles.shape[0]):
                 unit, begin, inside, last = roles[k, 0], roles[k, 1], roles[k, 2], roles[k, 3]
-                p = np.exp(alpha[i, unit] + _closing(scores, first, n, i, unit, inside, transitions, allowed, succ_ptr, succ, beta) - z)
+                p = np.exp(
+                    alpha[i, unit]
+                    + _closing(scores, first, n, i, unit, inside, transitions, allowed, succ_ptr, succ, beta)
+                    - z
+                )
                 if p > floor:
                     spans, labels, values = _grow(spans, labels, values, count)
                     spans[count, 0], spans[count, 1], labels[count], values[count] = first + i, first + i, k, p
@@ -157,8 +162,24 @@ def _entity_marginals(scores, doc_offsets, transitions, allowed, roles, spans, l
         n = doc_offsets[d + 1] - first
         z = _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer)
         for e in range(entity_offsets[d], entity_offsets[d + 1]):
-            values[e] = np.exp(_entity_log_weight(scores, first, n, spans[e, 0] - first, spans[e, 1] - first, roles,
-                                                  labels[e], transitions, allowed, succ_ptr, succ, alpha, beta) - z)
+            values[e] = np.exp(
+                _entity_log_weight(
+                    scores,
+                    first,
+                    n,
+                    spans[e, 0] - first,
+                    spans[e, 1] - first,
+                    roles,
+                    labels[e],
+                    transitions,
+                    allowed,
+                    succ_ptr,
+                    succ,
+                    alpha,
+                    beta,
+                )
+                - z
+            )
     return values
 
 
@@ -171,14 +192,20 @@ def _chain(name, scores, doc_offsets, transitions, scheme):
     width = len(SCHEMES[scheme])
     T = scores.shape[1] if scores.ndim == 2 else 0
     if T < 1 or (T - 1) % width:
-        raise ValueError(f"scores must have 1 + {width} K tag columns for the {scheme} scheme, not shape {scores.shape}")
+        raise ValueError(
+            f"scores must have 1 + {width} K tag columns for the {scheme} scheme, not shape {scores.shape}"
+        )
     n_labels = (T - 1) // width
-    scores, doc_offsets, transitions, allowed = _check(scores, doc_offsets, transitions, allowed_transitions(n_labels, scheme))
+    scores, doc_offsets, transitions, allowed = _check(
+        scores, doc_offsets, transitions, allowed_transitions(n_labels, scheme)
+    )
     check_scores(f"entity_marginals.{name}", doc_offsets, scores, transitions)
     return scores, doc_offsets, transitions, allowed, span_tags(n_labels, scheme)
 
 
-def span_marginals(scores, doc_offsets, transitions, scheme: str, floor: float = -1.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def span_marginals(
+    scores, doc_offsets, transitions, scheme: str, floor: float = -1.0
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every entity whose marginal exceeds ``floor`` (the default -1: every
     entity of every document, O(n^2 K) of them): (spans (M, 2) first and last
     token in batch coordinates, labels (M,) from 0, marginals (M,)), sorted by
@@ -199,12 +226,22 @@ def entity_marginals(scores, doc_offsets, transitions, scheme: str, spans, label
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
     labels = np.asarray(labels, dtype=np.int64).reshape(-1)
     doc = np.searchsorted(doc_offsets, spans[:, 0], side="right") - 1
-    if labels.shape != (spans.shape[0],) or np.any(labels < 0) or np.any(labels >= roles.shape[0]) or \
-            np.any(spans[:, 0] > spans[:, 1]) or np.any(spans[:, 0] < 0) or np.any(doc >= doc_offsets.shape[0] - 1) or \
-            np.any(spans[:, 1] >= doc_offsets[np.minimum(doc + 1, doc_offsets.shape[0] - 1)]):
-        raise ValueError(f"entities must be (M, 2) first <= last inside one document with (M,) labels in 0..{roles.shape[0] - 1}")
+    if (
+        labels.shape != (spans.shape[0],)
+        or np.any(labels < 0)
+        or np.any(labels >= roles.shape[0])
+        or np.any(spans[:, 0] > spans[:, 1])
+        or np.any(spans[:, 0] < 0)
+        or np.any(doc >= doc_offsets.shape[0] - 1)
+        or np.any(spans[:, 1] >= doc_offsets[np.minimum(doc + 1, doc_offsets.shape[0] - 1)])
+    ):
+        raise ValueError(
+            f"entities must be (M, 2) first <= last inside one document with (M,) labels in 0..{roles.shape[0] - 1}"
+        )
     order = np.argsort(doc, kind="stable")
     entity_offsets = np.searchsorted(doc[order], np.arange(doc_offsets.shape[0]), side="left").astype(np.int64)
     values = np.empty(spans.shape[0])
-    values[order] = _entity_marginals(*args, roles, np.ascontiguousarray(spans[order]), np.ascontiguousarray(labels[order]), entity_offsets)
+    values[order] = _entity_marginals(
+        *args, roles, np.ascontiguousarray(spans[order]), np.ascontiguousarray(labels[order]), entity_offsets
+    )
     return values

@@ -2,6 +2,7 @@
 docstring describes the inputs): forward and backward log-sums, log Z, the
 marginals (a forward pass that keeps each term's share, then its reverse
 mode in probabilities) and Viterbi, one compiled call per batch."""
+
 import numpy as np
 from numba import njit
 
@@ -198,8 +199,9 @@ def _exp_transitions(transitions, allowed):
 
 
 @njit(cache=True)
-def _forward_weights(scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast, alpha,
-                     weights, shifted):
+def _forward_weights(
+    scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast, alpha, weights, shifted
+):
     """``_forward`` keeping the softmax weight of each term of each log-sum:
     weights[t, k] = exp(alpha[t - 1, z] + T[z, y] + scores[t, y] - alpha[t, y])
     for the allowed pair k = (z = pred[k], y) (0 where alpha[t, y] is -inf).
@@ -293,8 +295,21 @@ def _marginals(scores, doc_offsets, transitions, allowed):
         n = doc_offsets[d + 1] - first
         if n == 0:
             continue
-        z = _forward_weights(scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast,
-                             alpha, weights, shifted)
+        z = _forward_weights(
+            scores,
+            first,
+            n,
+            transitions,
+            allowed,
+            pred_ptr,
+            pred,
+            exp_transitions,
+            shift,
+            fast,
+            alpha,
+            weights,
+            shifted,
+        )
         log_z[d] = z
         last = first + n - 1
         for y in range(T):

@@ -7,6 +7,7 @@ scores = (tag scores (N, T), transitions (T + 1, T + 1)); layout: offsets
 transitions the chain uses (T = 1 + 2K or 1 + 4K). A mention is an entity
 the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
+
 from typing import List
 
 import numpy as np
@@ -14,7 +15,8 @@ import numpy as np
 from ..partial import Borders, Conditioned, drop_borders, missing_mask, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from ..shared import check_doc_offsets
-from . import _linear_chain as linear_chain, entity_marginals
+from . import _linear_chain as linear_chain
+from . import entity_marginals
 from .tag_schemes import SCHEMES
 
 
@@ -39,7 +41,12 @@ class LinearChain(Structure):
 
     def _args(self, scores, layout: Layout, scheme: str):
         tag_scores, transitions = scores
-        return tag_scores, layout.offsets, transitions, linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme)
+        return (
+            tag_scores,
+            layout.offsets,
+            transitions,
+            linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme),
+        )
 
     def log_partition(self, scores, layout: Layout, *, scheme: str = "BILOU") -> np.ndarray:
         return linear_chain.log_partition(*self._args(scores, layout, scheme))
@@ -58,12 +65,15 @@ class LinearChain(Structure):
             return computed[0]
 
         def above(floor: float):
-            spans, labels, values = entity_marginals.span_marginals(tag_scores, layout.offsets, transitions, scheme, floor)
+            spans, labels, values = entity_marginals.span_marginals(
+                tag_scores, layout.offsets, transitions, scheme, floor
+            )
             return np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3), values
 
         def of(mentions: np.ndarray) -> np.ndarray:
-            return entity_marginals.entity_marginals(tag_scores, layout.offsets, transitions, scheme,
-                                                     mentions[:, :2], mentions[:, 2])
+            return entity_marginals.entity_marginals(
+                tag_scores, layout.offsets, transitions, scheme, mentions[:, :2], mentions[:, 2]
+            )
 
         return Marginals(lambda: forward_backward()[0], lambda: forward_backward()[1:], above, of)
 
@@ -71,8 +81,9 @@ class LinearChain(Structure):
         best, tags = linear_chain.viterbi(*self._args(scores, layout, scheme))
         return _analysis(best, tags, layout, _n_labels(scores, scheme), scheme)
 
-    def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5,
-                         scheme: str = "BILOU") -> Analysis:
+    def posterior_decode(
+        self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, scheme: str = "BILOU"
+    ) -> Analysis:
         """Every set of disjoint entities is a valid tag sequence, so the
         posterior analysis is the weighted interval scheduling of the entities
         of marginal above the penalty (``select_disjoint``)."""
@@ -123,8 +134,9 @@ class LinearChain(Structure):
         transitions inside each stretch of annotated tokens and the units'
         own start and end."""
         tag_scores, transitions = scores
-        conditioned, borders, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing,
-                                                        scheme)
+        conditioned, borders, fixed_counts = _condition(
+            scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme
+        )
         expected_tags, expected_transitions = np.zeros(np.shape(tag_scores)), np.zeros(np.shape(transitions))
         log_z = conditioned.fixed_score
         if conditioned.tokens.shape[0]:
@@ -159,13 +171,17 @@ def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
     runs = runs_of(missing, full.offsets)
     before = np.where(runs.before >= 0, tags[np.maximum(runs.before, 0)], B)
     after = np.where(runs.after >= 0, tags[np.maximum(runs.after, 0)], B)
-    wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(axis=0)
+    wrong = (allowed[B, :T] & ~allowed[before, :T]).any(axis=1) | (allowed[:T, B][:, None] & ~allowed[:T, after]).any(
+        axis=0
+    )
     # the gold tags continue the entity before a run into it (BIO: an I tag on its first token)
     wrong |= (runs.before >= 0) & ~allowed[B, tags[runs.first]] & allowed[before, tags[runs.first]]
     if wrong.any():
         r = int(np.flatnonzero(wrong)[0])
-        raise ValueError(f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
-                         f"{int(runs.last[r])}; a gold entity's tokens are annotated")
+        raise ValueError(
+            f"chain: a gold entity continues into the missing tokens {int(runs.first[r])}.."
+            f"{int(runs.last[r])}; a gold entity's tokens are annotated"
+        )
     first, last, every = runs.offsets[:-1], runs.offsets[1:] - 1, np.arange(runs.before.shape[0])
     borders = Borders(first, every, last, every, before, after)
     stretches = runs_of(~missing, full.offsets)
@@ -176,7 +192,11 @@ def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
     indicator[stretches.tokens, fixed] = 1.0
     spans, labels = linear_chain.tags_to_spans(fixed, stretches.offsets, scheme, n_labels)
     mentions = np.concatenate([stretches.tokens[spans].reshape(-1, 2), labels[:, None]], axis=1).reshape(-1, 3)
-    conditioned = Conditioned(mentions.astype(np.int64), inner_product(scores, (indicator, fixed_transitions)),
-                              (borders.scores(tag_scores[runs.tokens], transitions), transitions),
-                              layout(runs.offsets), runs.tokens)
+    conditioned = Conditioned(
+        mentions.astype(np.int64),
+        inner_product(scores, (indicator, fixed_transitions)),
+        (borders.scores(tag_scores[runs.tokens], transitions), transitions),
+        layout(runs.offsets),
+        runs.tokens,
+    )
     return conditioned, borders, (indicator, fixed_transitions)

@@ -13,6 +13,7 @@ Constraints of ``allowed_transitions`` (exact: every other pair is False):
     BILOU: start, O, L-*, U-* -> O, B-*, U-*, end;  B-X, I-X -> I-X, L-X.
     In both, start -> end (the B -> B entry) is False: it is never used.
 """
+
 from typing import List, Tuple
 
 import numpy as np
@@ -118,7 +119,9 @@ def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.nda
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         where = f"token {k}" if k < tags.shape[0] else "a document end"
-        raise ValueError(f"tags are not a valid {scheme} sequence: transition {int(a[k])} -> {int(b[k])} at {where} (index {T} is the boundary)")
+        raise ValueError(
+            f"tags are not a valid {scheme} sequence: transition {int(a[k])} -> {int(b[k])} at {where} (index {T} is the boundary)"
+        )
     prefix = np.where(tags > 0, (tags - 1) % width, -1)  # 0 B, 1 I, 2 L, 3 U
     if scheme == "BIO":
         starts = np.flatnonzero(prefix == 0)

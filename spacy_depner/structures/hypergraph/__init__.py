@@ -1,4 +1,5 @@
 """The mention hypergraph of Lu & Roth (2015): ``HYPERGRAPH``."""
+
 from .structure import HYPERGRAPH, layout
 
 __all__ = ["HYPERGRAPH", "layout"]

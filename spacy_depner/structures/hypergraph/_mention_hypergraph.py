@@ -29,32 +29,81 @@ scores are read as they are, every sum and chart is float64.
 Heads (sec. 3.6, ``heads=True``). The penalty is added once per I child of a T
 hyperedge (twice for T -> B, W: it opens two mentions).
 """
+
 from typing import Tuple
 
 import numpy as np
 
+from ...util.numbers import is_finite_number
+from ..score_range import check_scores
 from ..shared import check_doc_offsets
 from .encoding import edges_to_mentions, mentions_to_edges, representable
 from .kinds import (  # the kinds, re-exported: scores[..., kind] and edges use them
-    HEAD_KIND_NAMES, KIND_NAMES, N_HEAD_KINDS, N_KINDS, _N_SLOTS, n_kinds,
-    KIND_T_X, KIND_T_I, KIND_I_I, KIND_I_IX, KIND_I_X,
-    HEAD_T_X, HEAD_T_B, HEAD_T_W, HEAD_T_BW,
-    HEAD_B_B, HEAD_B_W, HEAD_B_BW,
-    HEAD_W_W, HEAD_W_A, HEAD_W_X, HEAD_W_WA, HEAD_W_WX, HEAD_W_AX, HEAD_W_WAX,
-    HEAD_A_A, HEAD_A_X, HEAD_A_AX,
+    _N_SLOTS,
+    HEAD_A_A,
+    HEAD_A_AX,
+    HEAD_A_X,
+    HEAD_B_B,
+    HEAD_B_BW,
+    HEAD_B_W,
+    HEAD_KIND_NAMES,
+    HEAD_T_B,
+    HEAD_T_BW,
+    HEAD_T_W,
+    HEAD_T_X,
+    HEAD_W_A,
+    HEAD_W_AX,
+    HEAD_W_W,
+    HEAD_W_WA,
+    HEAD_W_WAX,
+    HEAD_W_WX,
+    HEAD_W_X,
+    KIND_I_I,
+    KIND_I_IX,
+    KIND_I_X,
+    KIND_NAMES,
+    KIND_T_I,
+    KIND_T_X,
+    N_HEAD_KINDS,
+    N_KINDS,
+    n_kinds,
 )
 from .recursions import _TABLES, _log_partition, _marginals, _viterbi
-from ..score_range import check_scores
-from ...util.numbers import is_finite_number
 
 __all__ = [
-    "log_partition", "marginals", "viterbi", "edges_to_mentions", "mentions_to_edges", "representable",
-    "n_kinds", "N_KINDS", "N_HEAD_KINDS", "KIND_NAMES", "HEAD_KIND_NAMES",
-    "KIND_T_X", "KIND_T_I", "KIND_I_I", "KIND_I_IX", "KIND_I_X",
-    "HEAD_T_X", "HEAD_T_B", "HEAD_T_W", "HEAD_T_BW",
-    "HEAD_B_B", "HEAD_B_W", "HEAD_B_BW",
-    "HEAD_W_W", "HEAD_W_A", "HEAD_W_X", "HEAD_W_WA", "HEAD_W_WX", "HEAD_W_AX", "HEAD_W_WAX",
-    "HEAD_A_A", "HEAD_A_X", "HEAD_A_AX",
+    "log_partition",
+    "marginals",
+    "viterbi",
+    "edges_to_mentions",
+    "mentions_to_edges",
+    "representable",
+    "n_kinds",
+    "N_KINDS",
+    "N_HEAD_KINDS",
+    "KIND_NAMES",
+    "HEAD_KIND_NAMES",
+    "KIND_T_X",
+    "KIND_T_I",
+    "KIND_I_I",
+    "KIND_I_IX",
+    "KIND_I_X",
+    "HEAD_T_X",
+    "HEAD_T_B",
+    "HEAD_T_W",
+    "HEAD_T_BW",
+    "HEAD_B_B",
+    "HEAD_B_W",
+    "HEAD_B_BW",
+    "HEAD_W_W",
+    "HEAD_W_A",
+    "HEAD_W_X",
+    "HEAD_W_WA",
+    "HEAD_W_WX",
+    "HEAD_W_AX",
+    "HEAD_W_WAX",
+    "HEAD_A_A",
+    "HEAD_A_X",
+    "HEAD_A_AX",
 ]
 
 

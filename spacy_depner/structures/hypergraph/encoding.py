@@ -52,6 +52,7 @@ each nested mention lies within one part (before, within or after the
 head) of the mentions containing it. Not, e.g., [0, 1] with head [1, 1] and
 [0, 2] with head [0, 1]: its sub-hypergraph reads with the heads swapped.
 """
+
 import numpy as np
 from numba import njit
 
@@ -243,7 +244,9 @@ def _edges_to_mentions(edges, doc_offsets, owner, bits, n_slots, head_slot):
 def _check_edges(edges, doc_offsets):
     edges = np.asarray(edges)
     if edges.ndim != 3 or edges.shape[1] < 1 or edges.shape[2] not in (N_KINDS, N_HEAD_KINDS):
-        raise ValueError(f"edges must have shape (n_tokens, n_types >= 1, {N_KINDS} or {N_HEAD_KINDS}), not {edges.shape}")
+        raise ValueError(
+            f"edges must have shape (n_tokens, n_types >= 1, {N_KINDS} or {N_HEAD_KINDS}), not {edges.shape}"
+        )
     if edges.dtype.kind not in "biu" or not np.all((edges == 0) | (edges == 1)):
         raise ValueError("edges must be a 0/1 (or boolean) indicator array")
     doc_offsets = check_doc_offsets(doc_offsets, edges.shape[0])
@@ -305,7 +308,9 @@ def mentions_to_edges(mentions, doc_offsets, n_types: int) -> np.ndarray:
     once. See ``representable`` for the sets it does not determine."""
     full, doc_offsets, T, heads = _check_mentions(mentions, doc_offsets, n_types)
     _, _, t_kind, slot_kind = _LOOKUPS[heads]
-    return _mentions_to_edges(full, int(doc_offsets[-1]), T, n_kinds(heads), _N_SLOTS[heads], _HEAD_SLOT[heads], t_kind, slot_kind)
+    return _mentions_to_edges(
+        full, int(doc_offsets[-1]), T, n_kinds(heads), _N_SLOTS[heads], _HEAD_SLOT[heads], t_kind, slot_kind
+    )
 
 
 def representable(mentions, doc_offsets, n_types: int) -> np.ndarray:

@@ -46,16 +46,44 @@ N_KINDS = 5
 KIND_NAMES = ("T->X", "T->I", "I->I", "I->I,X", "I->X")
 
 # Hyperedge kinds with heads (sec. 3.6): parent -> children (primes: at k + 1).
-(HEAD_T_X, HEAD_T_B, HEAD_T_W, HEAD_T_BW,
- HEAD_B_B, HEAD_B_W, HEAD_B_BW,
- HEAD_W_W, HEAD_W_A, HEAD_W_X, HEAD_W_WA, HEAD_W_WX, HEAD_W_AX, HEAD_W_WAX,
- HEAD_A_A, HEAD_A_X, HEAD_A_AX) = range(17)
+(
+    HEAD_T_X,
+    HEAD_T_B,
+    HEAD_T_W,
+    HEAD_T_BW,
+    HEAD_B_B,
+    HEAD_B_W,
+    HEAD_B_BW,
+    HEAD_W_W,
+    HEAD_W_A,
+    HEAD_W_X,
+    HEAD_W_WA,
+    HEAD_W_WX,
+    HEAD_W_AX,
+    HEAD_W_WAX,
+    HEAD_A_A,
+    HEAD_A_X,
+    HEAD_A_AX,
+) = range(17)
 N_HEAD_KINDS = 17
 HEAD_KIND_NAMES = (
-    "T->X", "T->B", "T->W", "T->B,W",
-    "B->B'", "B->W'", "B->B',W'",
-    "W->W'", "W->A'", "W->X", "W->W',A'", "W->W',X", "W->A',X", "W->W',A',X",
-    "A->A'", "A->X", "A->A',X",
+    "T->X",
+    "T->B",
+    "T->W",
+    "T->B,W",
+    "B->B'",
+    "B->W'",
+    "B->B',W'",
+    "W->W'",
+    "W->A'",
+    "W->X",
+    "W->W',A'",
+    "W->W',X",
+    "W->A',X",
+    "W->W',A',X",
+    "A->A'",
+    "A->X",
+    "A->A',X",
 )
 
 # Each kind as (owner, bits): owner -1 is the T node, bits the set of I nodes
@@ -63,10 +91,25 @@ HEAD_KIND_NAMES = (
 # k + 1, bit n_slots standing for X. Slots: (I,) or (B, W, A).
 _KINDS = {
     False: ((-1, 0b0), (-1, 0b1), (0, 0b01), (0, 0b11), (0, 0b10)),
-    True: ((-1, 0b000), (-1, 0b001), (-1, 0b010), (-1, 0b011),
-           (0, 0b0001), (0, 0b0010), (0, 0b0011),
-           (1, 0b0010), (1, 0b0100), (1, 0b1000), (1, 0b0110), (1, 0b1010), (1, 0b1100), (1, 0b1110),
-           (2, 0b0100), (2, 0b1000), (2, 0b1100)),
+    True: (
+        (-1, 0b000),
+        (-1, 0b001),
+        (-1, 0b010),
+        (-1, 0b011),
+        (0, 0b0001),
+        (0, 0b0010),
+        (0, 0b0011),
+        (1, 0b0010),
+        (1, 0b0100),
+        (1, 0b1000),
+        (1, 0b0110),
+        (1, 0b1010),
+        (1, 0b1100),
+        (1, 0b1110),
+        (2, 0b0100),
+        (2, 0b1000),
+        (2, 0b1100),
+    ),
 }
 _N_SLOTS = {False: 1, True: 3}
 _HEAD_SLOT = {False: 0, True: 1}  # the slot that holds the head (the whole mention without heads)

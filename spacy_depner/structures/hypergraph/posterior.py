@@ -33,16 +33,17 @@ a run's top). O(L^2 + L C) per cluster of L tokens and C candidates.
 With heads (``heads=True``) the reading also assigns heads, and neither
 operation is available.
 """
+
 from typing import Tuple
 
 import numpy as np
 from numba import njit
 
-from ..shared import check_doc_offsets, logaddexp, max_doc_length, check_marginals, check_penalty
+from ..score_range import check_scores
+from ..shared import check_doc_offsets, check_marginals, check_penalty, logaddexp, max_doc_length
+from ._mention_hypergraph import _check as _check_hypergraph
 from .kinds import KIND_I_I, KIND_I_IX, KIND_I_X, KIND_T_I, KIND_T_X
 from .recursions import _charts, _inside, _outside
-from ._mention_hypergraph import _check as _check_hypergraph
-from ..score_range import check_scores
 
 __all__ = ["mention_marginals", "best_reading"]
 
@@ -281,27 +282,36 @@ def _select(rows, gains, doc_offsets, chosen, gain):
     while lo < M:
         hi = lo + 1
         reach = rows[lo, 1]
-        while hi < M and rows[hi, 2] == rows[lo, 2] and rows[hi, 0] <= reach and \
-                np.searchsorted(doc_offsets, rows[hi, 0], side="right") == np.searchsorted(doc_offsets, rows[lo, 0], side="right"):
+        while (
+            hi < M
+            and rows[hi, 2] == rows[lo, 2]
+            and rows[hi, 0] <= reach
+            and np.searchsorted(doc_offsets, rows[hi, 0], side="right")
+            == np.searchsorted(doc_offsets, rows[lo, 0], side="right")
+        ):
             reach = max(reach, rows[hi, 1])
             hi += 1
         base = rows[lo, 0]
         gain[np.searchsorted(doc_offsets, base, side="right") - 1] += _best_in_cluster(
-            rows[lo:hi, 0] - base, rows[lo:hi, 1] - base, gains[lo:hi], reach - base + 1, chosen[lo:hi])
+            rows[lo:hi, 0] - base, rows[lo:hi, 1] - base, gains[lo:hi], reach - base + 1, chosen[lo:hi]
+        )
         lo = hi
 
 
 def _check(scores, doc_offsets, penalty, heads, what):
     if heads:
-        raise ValueError(f"hypergraph.posterior.{what}: not available with heads (the reading of a sub-hypergraph "
-                         "also assigns heads); use heads=False")
+        raise ValueError(
+            f"hypergraph.posterior.{what}: not available with heads (the reading of a sub-hypergraph "
+            "also assigns heads); use heads=False"
+        )
     args = _check_hypergraph(scores, doc_offsets, penalty, False)
     check_scores(f"hypergraph.posterior.{what}", args[1], args[0], args[2])
     return args
 
 
-def mention_marginals(scores, doc_offsets, penalty: float = 0.0, heads: bool = False,
-                      floor: float = -1.0) -> Tuple[np.ndarray, np.ndarray]:
+def mention_marginals(
+    scores, doc_offsets, penalty: float = 0.0, heads: bool = False, floor: float = -1.0
+) -> Tuple[np.ndarray, np.ndarray]:
     """The marginal of every mention whose marginal exceeds ``floor`` (the
     default -1: every mention [first, last] of every type, O(n^2 T) of
     them): (mentions (M, 3) [first, last, type] in batch coordinates,
@@ -325,13 +335,22 @@ def best_reading(mentions, marginals, doc_offsets, penalty: float = 0.5) -> Tupl
     mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 3)
     marginals = check_marginals(marginals, mentions.shape[0])
     doc = np.searchsorted(doc_offsets, mentions[:, 0], side="right") - 1
-    if mentions.shape[0] and (mentions[:, 0].min() < 0 or np.any(mentions[:, 0] > mentions[:, 1]) or mentions[:, 2].min() < 0
-                              or np.any(doc >= doc_offsets.shape[0] - 1) or np.any(mentions[:, 1] >= doc_offsets[np.minimum(doc + 1, doc_offsets.shape[0] - 1)])):
-        raise ValueError("mentions must be rows [first, last, type] with first <= last inside one document and type >= 0")
+    if mentions.shape[0] and (
+        mentions[:, 0].min() < 0
+        or np.any(mentions[:, 0] > mentions[:, 1])
+        or mentions[:, 2].min() < 0
+        or np.any(doc >= doc_offsets.shape[0] - 1)
+        or np.any(mentions[:, 1] >= doc_offsets[np.minimum(doc + 1, doc_offsets.shape[0] - 1)])
+    ):
+        raise ValueError(
+            "mentions must be rows [first, last, type] with first <= last inside one document and type >= 0"
+        )
     if np.unique(mentions, axis=0).shape[0] != mentions.shape[0]:
         raise ValueError("each mention must be given once")
     candidates = np.flatnonzero(marginals - penalty > 0)
-    candidates = candidates[np.lexsort((mentions[candidates, 1], mentions[candidates, 0], mentions[candidates, 2], doc[candidates]))]
+    candidates = candidates[
+        np.lexsort((mentions[candidates, 1], mentions[candidates, 0], mentions[candidates, 2], doc[candidates]))
+    ]
     chosen = np.zeros(candidates.shape[0], dtype=np.bool_)
     gain = np.zeros(doc_offsets.shape[0] - 1)
     if candidates.shape[0]:

@@ -13,6 +13,7 @@ half steps are enumerated once (``_half_steps``): 4 + 4 without heads, 32 +
 128 with heads, so a document costs O(n T), the same for the outside and
 the max-product pass.
 """
+
 import itertools
 
 import numpy as np
@@ -166,8 +167,7 @@ def _outside(scores, first, n, penalty, src, dst, kinds, pen, split, chart, outs
 def _charts(doc_offsets, T, S, R):
     """Charts for the longest document and per-row buffers (R rows, S states)."""
     m = 2 * max_doc_length(doc_offsets) + 1
-    return (np.empty((m, T, S)), np.zeros((m, T, S), dtype=np.int64),
-            np.empty(R), np.empty(S), np.empty(S))
+    return (np.empty((m, T, S)), np.zeros((m, T, S), dtype=np.int64), np.empty(R), np.empty(S), np.empty(S))
 
 
 @njit(cache=True)
@@ -178,7 +178,9 @@ def _log_partition(scores, doc_offsets, penalty, src, dst, kinds, pen, split, S)
     log_z = np.zeros(D)
     for d in range(D):
         n = doc_offsets[d + 1] - doc_offsets[d]
-        log_z[d] = _inside(scores, doc_offsets[d], n, penalty, src, dst, kinds, pen, split, False, chart, back, values, top, acc)
+        log_z[d] = _inside(
+            scores, doc_offsets[d], n, penalty, src, dst, kinds, pen, split, False, chart, back, values, top, acc
+        )
     return log_z
 
 

@@ -11,12 +11,14 @@ of ``posterior``, without heads only; ``HypergraphMarginals.starts`` gives
 each mention the probability that a mention of its type starts at its first
 token (1 - the T -> X marginal), with or without heads.
 """
+
 import numpy as np
 
 from ..protocol import Analysis, Layout, Marginals, Structure, lookup
 from ..score_range import ENTROPY_ROUNDING, ENTROPY_SCORE_LENGTH_BOUND
 from ..shared import check_doc_offsets, check_penalty
-from . import _mention_hypergraph as mention_hypergraph, posterior
+from . import _mention_hypergraph as mention_hypergraph
+from . import posterior
 from .kinds import HEAD_T_B, HEAD_T_BW, HEAD_T_W, KIND_T_I, KIND_T_X
 
 
@@ -27,8 +29,10 @@ def layout(offsets: np.ndarray) -> Layout:
 
 def _no_heads(heads: bool, what: str) -> None:
     if heads:
-        raise ValueError(f"{what} of the mention hypergraph is not available with heads (the reading of a "
-                         "sub-hypergraph also assigns heads); use heads=False")
+        raise ValueError(
+            f"{what} of the mention hypergraph is not available with heads (the reading of a "
+            "sub-hypergraph also assigns heads); use heads=False"
+        )
 
 
 class HypergraphMarginals(Marginals):
@@ -50,13 +54,14 @@ class MentionHypergraph(Structure):
 
     def entropy_rounding(self, score_length: float) -> float:
         """The marginals' error times the scores: quadratic (``score_range``)."""
-        return ENTROPY_ROUNDING * score_length ** 2
+        return ENTROPY_ROUNDING * score_length**2
 
     def log_partition(self, scores, layout: Layout, *, mention_penalty: float = 0.0, heads: bool = False) -> np.ndarray:
         return mention_hypergraph.log_partition(scores, layout.offsets, mention_penalty, heads)
 
-    def marginals(self, scores, layout: Layout, *, mention_penalty: float = 0.0,
-                  heads: bool = False) -> HypergraphMarginals:
+    def marginals(
+        self, scores, layout: Layout, *, mention_penalty: float = 0.0, heads: bool = False
+    ) -> HypergraphMarginals:
         log_z, edge_marginals = mention_hypergraph.marginals(scores, layout.offsets, mention_penalty, heads)
 
         def above(floor: float):
@@ -79,8 +84,9 @@ class MentionHypergraph(Structure):
         best, edges = mention_hypergraph.viterbi(scores, layout.offsets, mention_penalty, heads)
         return Analysis(best, mention_hypergraph.edges_to_mentions(edges, layout.offsets), edges)
 
-    def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5,
-                         heads: bool = False, **options) -> Analysis:
+    def posterior_decode(
+        self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, heads: bool = False, **options
+    ) -> Analysis:
         """The readable mention set (``representable``) with the largest sum of
         (mention marginal - ``penalty``) (``posterior.best_reading``); the
         encoding is None (several sub-hypergraphs may read it)."""

@@ -29,14 +29,15 @@ gradient of sum(log Z) with respect to scores and transitions), ``viterbi``
 The forward recursion shares the transition sum over all spans that start at
 the same position, so a document costs O(n K^2 + S K).
 """
+
 from typing import Tuple
 
 import numpy as np
 from numba import njit
 
 from .. import interval_selection
-from ..shared import check_marginals, check_penalty
 from ..score_range import check_scores
+from ..shared import check_marginals, check_penalty
 from .kernels import _log_partition, _marginals, _transition_counts, _viterbi
 
 
@@ -46,7 +47,12 @@ def _check_layout(spans, span_offsets, doc_offsets):
     spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
     span_offsets = np.ascontiguousarray(span_offsets, dtype=np.int64)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if span_offsets.ndim != 1 or span_offsets.shape != doc_offsets.shape or span_offsets.shape[0] == 0 or span_offsets[-1] != spans.shape[0]:
+    if (
+        span_offsets.ndim != 1
+        or span_offsets.shape != doc_offsets.shape
+        or span_offsets.shape[0] == 0
+        or span_offsets[-1] != spans.shape[0]
+    ):
         raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
     problem = _layout_problem(spans, span_offsets, doc_offsets)
     if problem:
@@ -146,7 +152,9 @@ def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:
     )
 
 
-def posterior_decode(spans, span_offsets, doc_offsets, span_marginals, penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
+def posterior_decode(
+    spans, span_offsets, doc_offsets, span_marginals, penalty: float = 0.5
+) -> Tuple[np.ndarray, np.ndarray]:
     """Posterior (minimum Bayes risk) segmentation, exact (``shared``): the
     segmentation of the lattice that maximises the sum over its entity
     segments of (marginal - ``penalty``); O segments gain 0. Every token is a

@@ -3,6 +3,7 @@ whose docstring describes the inputs): the forward log-sums, log Z, the
 marginals (a forward pass that keeps each term's share, then its reverse
 mode in probabilities), Viterbi and the transition counts of a
 segmentation, one compiled call per batch."""
+
 import numpy as np
 from numba import njit
 
@@ -54,13 +55,30 @@ def _log_partition(spans, span_offsets, doc_offsets, scores, transitions):
     for d in range(D):
         n = doc_offsets[d + 1] - doc_offsets[d]
         if n > 0:
-            log_z[d] = _forward(spans, span_offsets[d], span_offsets[d + 1], doc_offsets[d], n, scores, transitions, alpha, gamma)
+            log_z[d] = _forward(
+                spans, span_offsets[d], span_offsets[d + 1], doc_offsets[d], n, scores, transitions, alpha, gamma
+            )
     return log_z
 
 
 @njit(cache=True)
-def _forward_weights(spans, lo, hi, first, n, scores, transitions, exp_transitions, shift, fast, alpha, gamma, weights,
-                     norm, span_weights):
+def _forward_weights(
+    spans,
+    lo,
+    hi,
+    first,
+    n,
+    scores,
+    transitions,
+    exp_transitions,
+    shift,
+    fast,
+    alpha,
+    gamma,
+    weights,
+    norm,
+    span_weights,
+):
     """The forward pass of ``_forward`` that keeps the weight of each term of
     each log-sum within its sum (a softmax, in [0, 1]), one exp per term:
     weights[p, z, y] = exp(alpha[p, z] + T[z, y] - gamma[p, y]) (1 <= p < n)
@@ -169,8 +187,9 @@ def _exp_transitions(transitions, K):
 
 
 @njit(cache=True)
-def _adjoint(spans, lo, hi, first, n, transitions, z, alpha, weights, norm, span_weights, ending, starting,
-             transition_marginals):
+def _adjoint(
+    spans, lo, hi, first, n, transitions, z, alpha, weights, norm, span_weights, ending, starting, transition_marginals
+):
     """Reverse mode of ``_forward_weights`` in probabilities: ending[p, y]
     (the probability that a segment y ends at p) and starting[p, y] (that
     one starts at p) flow back through the stored softmax weights, with no
@@ -232,11 +251,40 @@ def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
             continue
         lo = span_offsets[d]
         hi = span_offsets[d + 1]
-        z = _forward_weights(spans, lo, hi, first, n, scores, transitions, exp_transitions, shift, fast, alpha, gamma,
-                             weights, norm, span_marginals)
+        z = _forward_weights(
+            spans,
+            lo,
+            hi,
+            first,
+            n,
+            scores,
+            transitions,
+            exp_transitions,
+            shift,
+            fast,
+            alpha,
+            gamma,
+            weights,
+            norm,
+            span_marginals,
+        )
         log_z[d] = z
-        _adjoint(spans, lo, hi, first, n, transitions, z, alpha, weights, norm, span_marginals, ending, starting,
-                 transition_marginals)
+        _adjoint(
+            spans,
+            lo,
+            hi,
+            first,
+            n,
+            transitions,
+            z,
+            alpha,
+            weights,
+            norm,
+            span_marginals,
+            ending,
+            starting,
+            transition_marginals,
+        )
     return log_z, span_marginals, transition_marginals
 
 

@@ -7,14 +7,23 @@ score; layout: offsets (U + 1,) of the chains, spans (S, 2) sorted by
 entity segment, label k - 1 for column k. Encoding: the label of each span
 (S,), -1 where the span is not a segment.
 """
+
 from typing import Tuple
 
 import numpy as np
 
-from ..partial import (Borders, Conditioned, covering, drop_borders, gold_touches_missing, missing_mask, runs_of,
-                       touching_missing)
-from ..shared import check_doc_offsets
+from ..partial import (
+    Borders,
+    Conditioned,
+    covering,
+    drop_borders,
+    gold_touches_missing,
+    missing_mask,
+    runs_of,
+    touching_missing,
+)
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
+from ..shared import check_doc_offsets
 from ..trees.candidate_spans import span_index
 from . import _segment_lattice as segment_lattice
 
@@ -61,8 +70,9 @@ class SegmentLattice(Structure):
         return Analysis(best, _mentions(layout.spans, labels), labels)
 
     def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, **options) -> Analysis:
-        gain, labels = segment_lattice.posterior_decode(layout.spans, layout.span_offsets, layout.offsets,
-                                                        marginals.scores[0], penalty)
+        gain, labels = segment_lattice.posterior_decode(
+            layout.spans, layout.span_offsets, layout.offsets, marginals.scores[0], penalty
+        )
         return Analysis(gain, _mentions(layout.spans, labels), labels)
 
     def counts(self, encoding, scores, layout: Layout, **options):
@@ -117,26 +127,38 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
     rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
     token_label = covering(spans[rows], labels[rows], full.n_tokens)
     if np.any((token_label < 0) & ~missing):
-        raise ValueError(f"lattice: the gold segments leave the annotated token "
-                         f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered")
+        raise ValueError(
+            f"lattice: the gold segments leave the annotated token "
+            f"{int(np.flatnonzero((token_label < 0) & ~missing)[0])} uncovered"
+        )
     runs = runs_of(missing, full.offsets)
     free = np.flatnonzero(runs.inside(spans))
     run = runs.run_of[spans[free, 0]]
     starts = np.flatnonzero(spans[free, 0] == runs.first[run])
     ends = np.flatnonzero(spans[free, 1] == runs.last[run])
-    borders = Borders(starts, run[starts], ends, run[ends],
-                      np.where(runs.before >= 0, token_label[np.maximum(runs.before, 0)], B),
-                      np.where(runs.after >= 0, token_label[np.maximum(runs.after, 0)], B))
+    borders = Borders(
+        starts,
+        run[starts],
+        ends,
+        run[ends],
+        np.where(runs.before >= 0, token_label[np.maximum(runs.before, 0)], B),
+        np.where(runs.after >= 0, token_label[np.maximum(runs.after, 0)], B),
+    )
     stretches = runs_of(~missing, full.offsets)
     fixed = stretches.compact(spans[rows])
     fixed_transitions = segment_lattice.transition_counts(
-        fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K)
+        fixed, np.searchsorted(fixed[:, 1], stretches.offsets, side="left"), labels[rows], K
+    )
     drop_borders(fixed_transitions, stretches, token_label[stretches.first], token_label[stretches.last])
     indicator = np.zeros(np.shape(span_scores))
     indicator[rows, labels[rows]] = 1.0
-    conditioned = Conditioned(_mentions(spans[rows], labels[rows]), inner_product(scores, (indicator, fixed_transitions)),
-                              (borders.scores(span_scores[free], transitions), transitions),
-                              layout(runs.compact(spans[free]), runs.offsets), runs.tokens)
+    conditioned = Conditioned(
+        _mentions(spans[rows], labels[rows]),
+        inner_product(scores, (indicator, fixed_transitions)),
+        (borders.scores(span_scores[free], transitions), transitions),
+        layout(runs.compact(spans[free]), runs.offsets),
+        runs.tokens,
+    )
     return conditioned, borders, free, (indicator, fixed_transitions)
 
 

@@ -77,13 +77,14 @@ Complexity per document, W <= n the longest allowed span length: semi_markov
 O(n W T); cyk O(n W^2 + n W T), i.e. O(n^3 T) unbounded; quadratic
 O(n W T), i.e. O(n^2 T): every quadratic rule has at most two free positions.
 """
+
 from typing import Optional, Tuple
 
 import numpy as np
 from numba import njit
 
-from ..shared import check_doc_offsets, check_marginals, check_penalty
 from ..score_range import check_scores
+from ..shared import check_doc_offsets, check_marginals, check_penalty
 from .charts import (
     _best_label,
     _charts,
@@ -97,10 +98,19 @@ from .charts import (
     dense_spans,
 )
 from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
-from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
+from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 
-__all__ = ["SPACES", "log_partition", "marginals", "viterbi", "posterior_decode", "dense_span_offsets", "dense_spans", "dense_rows"]
+__all__ = [
+    "SPACES",
+    "log_partition",
+    "marginals",
+    "viterbi",
+    "posterior_decode",
+    "dense_span_offsets",
+    "dense_spans",
+    "dense_rows",
+]
 
 SPACES = ("semi_markov", "cyk", "quadratic")
 SEMI_MARKOV, CYK, QUADRATIC = 0, 1, 2
@@ -132,7 +142,11 @@ def _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit,
             j -= 1
             continue
         start = max(0, j - W)  # the first start that reaches the max by (a) / (h)
-        while start < j - 1 and prefix[start] + (mention[start, j - start] if code == SEMI_MARKOV else full[start, j - start]) != prefix[j]:
+        while (
+            start < j - 1
+            and prefix[start] + (mention[start, j - start] if code == SEMI_MARKOV else full[start, j - start])
+            != prefix[j]
+        ):
             start += 1
         if code == SEMI_MARKOV:
             labels[_row(row0, start, j)] = _best_label(scores, _row(row0, start, j))
@@ -183,8 +197,14 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
     out_unit = np.empty(unit.shape)
     out_prefix = np.empty(prefix.shape)
     rows = part.shape[0] if code == QUADRATIC else 0
-    shares = (np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])),
-              np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])), np.empty((rows, part.shape[1])))
+    shares = (
+        np.empty((rows, part.shape[1])),
+        np.empty((rows, part.shape[1])),
+        np.empty((rows, part.shape[1])),
+        np.empty((rows, part.shape[1])),
+        np.empty((rows, part.shape[1])),
+        np.empty((rows, part.shape[1])),
+    )
     first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
     need = 0
     if code == CYK:
@@ -205,11 +225,45 @@ def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
             log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
             continue
         if code == CYK:
-            log_z[d] = _marginals_cyk(n, W, row0, mention, part, full, ready, left, prefix, first_level, out_full, out_ready,
-                                      out_prefix, marginals, stash, where)
+            log_z[d] = _marginals_cyk(
+                n,
+                W,
+                row0,
+                mention,
+                part,
+                full,
+                ready,
+                left,
+                prefix,
+                first_level,
+                out_full,
+                out_ready,
+                out_prefix,
+                marginals,
+                stash,
+                where,
+            )
             continue
-        log_z[d] = _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
-                                        out_full, out_ready, out_left, out_unit, out_prefix, marginals)
+        log_z[d] = _marginals_quadratic(
+            n,
+            W,
+            row0,
+            mention,
+            part,
+            full,
+            ready,
+            left,
+            unit,
+            prefix,
+            first_level,
+            shares,
+            out_full,
+            out_ready,
+            out_left,
+            out_unit,
+            out_prefix,
+            marginals,
+        )
     return log_z, marginals
 
 
@@ -289,7 +343,9 @@ def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int]
     return _log_partition(*args)
 
 
-def marginals(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> Tuple[np.ndarray, np.ndarray]:
+def marginals(
+    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None
+) -> Tuple[np.ndarray, np.ndarray]:
     """(log Z (D,), mention marginals (S, T)): the marginal of label t on a
     span is the probability that the analysis holds that mention, exactly
     the gradient of sum(log Z) with respect to ``scores`` (0 on excluded
@@ -300,7 +356,9 @@ def marginals(scores, doc_offsets, structure: str, max_length: Optional[int] = N
     return _marginals(*args)
 
 
-def viterbi(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> Tuple[np.ndarray, np.ndarray]:
+def viterbi(
+    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None
+) -> Tuple[np.ndarray, np.ndarray]:
     """MAP analysis: (best score (D,), label of each span (S,) int64, -1 where
     the span is not a mention). Ties go to the first candidate tried (first
     label, no mention rather than a mention of score 0). Not bounded by
@@ -308,8 +366,9 @@ def viterbi(scores, doc_offsets, structure: str, max_length: Optional[int] = Non
     return _viterbi(*_check(scores, doc_offsets, structure, max_length, mask))
 
 
-def posterior_decode(marginals, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None,
-                     penalty: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
+def posterior_decode(
+    marginals, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None, penalty: float = 0.5
+) -> Tuple[np.ndarray, np.ndarray]:
     """Posterior (minimum Bayes risk) analysis (``shared``): the analysis of
     ``structure`` with the largest sum over its mentions of (marginal -
     ``penalty``), penalty >= 0; no mention gains 0. marginals (S, T) from

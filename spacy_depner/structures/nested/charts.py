@@ -36,10 +36,11 @@ Charts (log weights), fenceposts, stored at [i, j - i]:
     (c)/(e) and (d)/(f) (and (j)/(k) + (d)/(f) in the quadratic system), and
     unit[j] = 1 (+) full[j - 1, j], "word j - 1 is a gap or a one-word child".
 """
+
 import numpy as np
 from numba import njit
 
-from ..shared import logaddexp, check_doc_offsets, max_doc_length
+from ..shared import check_doc_offsets, logaddexp, max_doc_length
 
 NEG_INF = -np.inf
 

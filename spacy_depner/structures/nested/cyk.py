@@ -13,11 +13,22 @@ built by the rules
 its reverse mode in probabilities (mention marginals, ``_marginals_cyk``) and the back-trace of [|->, i, j]
 through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
 """
+
 import numpy as np
 from numba import njit
 
-from .charts import (NEG_INF, _close_mention, _expand_ready, _first_level, _first_level_log, _plus, _reach_first_level, _record,
-                     _scale_labels, _softplus)
+from .charts import (
+    NEG_INF,
+    _close_mention,
+    _expand_ready,
+    _first_level,
+    _first_level_log,
+    _plus,
+    _reach_first_level,
+    _record,
+    _scale_labels,
+    _softplus,
+)
 
 
 @njit(cache=True)
@@ -73,8 +84,24 @@ def _stash_size(n, W):
 
 
 @njit(cache=True)
-def _marginals_cyk(n, W, row0, mention, part, full, ready, lift, prefix, first_level, reach_full, reach_ready, reach,
-                   marginals, stash, where):
+def _marginals_cyk(
+    n,
+    W,
+    row0,
+    mention,
+    part,
+    full,
+    ready,
+    lift,
+    prefix,
+    first_level,
+    reach_full,
+    reach_ready,
+    reach,
+    marginals,
+    stash,
+    where,
+):
     """Mention marginals of the CYK-like system without log-space sums in
     the outside pass: the inside pass of ``_inside_cyk`` in the log semiring
     with one exp per term (max, then a sum of exps; ready = part +

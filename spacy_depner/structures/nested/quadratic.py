@@ -17,10 +17,21 @@ its reverse mode in probabilities (mention marginals, ``_marginals_quadratic``) 
 Every rule has at most two free positions: O(n W T) per document, O(n^2 T)
 unbounded.
 """
+
 from numba import njit
 
-from .charts import (NEG_INF, _close_mention, _expand_ready, _first_level, _first_level_log, _log_add_weights, _plus, _reach_first_level,
-                     _record, _scale_labels)
+from .charts import (
+    NEG_INF,
+    _close_mention,
+    _expand_ready,
+    _first_level,
+    _first_level_log,
+    _log_add_weights,
+    _plus,
+    _reach_first_level,
+    _record,
+    _scale_labels,
+)
 
 
 @njit(cache=True)
@@ -80,8 +91,26 @@ def _expand_quadratic(scores, row0, i, j, mention, part, full, ready, left, unit
 
 
 @njit(cache=True)
-def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, prefix, first_level, shares,
-                         reach_full, reach_ready, reach_left, reach_unit, reach, marginals):
+def _marginals_quadratic(
+    n,
+    W,
+    row0,
+    mention,
+    part,
+    full,
+    ready,
+    left,
+    unit,
+    prefix,
+    first_level,
+    shares,
+    reach_full,
+    reach_ready,
+    reach_left,
+    reach_unit,
+    reach,
+    marginals,
+):
     """Mention marginals of the quadratic system without log-space sums in
     the outside pass: the inside pass of ``_inside_quadratic`` in the log
     semiring, each two-term log-sum keeping the share of each term
@@ -109,7 +138,9 @@ def _marginals_quadratic(n, W, row0, mention, part, full, ready, left, unit, pre
                 y, left_full[i, w], left_left[i, w] = _log_add_weights(full[i + 1, w - 1], left[i + 1, w - 1])
                 q = unit[i + 1] + y
             left[i, w] = q
-            p, part_ready[i, w], part_left[i, w] = _log_add_weights(ready[i, w - 1] + unit[j], q)  # (d), (j), (f), (k); (p)
+            p, part_ready[i, w], part_left[i, w] = _log_add_weights(
+                ready[i, w - 1] + unit[j], q
+            )  # (d), (j), (f), (k); (p)
             part[i, w] = p
             if mention[i, w] > NEG_INF:  # (g)
                 full[i, w] = p + mention[i, w]

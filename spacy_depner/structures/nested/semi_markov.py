@@ -9,6 +9,7 @@ or the max semiring; ``_marginals_semi_markov`` gives the mention marginals
 by the reverse mode of the same rules; the Viterbi back-trace of (a)/(b) is the first-level loop of
 ``nested_mentions._backtrack``. O(n W T) per document.
 """
+
 import numpy as np
 from numba import njit
 

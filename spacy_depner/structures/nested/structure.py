@@ -8,13 +8,14 @@ sentences; options ``space`` ("semi_markov", "cyk", "quadratic") and
 ``max_length``. A mention is a labelled span. Encoding: the label of each
 span of the layout (S,), -1 for no mention.
 """
+
 from typing import Optional
 
 import numpy as np
 
 from ..partial import Conditioned, gold_touches_missing, missing_mask, runs_of
-from ..shared import check_doc_offsets
 from ..protocol import Analysis, Layout, Marginals, Structure
+from ..shared import check_doc_offsets
 from . import _mentions as nested_mentions
 
 
@@ -38,7 +39,9 @@ def _dense(scores, layout: Layout):
     if layout.rows is None:
         return scores
     if scores.ndim != 2 or scores.shape[0] != layout.rows.shape[0]:
-        raise ValueError(f"scores must have one row per span of the layout ({layout.rows.shape[0]}), not shape {scores.shape}")
+        raise ValueError(
+            f"scores must have one row per span of the layout ({layout.rows.shape[0]}), not shape {scores.shape}"
+        )
     dense = np.zeros((layout.mask.shape[0], scores.shape[1]), dtype=scores.dtype)
     dense[layout.rows] = scores
     return dense
@@ -56,38 +59,53 @@ def _mentions(labels: np.ndarray, layout: Layout) -> np.ndarray:
 class NestedMentions(Structure):
     name = "nested"
 
-    def log_partition(self, scores, layout: Layout, *, space: str = "quadratic",
-                      max_length: Optional[int] = None) -> np.ndarray:
+    def log_partition(
+        self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
+    ) -> np.ndarray:
         return nested_mentions.log_partition(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
 
-    def marginals(self, scores, layout: Layout, *, space: str = "quadratic",
-                  max_length: Optional[int] = None) -> Marginals:
+    def marginals(
+        self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
+    ) -> Marginals:
         log_z, dense = nested_mentions.marginals(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
         sparse = _sparse(dense, layout)
 
         def above(floor: float):
             rows, labels = np.nonzero(sparse > floor)
-            return np.concatenate([layout.spans[rows], labels[:, None]], axis=1).astype(np.int64).reshape(-1, 3), sparse[rows, labels]
+            return np.concatenate([layout.spans[rows], labels[:, None]], axis=1).astype(np.int64).reshape(
+                -1, 3
+            ), sparse[rows, labels]
 
         def of(mentions: np.ndarray) -> np.ndarray:
             return dense[nested_mentions.dense_rows(mentions[:, :2], layout.offsets), mentions[:, 2]]
 
         return Marginals(log_z, sparse, above, of)
 
-    def viterbi(self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None) -> Analysis:
+    def viterbi(
+        self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
+    ) -> Analysis:
         best, labels = nested_mentions.viterbi(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
         labels = _sparse(labels, layout)
         return Analysis(best, _mentions(labels, layout), labels)
 
-    def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5,
-                         space: str = "quadratic", max_length: Optional[int] = None) -> Analysis:
-        gain, labels = nested_mentions.posterior_decode(_dense(marginals.scores, layout), layout.offsets, space,
-                                                        max_length, layout.mask, penalty)
+    def posterior_decode(
+        self,
+        marginals: Marginals,
+        layout: Layout,
+        *,
+        penalty: float = 0.5,
+        space: str = "quadratic",
+        max_length: Optional[int] = None,
+    ) -> Analysis:
+        gain, labels = nested_mentions.posterior_decode(
+            _dense(marginals.scores, layout), layout.offsets, space, max_length, layout.mask, penalty
+        )
         labels = _sparse(labels, layout)
         return Analysis(gain, _mentions(labels, layout), labels)
 
-    def counts(self, encoding, scores, layout: Layout, *, space: str = "quadratic",
-               max_length: Optional[int] = None) -> np.ndarray:
+    def counts(
+        self, encoding, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
+    ) -> np.ndarray:
         """The mention indicator (S, T); ValueError unless ``encoding`` is an
         analysis of ``space``."""
         labels = self._gold(encoding, scores, layout, space, max_length)
@@ -96,8 +114,16 @@ class NestedMentions(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator
 
-    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, *, space: str = "quadratic",
-                    max_length: Optional[int] = None):
+    def constrained(
+        self,
+        scores,
+        layout: Layout,
+        gold,
+        missing: np.ndarray,
+        *,
+        space: str = "quadratic",
+        max_length: Optional[int] = None,
+    ):
         """``partial``: the gold mentions (``gold``, per-span labels) are fixed,
         each run of missing tokens is a unit of the spans inside it (no
         transitions: the weight of an analysis is the sum of its mentions')."""
@@ -112,8 +138,16 @@ class NestedMentions(Structure):
             indicator[free] += marginals.scores
         return log_z, indicator
 
-    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, *, space: str = "quadratic",
-                    max_length: Optional[int] = None) -> Conditioned:
+    def conditioned(
+        self,
+        scores,
+        layout: Layout,
+        gold,
+        missing: np.ndarray,
+        *,
+        space: str = "quadratic",
+        max_length: Optional[int] = None,
+    ) -> Conditioned:
         """``partial.Conditioned``: ``gold`` the per-span labels; the runs as
         units of the spans inside them (``constrained``)."""
         nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
@@ -134,13 +168,16 @@ class NestedMentions(Structure):
             raise ValueError(f"nested: the gold labels must be ({n_spans},) integers in [-1, {n_labels}), one per span")
         mentions = _mentions(labels, layout)
         if not self.largest_subset(mentions, layout.offsets, space=space, max_length=max_length).all():
-            raise ValueError(f"nested: the gold mentions are no analysis of the space {space!r}"
-                             + (f" with max_length {max_length}" if max_length is not None else "")
-                             + " (keep their largest subset in the space: NESTED.largest_subset)")
+            raise ValueError(
+                f"nested: the gold mentions are no analysis of the space {space!r}"
+                + (f" with max_length {max_length}" if max_length is not None else "")
+                + " (keep their largest subset in the space: NESTED.largest_subset)"
+            )
         return labels
 
-    def largest_subset(self, mentions: np.ndarray, offsets: np.ndarray, *, space: str = "quadratic",
-                       max_length: Optional[int] = None) -> np.ndarray:
+    def largest_subset(
+        self, mentions: np.ndarray, offsets: np.ndarray, *, space: str = "quadratic", max_length: Optional[int] = None
+    ) -> np.ndarray:
         """Which of ``mentions`` (M, 3) [first, last, label] (each inside one unit
         of ``offsets``) form the largest subset one analysis of ``space`` holds:
         (M,) bool. The structure's own Viterbi on the layout of their spans only,
@@ -169,9 +206,13 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
     gold_touches_missing(full.spans[rows], missing, "nested")
     runs = runs_of(missing, full.offsets)
     free = np.flatnonzero(runs.inside(full.spans))
-    conditioned = Conditioned(_mentions(labels, full), float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
-                              np.asarray(scores)[free], layout(runs.compact(full.spans[free]), runs.offsets),
-                              runs.tokens)
+    conditioned = Conditioned(
+        _mentions(labels, full),
+        float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
+        np.asarray(scores)[free],
+        layout(runs.compact(full.spans[free]), runs.offsets),
+        runs.tokens,
+    )
     return conditioned, free
 
 

@@ -29,6 +29,7 @@ The three spaces are those of Jie, Muis & Lu (2017):
 * ``all_spans``: the semi-Markov CRF space, every span of length at most L
   (eq. 5).
 """
+
 from typing import Optional
 
 import numpy as np
@@ -259,5 +260,9 @@ def span_index(spans: np.ndarray, queries: np.ndarray, n_tokens: int) -> np.ndar
     keys = spans[:, 1] * (n_tokens + 1) + spans[:, 0]
     wanted = queries[:, 1] * (n_tokens + 1) + queries[:, 0]
     rows = np.searchsorted(keys, wanted)
-    found = (rows < keys.shape[0]) & (keys[np.minimum(rows, keys.shape[0] - 1)] == wanted) if keys.shape[0] else np.zeros(wanted.shape[0], bool)
+    found = (
+        (rows < keys.shape[0]) & (keys[np.minimum(rows, keys.shape[0] - 1)] == wanted)
+        if keys.shape[0]
+        else np.zeros(wanted.shape[0], bool)
+    )
     return np.where(found, rows, -1)

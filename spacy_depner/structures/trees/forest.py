@@ -16,6 +16,7 @@ glue ``tree_arrays`` of ``spacy_depner.ml.dependency_features``, re-exported
 by ``spacy_depner.pipeline.doc_arrays``, and the readers); the structures
 that take heads assume a forest and do not check again.
 """
+
 from typing import Tuple
 
 import numpy as np
@@ -89,8 +90,10 @@ def _as_forest_batch(heads, sentence_offsets):
     sentence_offsets = np.ascontiguousarray(sentence_offsets, dtype=np.int64).reshape(-1)
     n = heads.shape[0]
     if sentence_offsets.shape[0] < 1 or sentence_offsets[0] != 0 or sentence_offsets[-1] != n:
-        raise ValueError(f"sentence_offsets must start at 0 and end at the number of tokens ({n}), "
-                         f"not {sentence_offsets[:3].tolist()}...{sentence_offsets[-1:].tolist()}")
+        raise ValueError(
+            f"sentence_offsets must start at 0 and end at the number of tokens ({n}), "
+            f"not {sentence_offsets[:3].tolist()}...{sentence_offsets[-1:].tolist()}"
+        )
     if np.any(np.diff(sentence_offsets) < 0):
         raise ValueError("sentence_offsets must be non-decreasing")
     return heads, sentence_offsets
@@ -134,8 +137,11 @@ def check(heads, sentence_offsets) -> None:
         return
     sentence = int(np.searchsorted(sentence_offsets, token, side="right")) - 1
     first, end = int(sentence_offsets[sentence]), int(sentence_offsets[sentence + 1])
-    detail = (f"the heads {' -> '.join(map(str, cycle_through(heads, token)))} form a cycle" if kind == CYCLE
-              else f"its head {int(heads[token])} is not a token of its sentence ({first}-{end - 1})")
+    detail = (
+        f"the heads {' -> '.join(map(str, cycle_through(heads, token)))} form a cycle"
+        if kind == CYCLE
+        else f"its head {int(heads[token])} is not a token of its sentence ({first}-{end - 1})"
+    )
     raise ValueError(
         f"The parse is not a forest: token {token} of sentence {sentence} has head {int(heads[token])}: {detail}. "
         "Each head must be a token of the same sentence, or -1 or the token itself for a root, and following "

@@ -4,6 +4,7 @@ dependency features), saved with spacy-depner 0.1.0 as of 2026-11-25, and what
 each predicted then (expected.json). Run once, from the repository root:
 ``python tests/data/saved_pipelines/make_saved_pipelines.py``; the committed
 folders are what later versions must still load and predict identically."""
+
 import sys
 from pathlib import Path
 
@@ -18,9 +19,10 @@ from tiny_corpus import SMALL_TOK2VEC, train_component  # noqa: E402
 
 TOK2VEC = {**SMALL_TOK2VEC, "embed_size": 64, "width": 16}  # small files
 VARIANTS = {name: {**config, "model": {**config["model"], "tok2vec": TOK2VEC}} for name, config in CONFIGS.items()}
-VARIANTS["dgm_ner+dep"] = {"suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
-                           "model": {"@architectures": "spacy_depner.SpanScorer.v1", "dependency_features": True,
-                                     "tok2vec": TOK2VEC}}
+VARIANTS["dgm_ner+dep"] = {
+    "suggester": {"@misc": "spacy_depner.dgm_suggester.v1", "max_length": None},
+    "model": {"@architectures": "spacy_depner.SpanScorer.v1", "dependency_features": True, "tok2vec": TOK2VEC},
+}
 
 
 def main() -> None:
