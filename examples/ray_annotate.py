@@ -28,7 +28,7 @@ from pathlib import Path
 import ray
 import spacy
 
-from spacy_depner.annotation import PipelineAnnotator, pipeline_location, ray_annotate
+from spacy_depner.inference import PipelineAnnotator, pipeline_location, ray_annotate
 
 DEMO_TEXTS = [
     "Lee Ann Womack won Single of the Year award",

@@ -2,7 +2,7 @@
 also those inside functions): no module imports a layer below its own, in
 the order docs/architecture.md gives, and no circle joins modules. Layers
 from the inside out: structures, Doc arrays, ml, pipeline, readers,
-evaluation, annotation, workflows, cli, then experiments (not shipped); ``util`` may be
+evaluation, inference, workflows, cli, then experiments (not shipped); ``util`` may be
 imported by every layer; the package's own ``__init__``/``__main__`` sit on
 top."""
 
@@ -18,7 +18,7 @@ LAYERS = [
     "pipeline",
     "readers",
     "evaluation",
-    "annotation",
+    "inference",
     "workflows",
     "cli",
     "experiments",

@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from ..annotation.corpus import annotate_corpus, input_kind
-from ..annotation.ray_data import ray_annotate
+from ..inference.corpus import annotate_corpus, input_kind
+from ..inference.ray_data import ray_annotate
 from ..util.pipelines import load_pipeline
 from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT_KEY_HELP, import_code
 

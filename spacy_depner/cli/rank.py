@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from ..annotation.corpus import input_kind
-from ..annotation.ranking import rank_corpus
+from ..inference.corpus import input_kind
+from ..inference.ranking import rank_corpus
 from ..pipeline.uncertainty import MEASURES
 from ..util.pipelines import load_pipeline
 from .apply import INPUT_HELP

@@ -14,8 +14,8 @@ from spacy.tokens import Doc, DocBin, SpanGroup
 from spacy.training import Corpus
 from typer.testing import CliRunner
 
-from spacy_depner.annotation import annotate_corpus, doc_record, read_input
 from spacy_depner.cli.apply import apply, apply_ray
+from spacy_depner.inference import annotate_corpus, doc_record, read_input
 
 
 def cli(*args: str):

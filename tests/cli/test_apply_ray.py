@@ -5,7 +5,7 @@ import pytest
 from spacy.tokens import DocBin
 from test_apply import cli
 
-from spacy_depner.annotation import annotate_corpus, ray_annotate
+from spacy_depner.inference import annotate_corpus, ray_annotate
 
 ray = pytest.importorskip("ray")
 

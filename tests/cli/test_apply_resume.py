@@ -13,7 +13,7 @@ import time
 import pytest
 from test_apply import cli
 
-from spacy_depner.annotation import annotate_corpus
+from spacy_depner.inference import annotate_corpus
 from spacy_depner.util.atomic_files import manifest_path, partial_path
 
 DOCS = 1500  # about two seconds of annotation with the tiny pipeline

@@ -9,8 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from spacy_depner.annotation import ranking
 from spacy_depner.cli.rank import rank
+from spacy_depner.inference import ranking
 from spacy_depner.pipeline.uncertainty import MEASURES, doc_uncertainties
 
 

@@ -1,4 +1,4 @@
-"""Corpus-scale annotation: a trained pipeline streamed over a corpus to one JSONL file or DocBin
+"""Corpus-scale inference: a trained pipeline streamed over a corpus to one JSONL file or DocBin
 shards, in one process (``corpus.annotate_corpus``, the ``apply`` command) or on Ray Data
 (``ray_data.ray_annotate``, ``apply-ray``; ray is imported only when it is called)."""
 
