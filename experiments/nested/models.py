@@ -24,24 +24,24 @@ class NestedModel(NamedTuple):
     )
 
 
-def structure_overrides(structure: str, guided: bool = False) -> List[str]:
-    """``spacy train`` overrides of nested_ner's structure and, if ``guided``,
+def space_overrides(space: str, guided: bool = False) -> List[str]:
+    """``spacy train`` overrides of nested_ner's space and, if ``guided``,
     of its suggester: the DGM valid spans of the trees instead of every span."""
     suggester = "spacy_depner.dgm_suggester.v1" if guided else "spacy_depner.all_spans_suggester.v1"
-    return ["--components.nested_ner.structure", structure, "--components.nested_ner.suggester.@misc", suggester]
+    return ["--components.nested_ner.space", space, "--components.nested_ner.suggester.@misc", suggester]
 
 
 MODELS = (
     [
         NestedModel(
-            f"{corpus}_{structure}",
+            f"{corpus}_{space}",
             corpus,
             f"{corpus}_nested.cfg",
-            structure_overrides(structure),
-            f"nested_ner {structure}",
+            space_overrides(space),
+            f"nested_ner {space}",
         )
         for corpus in CORPORA
-        for structure in ("semi_markov", "cyk", "quadratic")
+        for space in ("semi_markov", "cyk", "quadratic")
     ]
     + [NestedModel(f"{corpus}_spancat", corpus, f"{corpus}_spancat.cfg", [], "spaCy spancat") for corpus in CORPORA]
     + [
@@ -63,7 +63,7 @@ MODELS = (
             "gum_quadratic_dgm",
             "gum",
             "gum_nested.cfg",
-            structure_overrides("quadratic", True),
+            space_overrides("quadratic", True),
             "nested_ner quadratic, DGM valid spans",
             guided=True,
         )
@@ -79,7 +79,7 @@ MODELS += [
         "gum_quadratic_dgm@pretrained",
         "gum",
         "gum_nested.cfg",
-        structure_overrides("quadratic", True),
+        space_overrides("quadratic", True),
         "nested_ner quadratic, DGM valid spans",
         pretrained=True,
     ),
@@ -87,7 +87,7 @@ MODELS += [
         "gum_quadratic_dgm+dep@pretrained",
         "gum",
         "gum_nested.cfg",
-        structure_overrides("quadratic", True) + DEPENDENCY_FEATURES["nested_ner"],
+        space_overrides("quadratic", True) + DEPENDENCY_FEATURES["nested_ner"],
         "nested_ner quadratic, DGM valid spans + dependency features",
         pretrained=True,
     ),

@@ -44,9 +44,10 @@ from ..ml import tag_scorer  # noqa: F401  (registers spacy_depner.TagScorer.v1,
 from ..structures import chain
 from ..structures.chain import CHAIN
 from ..structures.protocol import Layout, Scores, inner_product
-from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
+from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .gazetteer import Gazetteer, read_phrases
+from .renamed_settings import renamed_setting
 
 SCHEMES = ("BIO", "BILOU")
 LOSSES = ("crf", "perceptron")
@@ -114,7 +115,7 @@ def make_chain_ner(
         loss=loss,
         gazetteer=gazetteer,
         scores=scores,
-        spans_key=legacy_spans_key(name, spans_key, scores_key, "chain_ner"),
+        spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "chain_ner"),
         scorer=scorer,
         **confidence,
     )

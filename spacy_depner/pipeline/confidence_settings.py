@@ -64,20 +64,6 @@ def confidence_factory(make: Callable) -> Callable:
     return make
 
 
-def legacy_spans_key(name: str, spans_key: str, scores_key: Optional[str], default: str) -> str:
-    """The span group of a component whose config may carry the old name of
-    ``spans_key``, ``scores_key`` (pipelines saved by earlier versions): that value
-    when only it was set; a ValueError when both were set and differ."""
-    if scores_key is None or scores_key == spans_key:
-        return spans_key
-    if spans_key != default:
-        raise ValueError(
-            f"'{name}' has spans_key = {spans_key!r} and scores_key = {scores_key!r}: scores_key is the "
-            "old name of spans_key; remove it"
-        )
-    return scores_key
-
-
 def check_label_temperatures(name: str, label_temperatures: object, allowed: Optional[Sequence[str]] = None) -> None:
     """ValueError unless ``label_temperatures`` maps labels (strings) to
     finite temperatures > 0 and, when ``allowed`` (the labels of the

@@ -49,8 +49,9 @@ from ..structures.lattice import LATTICE
 from ..structures.lattice import layout as lattice_layout
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
-from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory, legacy_spans_key
+from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
+from .renamed_settings import renamed_setting
 from .suggesters import DGM, build_dgm_suggester, check_sentence_lengths, component_limit, spans_per_token
 
 DEFAULT_MODEL = Config().from_str(
@@ -124,7 +125,7 @@ def make_dgm_ner(
         suggester=suggester,
         add_gold_spans=add_gold_spans,
         scores=scores,
-        spans_key=legacy_spans_key(name, spans_key, scores_key, "dgm_ner"),
+        spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "dgm_ner"),
         max_sentence_length=max_sentence_length,
         scorer=scorer,
         **confidence,

@@ -1,6 +1,6 @@
 """``nested_ner``: nested mentions by a span-based CRF (Corro 2023).
 
-``structure`` chooses the dynamic program: ``semi_markov`` (non-overlapping
+``space`` (the nested mention space) chooses the dynamic program: ``semi_markov`` (non-overlapping
 mentions), ``cyk`` (nested, no partial overlap, O(n^3)) or ``quadratic``
 (nested, each mention with at most one child longer than one word, O(n^2)).
 ``suggester`` (any spaCy suggester) chooses the spans that may be mentions:
@@ -52,6 +52,7 @@ from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
+from .renamed_settings import renamed_setting
 from .score_names import nested_score_weights
 from .span_groups import check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
@@ -73,7 +74,7 @@ DEFAULT_MODEL = Config().from_str(
     default_config={
         "model": DEFAULT_MODEL,
         "suggester": {"@misc": ALL_SPANS, "max_length": None},
-        "structure": "quadratic",
+        "space": "quadratic",
         "add_gold_spans": True,
         "scores": True,
         "spans_key": "nested_ner",
@@ -91,7 +92,7 @@ def make_nested_ner(
     name: str,
     model: Model,
     suggester: Callable,
-    structure: str,
+    space: str,
     add_gold_spans: bool,
     scores: bool,
     spans_key: str,
@@ -99,13 +100,14 @@ def make_nested_ner(
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
     annotated_key: Optional[str] = None,
+    structure: Optional[str] = None,
     **confidence,
 ) -> "NestedNER":
     """model: the score of each span per label, over any tok2vec
     (``spacy_depner.MentionScorer.v1``); suggester: the spans that may be
     mentions (default every span of each sentence;
     spacy_depner.dgm_suggester.v1: the DGM valid spans, needs a parse);
-    structure: "semi_markov" | "cyk" | "quadratic"; add_gold_spans: during
+    space: "semi_markov" | "cyk" | "quadratic", the nested mention space; add_gold_spans: during
     training, the gold mentions that the suggester lacks join the allowed
     spans; annotated_key: null, or the span group of a reference Doc that
     marks its annotated regions: in training, mentions are known only there,
@@ -118,13 +120,15 @@ def make_nested_ner(
     sentence are n (n + 1) / 2; null: no limit); the confidence settings
     (``confidence_settings``); scorer: the scores of ``nlp.evaluate`` and
     ``spacy train`` (``spacy_depner.nested_scorer.v1``: P/R/F of the mentions
-    in doc.spans[spans_key], per label, and of doc.ents when ents is set)."""
+    in doc.spans[spans_key], per label, and of doc.ents when ents is set);
+    structure: the name of space in pipelines saved by earlier versions (read,
+    never written)."""
     return NestedNER(
         nlp.vocab,
         model,
         name,
         suggester=suggester,
-        structure=structure,
+        space=renamed_setting(name, "space", space, "structure", structure, "quadratic"),
         add_gold_spans=add_gold_spans,
         scores=scores,
         spans_key=spans_key,
@@ -138,9 +142,9 @@ def make_nested_ner(
 
 class NestedNER(EntityPipe, factory="nested_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``structure``, ``add_gold_spans``, ``scores``, ``spans_key``, ``annotated_key``, ``ents``,
+    ``space``, ``add_gold_spans``, ``scores``, ``spans_key``, ``annotated_key``, ``ents``,
     ``max_sentence_length`` and the confidence settings. ``cfg``: the labels.
-    Structure: the nested mentions of ``structure`` (its space), one
+    Structure: the nested mentions of ``space``, one
     analysis per sentence."""
 
     structure = NESTED
@@ -152,7 +156,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         name: str = "nested_ner",
         *,
         suggester: Optional[Callable] = None,
-        structure: str = "quadratic",
+        space: str = "quadratic",
         add_gold_spans: bool = True,
         scores: bool = True,
         spans_key: str = "nested_ner",
@@ -170,11 +174,11 @@ class NestedNER(EntityPipe, factory="nested_ner"):
             model,
             name,
             scorer,
-            choices={"structure": SPACES},
+            choices={"space": SPACES},
             extra_losses=(f"{name}_gold_outside_space",),
             settings=dict(
                 suggester=suggester,
-                structure=structure,
+                space=space,
                 add_gold_spans=add_gold_spans,
                 scores=scores,
                 spans_key=spans_key,
@@ -199,7 +203,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         self.model.initialize(X=(sample, None) if sample else None)
 
     def structure_options(self) -> Dict[str, object]:
-        return {"space": self.settings["structure"]}
+        return {"space": self.settings["space"]}
 
     def read(self, docs: List[Doc]) -> DocBatch:
         """The sentences and the suggested spans inside them, after the parse

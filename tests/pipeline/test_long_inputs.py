@@ -107,13 +107,13 @@ def test_dgm_ner_decodes_a_long_sentence_with_a_bounded_lattice(dgm_path, sugges
     assert len(out.ents) > 0 and max(len(e) for e in out.ents) <= 8
 
 
-@pytest.mark.parametrize("structure", ["quadratic", "semi_markov"])
-def test_nested_ner_refuses_a_long_sentence_until_the_limit_is_raised_at_load(nested_path, structure):
-    nlp = load(nested_path, "nested_ner", structure=structure)
+@pytest.mark.parametrize("space", ["quadratic", "semi_markov"])
+def test_nested_ner_refuses_a_long_sentence_until_the_limit_is_raised_at_load(nested_path, space):
+    nlp = load(nested_path, "nested_ner", space=space)
     doc = right_branching(nlp.vocab, 600, parse=False)
     with pytest.raises(ValueError, match="600 tokens.*max_sentence_length = 500"):
         nlp(doc.copy())
-    raised = load(nested_path, "nested_ner", structure=structure, max_sentence_length=2000)
+    raised = load(nested_path, "nested_ner", space=space, max_sentence_length=2000)
     assert raised.get_pipe("nested_ner").settings["max_sentence_length"] == 2000
     out = raised(doc.copy())
     assert len(out.spans["nested_ner"]) > 0

@@ -59,16 +59,16 @@ def fresh_docs(nlp, trees=True):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("structure", ["cyk", "quadratic"])
-def test_learns_nested_mentions(structure):
-    nlp, ner, examples, history = train(structure=structure)
+@pytest.mark.parametrize("space", ["cyk", "quadratic"])
+def test_learns_nested_mentions(space):
+    nlp, ner, examples, history = train(space=space)
     assert history[-1][KEY] < history[0][KEY] * 0.01
     assert nlp.evaluate(examples)[f"spans_{KEY}_f"] == 1.0
     assert mentions(nlp.pipe(fresh_docs(nlp))) == [sorted(m) for *_, m in NESTED]
 
 
 def test_semi_markov_keeps_the_largest_flat_subset_and_counts_the_rest():
-    nlp, ner, examples, history = train(structure="semi_markov", steps=30)
+    nlp, ner, examples, history = train(space="semi_markov", steps=30)
     # sentence 1: at most one of the three nested mentions (ORG and LOC nest in FAC); sentence 2: PER and one of ORG, LOC
     assert history[0][f"{KEY}_gold_outside_space"] == 3
     for doc in nlp.pipe(fresh_docs(nlp)):
@@ -77,9 +77,9 @@ def test_semi_markov_keeps_the_largest_flat_subset_and_counts_the_rest():
 
 
 def test_dependency_guided_mask_and_gold_outside():
-    _, _, _, history = train(structure="quadratic", suggester=DGM, add_gold_spans=False, steps=1)
+    _, _, _, history = train(space="quadratic", suggester=DGM, add_gold_spans=False, steps=1)
     assert history[0][f"{KEY}_gold_outside_space"] == 1
-    nlp, ner, examples, history = train(structure="quadratic", suggester=DGM)
+    nlp, ner, examples, history = train(space="quadratic", suggester=DGM)
     assert history[0][f"{KEY}_gold_outside_space"] == 0  # added to the mask in training
     predicted = mentions(nlp.pipe(fresh_docs(nlp)))
     from spacy_depner.structures.trees.candidate_spans import valid_spans
@@ -165,16 +165,16 @@ def test_any_spacy_suggester_bounds_the_mentions():
 
 
 def test_settings_given_at_load_take_effect(tmp_path):
-    nlp, ner, _, _ = train(structure="cyk")
+    nlp, ner, _, _ = train(space="cyk")
     nlp.to_disk(tmp_path / "model")
     nested = mentions(nlp.pipe(fresh_docs(nlp)))
     assert any(a[1] > b[0] and a[0] <= b[0] for doc in nested for a in doc for b in doc if a != b)  # learnt nesting
     assert (1, 4, "ORG") in nested[0]
 
-    flat = spacy.load(tmp_path / "model", config={"components": {KEY: {"structure": "semi_markov", "scores": False}}})
+    flat = spacy.load(tmp_path / "model", config={"components": {KEY: {"space": "semi_markov", "scores": False}}})
     assert (
-        flat.config["components"][KEY]["structure"] == "semi_markov"
-        and flat.get_pipe(KEY).settings["structure"] == "semi_markov"
+        flat.config["components"][KEY]["space"] == "semi_markov"
+        and flat.get_pipe(KEY).settings["space"] == "semi_markov"
     )
     for doc in flat.pipe(fresh_docs(flat)):
         spans = sorted((s.start, s.end) for s in doc.spans[KEY])
@@ -193,12 +193,22 @@ def test_settings_given_at_load_take_effect(tmp_path):
     assert mentions(spacy.load(tmp_path / "model").pipe(fresh_docs(nlp))) == nested
 
 
+def test_the_old_name_of_space_is_read_from_a_config():
+    nlp = spacy.blank("en")
+    old = nlp.add_pipe("nested_ner", name="old", config={"structure": "cyk"})
+    same = nlp.add_pipe("nested_ner", name="same", config={"space": "semi_markov", "structure": "semi_markov"})
+    assert old.settings["space"] == "cyk" and old.structure_options() == {"space": "cyk"}
+    assert same.settings["space"] == "semi_markov"
+
+
 def test_unknown_label_and_bad_settings():
     nlp = check_unknown_gold_label(
         "nested_ner", {}, lambda nlp: [make_example(nlp, *row) for row in NESTED], ["ORG", "LOC"], "FAC"
     )
-    with pytest.raises(ValueError, match="structure"):
-        nlp.add_pipe("nested_ner", name="a", config={"structure": "crf"})
+    with pytest.raises(ValueError, match="space"):
+        nlp.add_pipe("nested_ner", name="a", config={"space": "crf"})
+    with pytest.raises(ValueError, match="structure is the old name of space"):
+        nlp.add_pipe("nested_ner", name="d", config={"space": "cyk", "structure": "semi_markov"})
     with pytest.raises(ValueError, match="Unknown ents 'outer'"):
         nlp.add_pipe("nested_ner", name="c", config={"ents": "outer"})
     with pytest.raises(Exception, match="dependency_guided"):
@@ -213,7 +223,7 @@ def test_evaluate_nested_command_scores_a_learned_corpus(tmp_path):
     import subprocess
     import sys
 
-    nlp, _, _, _ = train(structure="quadratic")
+    nlp, _, _, _ = train(space="quadratic")
     nlp.to_disk(tmp_path / "model")
     rows = [
         {"tokens": words, "entities": [{"start": s, "end": e, "type": label} for s, e, label in found]}

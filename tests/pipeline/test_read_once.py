@@ -24,7 +24,7 @@ CASES = {
             "suggester": {"@misc": DGM, "max_length": None},
         },
     ),
-    "nested_ner, DGM suggester": ("nested_ner", {"suggester": {"@misc": DGM, "max_length": 3}, "structure": "cyk"}),
+    "nested_ner, DGM suggester": ("nested_ner", {"suggester": {"@misc": DGM, "max_length": 3}, "space": "cyk"}),
     "chain_ner, dependency features": (
         "chain_ner",
         {"model": {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16, **WITH_FEATURES}},

@@ -25,7 +25,7 @@ CASES = {
         lambda s, l: brute_analyses.chain(s, l, "BIO"),
     ),
     "dgm_ner map": ("dgm_ner", {}, brute_analyses.lattice),
-    "nested_ner cyk": ("nested_ner", {"structure": "cyk"}, lambda s, l: brute_analyses.nested(s, l, "cyk")),
+    "nested_ner cyk": ("nested_ner", {"space": "cyk"}, lambda s, l: brute_analyses.nested(s, l, "cyk")),
     "chain_ner threshold": (
         "chain_ner",
         {"scheme": "BIO", "threshold": 0.6},
