@@ -39,22 +39,13 @@ from spacy_depner.evaluation.calibration import (
     span_writers,
     spans_summary,
 )
+from spacy_depner.evaluation.component_decoding import component_inputs, decode, probability_key
+from spacy_depner.evaluation.data_files import data_kind, file_examples
 from spacy_depner.evaluation.label_temperatures import fit_temperatures
 from spacy_depner.evaluation.metrics import prf
-from spacy_depner.evaluation.setting_search import (
-    component_inputs,
-    data_kind,
-    decode,
-    file_examples,
-    grid_search,
-    grid_values,
-    judge,
-    judged_prf,
-    probability_key,
-    threshold_counts,
-    threshold_png,
-    tune_threshold,
-)
+from spacy_depner.evaluation.setting_search import grid_search, grid_values
+from spacy_depner.evaluation.span_judging import judge, judged_prf
+from spacy_depner.evaluation.threshold_tuning import threshold_counts, threshold_png, tune_threshold
 from spacy_depner.util.progress import progress
 
 from ..kit.outputs import write_json, write_linked_report
@@ -63,7 +54,7 @@ from ..kit.tables import machine, percent, table
 
 SPLITS = ("dev", "test")
 SEED_MARK = "{seed}"
-Judged = Tuple  # (probabilities (M,), correct (M,), number of gold spans): setting_search.judge's output
+Judged = Tuple  # (probabilities (M,), correct (M,), number of gold spans): span_judging.judge's output
 
 
 class DataFile(NamedTuple):

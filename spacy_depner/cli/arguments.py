@@ -7,7 +7,7 @@ annotating commands share with ``spacy apply`` (--force/-F, --code/-c)."""
 from pathlib import Path
 from typing import Optional, Tuple
 
-from ..evaluation.setting_search import data_kind
+from ..evaluation.data_files import data_kind
 
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
 DATA_HELP = (

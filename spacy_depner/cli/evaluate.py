@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ..evaluation.corpus_scores import evaluate_docbin, evaluate_pipeline, nested_scores
-from ..evaluation.setting_search import data_kind
+from ..evaluation.data_files import data_kind
 from ..util.atomic_files import atomic_path
 from .arguments import IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, nested_data
 

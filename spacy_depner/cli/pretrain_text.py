@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import typer
 
-from ..evaluation.setting_search import data_kind
+from ..evaluation.data_files import data_kind
 from ..readers.conllu import read_conllu
 from ..readers.genia import read_genia
 from ..util.atomic_files import atomic_path

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..evaluation.penalty_tuning import tune_pipeline_penalty
-from ..evaluation.setting_search import tune_pipeline_threshold
+from ..evaluation.threshold_tuning import tune_pipeline_threshold
 from .arguments import DATA_HELP, IOB2_HELP, NESTED_HELP, PARSER_HELP, PIPELINE_HELP, SPANS_KEY_HELP, nested_data
 
 OUTPUT_HELP = "Where to save the pipeline with the {} (written to a temporary folder, then renamed; it may be PIPELINE)"

@@ -38,17 +38,10 @@ from ..pipeline.entity_pipe import entity_factories
 from ..util.numbers import is_positive_int
 from ..util.pipelines import load_pipeline
 from ..util.progress import progress
-from .setting_search import (
-    data_kind,
-    decode,
-    file_examples,
-    judge,
-    judged_prf,
-    matplotlib_pyplot,
-    probability_key,
-    require_component,
-    save_png,
-)
+from .component_decoding import decode, probability_key, require_component
+from .data_files import data_kind, file_examples
+from .figures import matplotlib_pyplot, save_png
+from .span_judging import judge, judged_prf
 
 DEFAULT_BINS = 15
 # Probabilities are clipped to [EPSILON, 1 - EPSILON] in the log-likelihood:
@@ -343,7 +336,7 @@ def calibration_report(
 ) -> Dict[str, object]:
     """ECE, negative log-likelihood, reliability bins and P/R/F of the spans
     of each span-writing component of the pipeline at ``model`` (or of
-    ``component``) on each data file (``setting_search.file_examples``) and,
+    ``component``) on each data file (``data_files.file_examples``) and,
     with several files, on all of them pooled; a component that writes no
     span probabilities (spaCy's ner) is reported with the reason, and a
     pipeline without any is a ValueError. ``png_dir``: one reliability

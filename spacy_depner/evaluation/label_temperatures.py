@@ -47,16 +47,10 @@ from .calibration import (
     rounded_temperature,
     spans_summary,
 )
-from .setting_search import (
-    check_output,
-    component_inputs,
-    decode,
-    file_examples,
-    judge,
-    probability_key,
-    save_pipeline,
-    tunable_component,
-)
+from .component_decoding import component_inputs, decode, probability_key, tunable_component
+from .data_files import file_examples
+from .pipeline_output import check_output, save_pipeline
+from .span_judging import judge
 
 SWEEPS = 2
 # Each label's temperature is searched in [T / LABEL_SPREAD, T * LABEL_SPREAD] around the one temperature T,

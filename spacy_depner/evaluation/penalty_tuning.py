@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 from ..util.pipelines import load_pipeline
+from .component_decoding import component_inputs, require_component
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
-from .setting_search import check_output, component_inputs, grid_search, grid_values, require_component, save_pipeline
+from .pipeline_output import check_output, save_pipeline
+from .setting_search import grid_search, grid_values
 
 
 def tune_penalty(

@@ -1,0 +1,118 @@
+"""The probability ``threshold`` of an entity component chosen on
+development data: the spans decoded once at threshold 0 are filtered by
+probability at each threshold of a grid (``setting_search.grid_search``)
+for the best F1, and the precision/recall curve drawn."""
+
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..util.pipelines import load_pipeline
+from .component_decoding import component_inputs, decode, probability_key, tunable_component
+from .data_files import file_examples
+from .figures import matplotlib_pyplot, save_png
+from .metrics import prf
+from .pipeline_output import check_output, save_pipeline
+from .setting_search import grid_search, grid_values
+from .span_judging import judge
+
+
+def threshold_counts(
+    probabilities: np.ndarray, correct: np.ndarray, n_gold: int, thresholds: Sequence[float]
+) -> np.ndarray:
+    """(V, 3) (TP, FP, FN) of the spans kept at each threshold t (those with
+    probability >= t, compared in float32 as ``attrs["scores"]`` holds the
+    probabilities and as the components filter them): ``probabilities``
+    (M,), ``correct`` (M,) bool, ``n_gold`` gold spans."""
+    probabilities = np.asarray(probabilities, dtype=np.float32)
+    order = np.argsort(probabilities, kind="stable")
+    below = np.searchsorted(probabilities[order], np.asarray(thresholds, dtype=np.float32), side="left")
+    correct_below = np.concatenate([[0], np.cumsum(correct[order])])[below]
+    tp = int(correct.sum()) - correct_below
+    fp = (probabilities.shape[0] - below) - tp
+    return np.stack([tp, fp, n_gold - tp], axis=1).astype(np.int64)
+
+
+def tune_threshold(
+    probabilities: np.ndarray, correct: np.ndarray, n_gold: int, step: float = 0.01, before: float = 0.0
+) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
+    """The threshold of 0, step, ..., 1 with the best F1 of the spans it keeps
+    (``grid_search``): ``tuned_*`` (threshold, p, r, f) and ``before_*``
+    (those at the threshold ``before``), and the curve of every threshold."""
+    if not 0 < step <= 1:
+        raise ValueError(f"the threshold step must be in (0, 1], not {step}")
+    probabilities, correct = np.asarray(probabilities, dtype=np.float64), np.asarray(correct, dtype=bool)
+
+    def scores(threshold: float) -> Dict[str, float]:
+        return prf(*(int(c) for c in threshold_counts(probabilities, correct, n_gold, [threshold])[0]))
+
+    best, curve = grid_search(grid_values(0.0, 1.0, step), scores, "threshold")
+    result = {
+        **{f"tuned_{k}": v for k, v in best.items()},
+        **{f"before_{k}": v for k, v in {"threshold": float(before), **scores(before)}.items()},
+    }
+    return result, curve
+
+
+def threshold_png(curve: List[Dict[str, float]], chosen: float, path: Path, title: str = "") -> Path:
+    """Draw P, R and F1 against the threshold (left) and the precision/recall
+    curve (right, the thresholds with recall > 0) of ``tune_threshold``'s
+    curve to the PNG ``path``, the chosen threshold marked on both."""
+    plt = matplotlib_pyplot()
+    t, p, r, f = (np.array([record[k] for record in curve]) for k in ("threshold", "p", "r", "f"))
+    at = int(np.argmin(np.abs(t - chosen)))
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.5))
+    for values, name in ((p, "precision"), (r, "recall"), (f, "F1")):
+        left.plot(t, values, label=name)
+    left.axvline(chosen, color="gray", linestyle="--", label=f"chosen {chosen:g}")
+    left.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="threshold", ylabel="fraction")
+    left.legend(loc="lower left")
+    found = r > 0  # the thresholds that keep a correct span (else the precision is 0 by convention)
+    right.plot(r[found], p[found], ".-", markersize=3)
+    right.plot([r[at]], [p[at]], "o", color="tab:red", label=f"threshold {chosen:g}: F1 {f[at]:.3f}")
+    right.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel="recall", ylabel="precision")
+    right.legend(loc="lower left")
+    if title:
+        figure.suptitle(title)
+    return save_png(figure, path)
+
+
+def tune_pipeline_threshold(
+    model: Path,
+    dev: Path,
+    output: Path,
+    component: Optional[str] = None,
+    step: float = 0.01,
+    png: Optional[Path] = None,
+    uner: Optional[Path] = None,
+    spans_key: Optional[str] = None,
+    parser: Optional[Path] = None,
+) -> Dict[str, object]:
+    """Set the ``threshold`` of a component of the pipeline at ``model`` for
+    the best F1 of its spans on the data file ``dev`` (``file_examples``):
+    the component decodes once with threshold 0 and the spans are filtered
+    by probability at each threshold of 0, step, ..., 1 (``tune_threshold``).
+    Saves the pipeline with the tuned value to ``output`` (may be
+    ``model``) and, with ``png``, draws the precision/recall curve there."""
+
+    check_output(output)
+    nlp = load_pipeline(model)
+    name = tunable_component(nlp, model, component, "threshold")
+    pipe = nlp.get_pipe(name)
+    examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
+    forced = {"threshold": 0.0, **({"scores": True} if "scores" in pipe.settings else {})}
+    docs = decode(pipe, component_inputs(nlp, name, examples), **forced)
+    probabilities, correct, n_gold = judge(docs, gold, probability_key(nlp, name), name)
+    result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
+    pipe.settings["threshold"] = result["tuned_threshold"]
+    if png is not None:
+        threshold_png(curve, result["tuned_threshold"], png, f"{name} on {Path(dev).name}")
+    save_pipeline(nlp, name, {"threshold": result["tuned_threshold"]}, output)
+    return {
+        "component": name,
+        "spans": int(probabilities.shape[0]),
+        "gold": n_gold,
+        **result,
+        **({"png": str(png)} if png is not None else {}),
+    }
