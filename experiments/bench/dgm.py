@@ -4,7 +4,7 @@ lattices, every figure a ratio against a baseline measured in the same run.
 1. Pipeline words/s: tok2vec + each entity component (``dgm_ner``,
    ``chain_ner``, ``nested_ner``, ``hypergraph_ner``, their default models;
    with and without the marginals of ``attrs["scores"]``, setting
-   ``scores``) vs tok2vec + spaCy's ``ner``
+   ``probabilities``) vs tok2vec + spaCy's ``ner``
    (same tok2vec settings, same Docs with their given trees, same batch size).
 2. Decoder-only tokens/s (candidate spans + Viterbi, and forward-backward) for
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
@@ -40,8 +40,8 @@ def pipeline_rows(examples, repeats: int, batch_size: int) -> List[Dict]:
     for name in MODELS:
         pipelines[name] = build_pipeline(name, examples[:200], labels=LABELS)
         if name != "chain_ner":
-            pipelines[f"{name} (scores: false, no marginals)"] = build_pipeline(
-                name, examples[:200], labels=LABELS, scores=False
+            pipelines[f"{name} (probabilities: false, no marginals)"] = build_pipeline(
+                name, examples[:200], labels=LABELS, probabilities=False
             )
     seconds, _ = pipeline_seconds({name: nlp.pipe for name, nlp in pipelines.items()}, docs, repeats, batch_size)
     base = n_words / seconds["ner"]

@@ -396,11 +396,11 @@ def calibration_report(
 
 def fitting_settings(pipe) -> Dict[str, object]:
     """The settings a temperature is fitted with: span probabilities written
-    (``scores``, where the component has that setting), no
+    (``probabilities``, where the component has that setting), no
     ``label_temperatures``, threshold 0 and MAP decoding (its spans do not
     move with one temperature)."""
     return {
-        **({"scores": True} if "scores" in pipe.settings else {}),
+        **({"probabilities": True} if "probabilities" in pipe.settings else {}),
         "label_temperatures": {},
         "threshold": 0.0,
         **({"decoding": "map"} if "decoding" in pipe.settings else {}),

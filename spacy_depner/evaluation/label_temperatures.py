@@ -200,7 +200,7 @@ def calibrate_pipeline(
     pipe, key = nlp.get_pipe(name), probability_key(nlp, name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
     docs = component_inputs(nlp, name, examples)
-    scores_on = {"scores": True} if "scores" in pipe.settings else {}
+    scores_on = {"probabilities": True} if "probabilities" in pipe.settings else {}
 
     def measured() -> Dict[str, object]:
         summary = spans_summary(*judge(decode(pipe, docs, **scores_on), gold, key, name), n_bins)

@@ -26,7 +26,7 @@ def judge(docs: Sequence, gold: Sequence[GoldSpans], key: str, name: str) -> Tup
         if "scores" not in group.attrs:
             raise ValueError(
                 f"'{name}' writes doc.spans[{key!r}] without probabilities (attrs[\"scores\"]): "
-                "give a pipeline whose component writes them (scores = true)"
+                "give a pipeline whose component writes them (probabilities = true)"
             )
         probabilities.append(np.asarray(group.attrs["scores"], dtype=np.float64).reshape(-1))
         correct.append(

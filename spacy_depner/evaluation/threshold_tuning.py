@@ -101,7 +101,7 @@ def tune_pipeline_threshold(
     name = tunable_component(nlp, model, component, "threshold")
     pipe = nlp.get_pipe(name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
-    forced = {"threshold": 0.0, **({"scores": True} if "scores" in pipe.settings else {})}
+    forced = {"threshold": 0.0, **({"probabilities": True} if "probabilities" in pipe.settings else {})}
     docs = decode(pipe, component_inputs(nlp, name, examples), **forced)
     probabilities, correct, n_gold = judge(docs, gold, probability_key(nlp, name), name)
     result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])

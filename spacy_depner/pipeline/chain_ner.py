@@ -17,7 +17,7 @@ Saved with the weights (``cfg``): the labels, ``scheme`` (the tags the model
 scores; another scheme at load is an error) and the gazetteer phrases.
 Settings read from the config at every load: ``loss``, ``gazetteer`` (the
 file read by ``initialize``; a loaded pipeline uses its saved phrases),
-``spans_key`` (the span group of the entities), ``scores`` (with their
+``spans_key`` (the span group of the entities), ``probabilities`` (with their
 marginal probabilities, ``structures.chain.entity_marginals``, in its
 ``attrs["scores"]``) and the confidence settings (``confidence_settings``): ``temperature`` divides the tag scores and the
 transitions before decoding, ``label_temperatures`` (label, or "O" for the
@@ -74,7 +74,7 @@ gazetteer_width = 16
         "scheme": "BILOU",
         "loss": "crf",
         "gazetteer": None,
-        "scores": True,
+        "probabilities": True,
         "spans_key": "chain_ner",
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
@@ -89,24 +89,26 @@ def make_chain_ner(
     scheme: str,
     loss: str,
     gazetteer: Optional[str],
-    scores: bool,
+    probabilities: bool,
     spans_key: str,
     scorer: Optional[Callable],
     scores_key: Optional[str] = None,
+    scores: Optional[bool] = None,
     **confidence,
 ) -> "LinearChainNER":
     """model: the scores of each token per tag and of the tag transitions,
     over any tok2vec (``spacy_depner.TagScorer.v1``; dependency_features = true
     adds each token's head and dependency label); scheme: "BIO" | "BILOU";
     loss: "crf" | "perceptron"; gazetteer: path of a JSONL file of {"label",
-    "pattern"} phrases, read by initialize (null: none); scores: write each
+    "pattern"} phrases, read by initialize (null: none); probabilities: write each
     entity's marginal probability to doc.spans[spans_key].attrs["scores"]
     (false: Viterbi only, the span group without scores); spans_key: the span
     group that holds the entities of doc.ents a second time, with their
     marginals; the confidence settings (``confidence_settings``); scorer: the
     scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
-    P/R/F of doc.ents, per type); scores_key: the name of spans_key in
-    pipelines saved by earlier versions (read, never written)."""
+    P/R/F of doc.ents, per type); scores_key and scores: the names of spans_key
+    and probabilities in pipelines saved by earlier versions (read, never
+    written)."""
     return LinearChainNER(
         nlp.vocab,
         model,
@@ -114,7 +116,7 @@ def make_chain_ner(
         scheme=scheme,
         loss=loss,
         gazetteer=gazetteer,
-        scores=scores,
+        probabilities=renamed_setting(name, "probabilities", probabilities, "scores", scores, True),
         spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "chain_ner"),
         scorer=scorer,
         **confidence,
@@ -123,7 +125,7 @@ def make_chain_ner(
 
 class LinearChainNER(EntityPipe, factory="chain_ner"):
     """Settings (read from the config at load): ``loss``, ``gazetteer``,
-    ``scores``, ``spans_key`` and the confidence settings. ``cfg``: the
+    ``probabilities``, ``spans_key`` and the confidence settings. ``cfg``: the
     labels, ``scheme`` and the gazetteer phrases. Structure: the linear
     chain, one chain per sentence (in training, sentences that a gold
     entity joins form one chain)."""
@@ -140,7 +142,7 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         scheme: str = "BILOU",
         loss: str = "crf",
         gazetteer: Optional[str] = None,
-        scores: bool = True,
+        probabilities: bool = True,
         spans_key: str = "chain_ner",
         scorer: Optional[Callable] = None,
         **confidence,
@@ -152,7 +154,9 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
             scorer,
             choices={"scheme": SCHEMES, "loss": LOSSES},
             saved=dict(scheme=scheme),
-            settings=dict(loss=loss, gazetteer=gazetteer, scores=scores, spans_key=spans_key, **confidence),
+            settings=dict(
+                loss=loss, gazetteer=gazetteer, probabilities=probabilities, spans_key=spans_key, **confidence
+            ),
         )
         self.cfg["gazetteer_phrases"] = {}
         self.gazetteer = Gazetteer(vocab, {})

@@ -18,7 +18,7 @@ and the range.
   and decoding is conditioned on them; true: they are replaced.
 
 A threshold above 0 or posterior decoding computes the marginals even with
-``scores = false``.
+``probabilities = false``.
 """
 
 import inspect
@@ -166,7 +166,7 @@ class ConfidenceSettings:
     def needs_marginals(self) -> bool:
         """Whether prediction computes the marginals: for ``attrs["scores"]``,
         a threshold above 0 or posterior decoding."""
-        return bool(self.settings["scores"] or self.mentions_need_marginals)
+        return bool(self.settings["probabilities"] or self.mentions_need_marginals)
 
     @property
     def mentions_need_marginals(self) -> bool:
@@ -186,5 +186,6 @@ class ConfidenceSettings:
         return (np.asarray(probabilities)[kept], *(np.asarray(array)[kept] for array in arrays))
 
     def written_scores(self, probabilities: Optional[np.ndarray]) -> Optional[np.ndarray]:
-        """What goes to ``attrs["scores"]``: the probabilities with ``scores``, else None."""
-        return probabilities if self.settings["scores"] else None
+        """What goes to ``attrs["scores"]``: the probabilities with the setting
+        ``probabilities``, else None."""
+        return probabilities if self.settings["probabilities"] else None

@@ -7,7 +7,7 @@ The lattice comes from ``suggester``, any spaCy suggester (``[components.dgm_ner
 semi-Markov CRF) of Jie, Muis & Lu (2017), or e.g. spaCy's
 ``spacy.ngram_suggester.v1``. Every single token is always added to the
 suggested spans: an O segment is one token, so each token must be a segment.
-Entities go to ``doc.ents``; with ``scores``, the marginal probability of each
+Entities go to ``doc.ents``; with ``probabilities``, the marginal probability of each
 predicted entity goes to ``doc.spans[spans_key].attrs["scores"]``.
 
 Confidence settings (``EntityPipe``, ``confidence_settings``): ``temperature`` divides the span scores
@@ -75,7 +75,7 @@ dependency_width = 32
         "model": DEFAULT_MODEL,
         "suggester": {"@misc": DGM, "max_length": None},
         "add_gold_spans": True,
-        "scores": True,
+        "probabilities": True,
         "spans_key": "dgm_ner",
         "max_sentence_length": 500,
         **CONFIDENCE_DEFAULTS,
@@ -96,11 +96,12 @@ def make_dgm_ner(
     model: Model,
     suggester: Callable,
     add_gold_spans: bool,
-    scores: bool,
+    probabilities: bool,
     spans_key: str,
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
     scores_key: Optional[str] = None,
+    scores: Optional[bool] = None,
     **confidence,
 ) -> "DependencyGuidedNER":
     """model: the scores of each candidate span per label and of the
@@ -108,7 +109,7 @@ def make_dgm_ner(
     dependency_features = true adds each token's head and dependency label);
     suggester: the candidate spans (any spaCy suggester; single tokens are
     always added); add_gold_spans: during training, add the gold entities that
-    the lattice lacks so that the loss is defined; scores: compute the
+    the lattice lacks so that the loss is defined; probabilities: compute the
     marginals and write them to doc.spans[spans_key].attrs["scores"] (false:
     Viterbi only, faster); spans_key: the span group that holds the entities
     of doc.ents a second time, with their marginals; max_sentence_length: with
@@ -116,15 +117,15 @@ def make_dgm_ner(
     limit); the confidence settings (``confidence_settings``); scorer: the
     scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
     P/R/F of doc.ents, per type, and the share of gold entities in the
-    lattice); scores_key: the name of spans_key in pipelines saved by earlier
-    versions (read, never written)."""
+    lattice); scores_key and scores: the names of spans_key and probabilities
+    in pipelines saved by earlier versions (read, never written)."""
     return DependencyGuidedNER(
         nlp.vocab,
         model,
         name,
         suggester=suggester,
         add_gold_spans=add_gold_spans,
-        scores=scores,
+        probabilities=renamed_setting(name, "probabilities", probabilities, "scores", scores, True),
         spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "dgm_ner"),
         max_sentence_length=max_sentence_length,
         scorer=scorer,
@@ -134,7 +135,7 @@ def make_dgm_ner(
 
 class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``add_gold_spans``, ``scores``, ``spans_key``, ``max_sentence_length``
+    ``add_gold_spans``, ``probabilities``, ``spans_key``, ``max_sentence_length``
     and the confidence settings. ``cfg``: the labels. Structure: the
     segment lattice, one chain per run of sentences no span crosses."""
 
@@ -149,7 +150,7 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         *,
         suggester: Optional[Callable] = None,
         add_gold_spans: bool = True,
-        scores: bool = True,
+        probabilities: bool = True,
         spans_key: str = "dgm_ner",
         max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
@@ -166,7 +167,7 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
             settings=dict(
                 suggester=suggester,
                 add_gold_spans=add_gold_spans,
-                scores=scores,
+                probabilities=probabilities,
                 spans_key=spans_key,
                 max_sentence_length=max_sentence_length,
                 **confidence,

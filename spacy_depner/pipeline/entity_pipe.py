@@ -95,7 +95,7 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
     State: ``self.cfg`` holds what the trained weights depend on (``labels``
     and the component's ``saved`` settings, e.g. a tag scheme) and is saved
     with the pipeline; the other settings (``self.settings``: decoding
-    options, span keys, ``scores``) come from the config each time the
+    options, span keys, ``probabilities``) come from the config each time the
     component is built, so ``spacy.load(path, config=...)`` overrides them
     and ``nlp.config`` tells the truth. A saved setting given a new value at
     load is an error, as is a missing or corrupt ``cfg``. ``initialized``
@@ -301,7 +301,7 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], predictions: Prediction) -> None:
         """The confident mentions to the span group ``spans_key`` (with
-        ``attrs["scores"]`` when ``scores``) and to ``doc.ents`` (a flat
+        ``attrs["scores"]`` with the setting ``probabilities``) and to ``doc.ents`` (a flat
         component), or the flat view ``ents`` of them; beside the entities
         ``doc.ents`` already has (``keeping_preset``) unless ``overwrite_ents``."""
         docs = list(docs)

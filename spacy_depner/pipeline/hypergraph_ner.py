@@ -14,7 +14,7 @@ Settings read from the config each time the pipeline is built or loaded (so
 ``spacy.load(path, config=...)`` overrides them): ``mention_penalty``, added
 to every T -> I hyperedge (sec. 3.5): raising it predicts more mentions;
 ``spacy_depner.evaluation.penalty_tuning`` sets it for the best F1 on
-development data by the paper's fixed-step search (sec. 3.7); ``scores``: if
+development data by the paper's fixed-step search (sec. 3.7); ``probabilities``: if
 true, ``attrs["scores"]`` of the span group holds, per mention, the marginal
 probability that a mention of its type starts at its first token (1 - the
 T -> X hyperedge marginal, one inside-outside pass); false skips that pass
@@ -24,7 +24,7 @@ mentions to ``doc.ents`` (replacing what was there): null (default: none),
 or one span with two types, are resolved as spaCy's ``filter_spans`` does:
 the longer, then the earlier, then the more probable type, then the type
 first in the labels) or ``"most_probable"`` (the disjoint subset with the
-largest sum of ``attrs["scores"]``; needs ``scores``), see
+largest sum of ``attrs["scores"]``; needs ``probabilities``), see
 ``structures.interval_selection``. Saved with the weights: ``heads`` (sec.
 3.6: I nodes split into before / within / after the head, 17 hyperedge kinds;
 each mention's head is learnt from and written to ``doc.spans[spans_key +
@@ -66,6 +66,7 @@ from ..structures.protocol import Layout, Scores
 from ..util.numbers import is_finite_number
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
+from .renamed_settings import renamed_setting
 from .score_names import nested_score_weights
 from .span_groups import check_flat_view, write_span_group
 
@@ -83,7 +84,7 @@ DEFAULT_MODEL = Config().from_str('[model]\n@architectures = "spacy_depner.Token
         "model": DEFAULT_MODEL,
         "mention_penalty": 0.0,
         "heads": False,
-        "scores": True,
+        "probabilities": True,
         "spans_key": "hypergraph_ner",
         "ents": None,
         **CONFIDENCE_DEFAULTS,
@@ -98,39 +99,42 @@ def make_hypergraph_ner(
     model: Model,
     mention_penalty: float,
     heads: bool,
-    scores: bool,
+    probabilities: bool,
     spans_key: str,
     ents: Optional[str],
     scorer: Optional[Callable],
+    scores: Optional[bool] = None,
     **confidence,
 ) -> "HypergraphNER":
     """model: a per-token scorer ``List[Doc] -> Floats2d`` (``spacy_depner.TokenScorer.v1``;
     its output width is set to n_types * the number of hyperedge kinds, 5 or
     17 with heads); mention_penalty: the bias of every T -> I hyperedge
     (higher: more mentions); heads: also find each mention's head (sec. 3.6),
-    read from and written to ``doc.spans[spans_key + "_heads"]``; scores:
+    read from and written to ``doc.spans[spans_key + "_heads"]``; probabilities:
     write each mention's probability to ``attrs["scores"]`` (false: skip the
     inside-outside pass); spans_key: the span group of the predicted
     mentions, and of the gold mentions in the reference Docs; ents: null,
     "outermost" or "most_probable", the flat
-    view written to doc.ents (needs scores); temperature (> 0): the hyperedge
+    view written to doc.ents (needs probabilities); temperature (> 0): the hyperedge
     scores and the mention penalty are divided by it before decoding;
     label_temperatures: {type: temperature > 0}, the divisor of that type's
     hyperedge scores instead; threshold (in [0, 1]): mentions with a lower probability (attrs["scores"])
     are dropped; decoding: "map" or "posterior" (the mention set with the most
     expected correct mentions minus posterior_penalty each), refused with
     heads = true. A threshold above 0 or posterior decoding computes the
-    probabilities even with scores = false; scorer: the scores of
+    marginals even with probabilities = false; scorer: the scores of
     ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.nested_scorer.v1``:
     P/R/F of the mentions in doc.spans[spans_key], per label, of their heads
-    with heads = true, and of doc.ents when ents is set)."""
+    with heads = true, and of doc.ents when ents is set); scores: the name of
+    probabilities in pipelines saved by earlier versions (read, never
+    written)."""
     return HypergraphNER(
         nlp.vocab,
         model,
         name,
         mention_penalty=mention_penalty,
         heads=heads,
-        scores=scores,
+        probabilities=renamed_setting(name, "probabilities", probabilities, "scores", scores, True),
         spans_key=spans_key,
         ents=ents,
         scorer=scorer,
@@ -140,7 +144,7 @@ def make_hypergraph_ner(
 
 class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
     """Settings (read from the config at load): ``mention_penalty``,
-    ``scores``, ``spans_key``, ``ents`` and the confidence settings. ``cfg``:
+    ``probabilities``, ``spans_key``, ``ents`` and the confidence settings. ``cfg``:
     the labels and ``heads``. Structure: the mention hypergraph, one per
     sentence."""
 
@@ -155,13 +159,13 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
         *,
         mention_penalty: float = 0.0,
         heads: bool = False,
-        scores: bool = True,
+        probabilities: bool = True,
         spans_key: str = "hypergraph_ner",
         ents: Optional[str] = None,
         scorer: Optional[Callable] = None,
         **confidence,
     ) -> None:
-        check_flat_view(name, ents, scores)
+        check_flat_view(name, ents, probabilities)
         self.setup(
             vocab,
             model,
@@ -171,7 +175,7 @@ class HypergraphNER(EntityPipe, factory="hypergraph_ner"):
             saved=dict(heads=bool(heads)),
             settings=dict(
                 mention_penalty=float(mention_penalty),
-                scores=bool(scores),
+                probabilities=bool(probabilities),
                 spans_key=spans_key,
                 ents=ents,
                 **confidence,

@@ -10,14 +10,14 @@ by default every span of each sentence
 Doc's trees (Jie, Muis & Lu 2017); a ``max_length`` of the suggester bounds the
 mentions' length. Suggested spans that cross a sentence end are dropped. The
 model scores the suggested spans only. Each sentence is one analysis; the
-mentions go to ``doc.spans[spans_key]``, with ``scores`` their marginal
+mentions go to ``doc.spans[spans_key]``, with ``probabilities`` their marginal
 probabilities in ``attrs["scores"]``. ``ents`` also writes a flat view of
 them to ``doc.ents`` (replacing what was there), for displaCy's "ent" style,
 spaCy's entity scores and every reader of ``doc.ents``: null (default: none,
 ``doc.ents`` untouched), ``"outermost"`` (the mentions inside no other: every
 analysis is laminar, so they never overlap) or ``"most_probable"`` (the
 disjoint subset with the largest sum of marginal probabilities, the expected
-number of correct entities; needs ``scores``); see
+number of correct entities; needs ``probabilities``); see
 ``structures.interval_selection``.
 
 Confidence settings (``confidence_settings``): ``temperature`` divides the mention
@@ -76,7 +76,7 @@ DEFAULT_MODEL = Config().from_str(
         "suggester": {"@misc": ALL_SPANS, "max_length": None},
         "space": "quadratic",
         "add_gold_spans": True,
-        "scores": True,
+        "probabilities": True,
         "spans_key": "nested_ner",
         "annotated_key": None,
         "ents": None,
@@ -94,13 +94,14 @@ def make_nested_ner(
     suggester: Callable,
     space: str,
     add_gold_spans: bool,
-    scores: bool,
+    probabilities: bool,
     spans_key: str,
     ents: Optional[str],
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
     annotated_key: Optional[str] = None,
     structure: Optional[str] = None,
+    scores: Optional[bool] = None,
     **confidence,
 ) -> "NestedNER":
     """model: the score of each span per label, over any tok2vec
@@ -112,17 +113,17 @@ def make_nested_ner(
     spans; annotated_key: null, or the span group of a reference Doc that
     marks its annotated regions: in training, mentions are known only there,
     and the loss marginalises the rest (a Doc without the group is annotated
-    throughout); scores: compute the marginals for attrs["scores"] (false:
+    throughout); probabilities: compute the marginals for attrs["scores"] (false:
     Viterbi only, faster); spans_key: the span group of the predicted
     mentions, and of the gold mentions in the reference Docs; ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
-    scores); max_sentence_length: a longer sentence is an error (the spans of a
+    probabilities); max_sentence_length: a longer sentence is an error (the spans of a
     sentence are n (n + 1) / 2; null: no limit); the confidence settings
     (``confidence_settings``); scorer: the scores of ``nlp.evaluate`` and
     ``spacy train`` (``spacy_depner.nested_scorer.v1``: P/R/F of the mentions
     in doc.spans[spans_key], per label, and of doc.ents when ents is set);
-    structure: the name of space in pipelines saved by earlier versions (read,
-    never written)."""
+    structure and scores: the names of space and probabilities in pipelines
+    saved by earlier versions (read, never written)."""
     return NestedNER(
         nlp.vocab,
         model,
@@ -130,7 +131,7 @@ def make_nested_ner(
         suggester=suggester,
         space=renamed_setting(name, "space", space, "structure", structure, "quadratic"),
         add_gold_spans=add_gold_spans,
-        scores=scores,
+        probabilities=renamed_setting(name, "probabilities", probabilities, "scores", scores, True),
         spans_key=spans_key,
         ents=ents,
         max_sentence_length=max_sentence_length,
@@ -142,7 +143,7 @@ def make_nested_ner(
 
 class NestedNER(EntityPipe, factory="nested_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``space``, ``add_gold_spans``, ``scores``, ``spans_key``, ``annotated_key``, ``ents``,
+    ``space``, ``add_gold_spans``, ``probabilities``, ``spans_key``, ``annotated_key``, ``ents``,
     ``max_sentence_length`` and the confidence settings. ``cfg``: the labels.
     Structure: the nested mentions of ``space``, one
     analysis per sentence."""
@@ -158,7 +159,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         suggester: Optional[Callable] = None,
         space: str = "quadratic",
         add_gold_spans: bool = True,
-        scores: bool = True,
+        probabilities: bool = True,
         spans_key: str = "nested_ner",
         ents: Optional[str] = None,
         max_sentence_length: Optional[int] = 500,
@@ -168,7 +169,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
     ) -> None:
         if suggester is None:
             suggester = build_all_spans_suggester()
-        check_flat_view(name, ents, scores)
+        check_flat_view(name, ents, probabilities)
         self.setup(
             vocab,
             model,
@@ -180,7 +181,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
                 suggester=suggester,
                 space=space,
                 add_gold_spans=add_gold_spans,
-                scores=scores,
+                probabilities=probabilities,
                 spans_key=spans_key,
                 ents=ents,
                 max_sentence_length=max_sentence_length,

@@ -39,17 +39,17 @@ def keeping_preset(doc: Doc, spans: Sequence[Span]) -> List[Span]:
 FLAT_VIEWS = ("outermost", "most_probable")
 
 
-def check_flat_view(name: str, ents: Optional[str], scores: bool) -> None:
+def check_flat_view(name: str, ents: Optional[str], probabilities: bool) -> None:
     """A ValueError unless ``ents`` is None or one of ``FLAT_VIEWS``, and
-    "most_probable" comes with ``scores`` (it needs the probabilities)."""
+    "most_probable" comes with ``probabilities`` (it needs them)."""
     if ents is not None and ents not in FLAT_VIEWS:
         raise ValueError(
             f'Unknown ents {ents!r} for \'{name}\': use null (doc.ents untouched), "outermost" or "most_probable"'
         )
-    if ents == "most_probable" and not scores:
+    if ents == "most_probable" and not probabilities:
         raise ValueError(
-            f"'{name}' has ents = \"most_probable\" and scores = false: the most probable flat view "
-            'needs the mentions\' probabilities. Set scores = true, or ents = "outermost".'
+            f"'{name}' has ents = \"most_probable\" and probabilities = false: the most probable flat view "
+            'needs the mentions\' probabilities. Set probabilities = true, or ents = "outermost".'
         )
 
 

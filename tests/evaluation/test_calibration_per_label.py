@@ -41,7 +41,7 @@ def nll_f1_here(pipe, docs, gold, **settings):
     component writes with ``settings`` (threshold 0, MAP), and their F1,
     computed here."""
     saved = dict(pipe.settings)
-    pipe.settings.update(threshold=0.0, decoding="map", scores=True, **settings)
+    pipe.settings.update(threshold=0.0, decoding="map", probabilities=True, **settings)
     try:
         out = list(pipe.pipe([doc.copy() for doc in docs]))
     finally:

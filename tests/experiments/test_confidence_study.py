@@ -215,7 +215,9 @@ def dev_nll(model: Path, name: str, temperature: float) -> float:
     nlp = spacy.load(
         model,
         config={
-            "components": {name: {"temperature": temperature, "threshold": 0.0, "decoding": "map", "scores": True}}
+            "components": {
+                name: {"temperature": temperature, "threshold": 0.0, "decoding": "map", "probabilities": True}
+            }
         },
     )
     losses = []

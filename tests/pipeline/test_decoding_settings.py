@@ -195,19 +195,19 @@ def test_map_spans_do_not_change_with_temperature_but_marginals_sharpen(name, tr
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("scores", [True, False])
-def test_threshold_drops_exactly_the_spans_below_it(name, scores, trained):
+@pytest.mark.parametrize("written", [True, False])
+def test_threshold_drops_exactly_the_spans_below_it(name, written, trained):
     nlp = trained(name)
     everything = annotate(nlp, name)
     probabilities = sorted(s[3] for _, spans in everything for s in spans)
     assert len(set(probabilities)) >= 3, probabilities
     threshold = float(np.float32(probabilities[len(probabilities) // 2]))  # a score itself: >= keeps it
-    kept = annotate(nlp, name, threshold=threshold, scores=scores)
+    kept = annotate(nlp, name, threshold=threshold, probabilities=written)
     assert any(s[3] < threshold for _, spans in everything for s in spans)
     for (_, all_spans), (ents, spans) in zip(everything, kept):
         expected = [s for s in all_spans if s[3] >= threshold]
         assert [s[:3] for s in spans] == [s[:3] for s in expected]
-        assert [s[3] for s in spans] == ([s[3] for s in expected] if scores else [None] * len(expected))
+        assert [s[3] for s in spans] == ([s[3] for s in expected] if written else [None] * len(expected))
         if name in FLAT:
             assert ents == [s[:3] for s in expected]
         else:  # the flat view of the kept mentions

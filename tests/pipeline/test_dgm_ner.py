@@ -212,13 +212,13 @@ def test_settings_given_at_load_take_effect(tmp_path):
     trained = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe([d.copy() for d in docs])]
     assert any(e[1] - e[0] > 1 for ents in trained for e in ents)
     config = {
-        "scores": False,
+        "probabilities": False,
         "spans_key": "flat",
         "suggester": {"@misc": "spacy_depner.all_spans_suggester.v1", "max_length": 1},
     }
     loaded = spacy.load(tmp_path / "model", config={"components": {"dgm_ner": config}})
     assert loaded.config["components"]["dgm_ner"]["spans_key"] == "flat"
-    assert loaded.config["components"]["dgm_ner"]["scores"] is False
+    assert loaded.config["components"]["dgm_ner"]["probabilities"] is False
     assert loaded.config["components"]["dgm_ner"]["suggester"]["max_length"] == 1
     for doc in loaded.pipe([d.copy() for d in docs]):
         assert "dgm_ner" not in doc.spans and "scores" not in doc.spans["flat"].attrs

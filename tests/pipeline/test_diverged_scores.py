@@ -3,9 +3,9 @@
 Each entity component is initialized on the tiny corpus, then its output
 layer (the one thinc Linear of its model) gets weights of 1e20, as after a
 divergence: its scores reach ~1e20. Wherever marginals are computed
-(``update``, and ``predict`` with ``scores``), the structure's bound
+(``update``, and ``predict`` with ``probabilities``), the structure's bound
 (``structures.score_range``) turns this into the ValueError "scores out of
-range: the model has diverged". ``predict`` with ``scores = false`` only
+range: the model has diverged". ``predict`` with ``probabilities = false`` only
 decodes the MAP, which is right at any magnitude, so it still answers. NaN weights give the
 structures' "must be finite" error at predict and update alike.
 """
@@ -56,7 +56,7 @@ def test_predict_and_update_refuse_a_diverged_model(factory):
         ner.update(examples)
     with pytest.raises(ValueError, match=DIVERGED):
         nlp(docs[0].copy())
-    ner.settings["scores"] = False  # the MAP alone: no marginals, no bound
+    ner.settings["probabilities"] = False  # the MAP alone: no marginals, no bound
     ner.predict(docs)
     ner.settings["threshold"] = 0.5  # a threshold needs the marginals again
     with pytest.raises(ValueError, match=DIVERGED):
@@ -67,7 +67,7 @@ def test_chain_ner_decodes_a_diverged_model_without_scores_but_refuses_to_train_
     nlp, ner, examples = initialized("chain_ner")
     set_output_weights(ner.model, 1e20)
     docs = [eg.predicted for eg in examples]
-    ner.settings["scores"] = False
+    ner.settings["probabilities"] = False
     prediction = ner.predict(docs)
     assert prediction.mentions.shape[1] == 3 and prediction.probabilities is None
     with pytest.raises(ValueError, match=DIVERGED):

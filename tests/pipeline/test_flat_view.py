@@ -164,14 +164,14 @@ def test_the_view_is_set_at_load(nested):
     probable = spacy.load(path, config={"components": {KEY: {"ents": "most_probable"}}})
     assert probable.config["components"][KEY]["ents"] == "most_probable" == probable.get_pipe(KEY).settings["ents"]
     check_views(list(probable.pipe(fresh_docs(probable))), KEY, list(ner.labels), "most_probable")
-    unscored = spacy.load(path, config={"components": {KEY: {"scores": False}}})
+    unscored = spacy.load(path, config={"components": {KEY: {"probabilities": False}}})
     check_views(list(unscored.pipe(fresh_docs(unscored))), KEY, list(ner.labels), "outermost")
     none = spacy.load(path, config={"components": {KEY: {"ents": None}}})
     docs = list(none.pipe(fresh_docs(none)))
     assert all(len(doc.spans[KEY]) and not doc.ents for doc in docs)
     assert "ents_f" not in none.evaluate([make_example(none, *row) for row in NESTED])
-    with pytest.raises(ValueError, match='ents = "most_probable" and scores = false'):
-        spacy.load(path, config={"components": {KEY: {"ents": "most_probable", "scores": False}}})
+    with pytest.raises(ValueError, match='ents = "most_probable" and probabilities = false'):
+        spacy.load(path, config={"components": {KEY: {"ents": "most_probable", "probabilities": False}}})
     with pytest.raises(ValueError, match="Unknown ents 'flat'"):
         spacy.load(path, config={"components": {KEY: {"ents": "flat"}}})
 
@@ -200,13 +200,13 @@ def test_displacy_options_colour_each_label(nested):
 # ---------------------------------------------------------------------------
 
 
-def hypergraph(ents, scores=True):
+def hypergraph(ents, probabilities=True):
     nlp = spacy.blank("en")
     ner = nlp.add_pipe(
         "hypergraph_ner",
         config={
             "ents": ents,
-            "scores": scores,
+            "probabilities": probabilities,
             "model": {"@architectures": "spacy_depner.TokenScorer.v1", "hidden_width": 8, "tok2vec": SMALL_TOK2VEC},
         },
     )
@@ -227,7 +227,7 @@ def hypergraph(ents, scores=True):
     ],
 )
 def test_one_span_two_labels_and_crossing_spans(ents, probabilities, expected):
-    nlp, ner = hypergraph(ents, scores=probabilities is not None)
+    nlp, ner = hypergraph(ents, probabilities=probabilities is not None)
     docs = [Doc(nlp.vocab, words="New York Times Square".split()), Doc(nlp.vocab, words=["Paris"])]
     mentions = np.array([[0, 1, 0], [0, 1, 1], [1, 2, 2], [3, 3, 0], [4, 4, 0]], dtype=np.int64)
     scores = None if probabilities is None else np.array(probabilities + [0.7], dtype=np.float32)
@@ -242,7 +242,7 @@ def test_flat_view_settings_are_checked():
         with pytest.raises(ValueError, match=f"Unknown ents 'outer' for '{factory}'"):
             nlp.add_pipe(factory, config={"ents": "outer"})
         with pytest.raises(ValueError, match="needs the mentions' probabilities"):
-            nlp.add_pipe(factory, config={"ents": "most_probable", "scores": False})
+            nlp.add_pipe(factory, config={"ents": "most_probable", "probabilities": False})
 
 
 # ---------------------------------------------------------------------------

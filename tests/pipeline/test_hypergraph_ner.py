@@ -102,7 +102,7 @@ def test_settings_given_at_load_take_effect(trained, tmp_path):
     default = spacy.load(tmp_path / "model")
     assert default.get_pipe(KEY).mention_penalty == 0.0
     expected = mentions(default.pipe(fresh_docs(default)))
-    quiet = spacy.load(tmp_path / "model", config={"components": {KEY: {"scores": False}}})
+    quiet = spacy.load(tmp_path / "model", config={"components": {KEY: {"probabilities": False}}})
     docs = list(quiet.pipe(fresh_docs(quiet)))
     assert mentions(docs) == expected and sum(map(len, expected)) > 0
     assert all("scores" not in doc.spans[KEY].attrs for doc in docs)

@@ -171,7 +171,9 @@ def test_settings_given_at_load_take_effect(tmp_path):
     assert any(a[1] > b[0] and a[0] <= b[0] for doc in nested for a in doc for b in doc if a != b)  # learnt nesting
     assert (1, 4, "ORG") in nested[0]
 
-    flat = spacy.load(tmp_path / "model", config={"components": {KEY: {"space": "semi_markov", "scores": False}}})
+    flat = spacy.load(
+        tmp_path / "model", config={"components": {KEY: {"space": "semi_markov", "probabilities": False}}}
+    )
     assert (
         flat.config["components"][KEY]["space"] == "semi_markov"
         and flat.get_pipe(KEY).settings["space"] == "semi_markov"
@@ -193,22 +195,12 @@ def test_settings_given_at_load_take_effect(tmp_path):
     assert mentions(spacy.load(tmp_path / "model").pipe(fresh_docs(nlp))) == nested
 
 
-def test_the_old_name_of_space_is_read_from_a_config():
-    nlp = spacy.blank("en")
-    old = nlp.add_pipe("nested_ner", name="old", config={"structure": "cyk"})
-    same = nlp.add_pipe("nested_ner", name="same", config={"space": "semi_markov", "structure": "semi_markov"})
-    assert old.settings["space"] == "cyk" and old.structure_options() == {"space": "cyk"}
-    assert same.settings["space"] == "semi_markov"
-
-
 def test_unknown_label_and_bad_settings():
     nlp = check_unknown_gold_label(
         "nested_ner", {}, lambda nlp: [make_example(nlp, *row) for row in NESTED], ["ORG", "LOC"], "FAC"
     )
     with pytest.raises(ValueError, match="space"):
         nlp.add_pipe("nested_ner", name="a", config={"space": "crf"})
-    with pytest.raises(ValueError, match="structure is the old name of space"):
-        nlp.add_pipe("nested_ner", name="d", config={"space": "cyk", "structure": "semi_markov"})
     with pytest.raises(ValueError, match="Unknown ents 'outer'"):
         nlp.add_pipe("nested_ner", name="c", config={"ents": "outer"})
     with pytest.raises(Exception, match="dependency_guided"):
