@@ -331,9 +331,13 @@ def test_no_entity_or_span_is_only_whitespace(name, baseline):
         assert [span.text for span in spans_of(doc) if all(token.is_space for token in span)] == []
 
 
-def with_ruler(folder, **overrides):
+def with_ruler(name, folder, **overrides):
+    """The row's pipeline with an entity ruler right before its component (as one goes before spaCy's ner). In
+    the two-stage pipeline that is the second stage: first_stage_spans hands the first stage's entities (a
+    ruler's before it included) to the second stage as features, not as entities to keep."""
     nlp = spacy.load(folder, config=overrides) if overrides else spacy.load(folder)
-    nlp.add_pipe("entity_ruler", first=True).add_patterns([{"label": "MISC", "pattern": "Paris"}])
+    ruler = nlp.add_pipe("entity_ruler", before=BY_NAME[name].component)
+    ruler.add_patterns([{"label": "MISC", "pattern": "Paris"}])
     return nlp
 
 
@@ -342,7 +346,7 @@ PRESET_TEXTS = [text for text in TEXTS if "Paris" in text]
 
 @pytest.mark.parametrize("name", ALL)
 def test_entities_set_before_the_component_are_kept(name, saved):
-    for doc in with_ruler(saved(name)).pipe(PRESET_TEXTS):
+    for doc in with_ruler(name, saved(name)).pipe(PRESET_TEXTS):
         preset = [(t.i, t.i + 1, "MISC") for t in doc if t.text == "Paris"]
         assert set(preset) <= {(e.start, e.end, e.label_) for e in doc.ents}
         assert all(
@@ -361,7 +365,7 @@ FLAT_OURS = [
 @pytest.mark.parametrize("name", FLAT_OURS)
 def test_overwrite_ents_replaces_the_entities_set_before(name, baseline, saved):
     nlp, _ = baseline(name)
-    ruled = with_ruler(saved(name), components={BY_NAME[name].component: {"overwrite_ents": True}})
+    ruled = with_ruler(name, saved(name), components={BY_NAME[name].component: {"overwrite_ents": True}})
     assert [d["ents"] for d in dumps(ruled, PRESET_TEXTS)] == [d["ents"] for d in dumps(nlp, PRESET_TEXTS)]
 
 
