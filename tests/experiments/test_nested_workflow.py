@@ -55,6 +55,8 @@ def test_project_run_nested_fills_every_table(data_dir, tmp_path):
         split,
         "--vars.seeds",
         "1",
+        "--vars.penalty_step",
+        "0.1",
         *([] if HAS_SM else ["--vars.nested_models", "all"]),
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
