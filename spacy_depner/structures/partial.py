@@ -19,7 +19,7 @@ gold label after it) in place of its start and end transitions. The runs and
 the stretches of annotated tokens between them are both ``Runs``.
 """
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -203,13 +203,30 @@ class Conditioned(NamedTuple):
     sum of the runs' log Z. Exact: the MAP analysis agreeing with the
     annotation is ``fixed`` with the lifted MAP of the runs, and the marginal
     of a mention inside a run is its marginal in the runs' problem (a fixed
-    mention's is 1, any other's 0)."""
+    mention's is 1, any other's 0). ``fixed_counts``: the gold part's
+    indicator in the shapes of the batch's scores; ``expand``: the runs'
+    counts (in their problem's shapes) as counts of the batch
+    (``expected_counts``), whence ``Structure.constrained``."""
 
     fixed: np.ndarray
     fixed_score: float
     scores: object
     layout: object
     tokens: np.ndarray
+    fixed_counts: object = None
+    expand: Optional[Callable] = None
+
+    def expected_counts(self, run_counts) -> object:
+        """The expected indicator of the agreeing analyses in the shape of the
+        batch's scores: the gold part's (``fixed_counts``) plus ``run_counts``
+        (the runs' problem's marginals, in its shapes) moved back by
+        ``expand`` (rows of the runs' spans, their border transitions)."""
+        if run_counts is None:
+            return self.fixed_counts
+        moved = self.expand(run_counts)
+        if isinstance(moved, tuple):
+            return tuple(f + m for f, m in zip(self.fixed_counts, moved))
+        return self.fixed_counts + moved
 
     def lift(self, mentions: np.ndarray) -> np.ndarray:
         """Mentions (M, 3) (or (M, 5) with heads) of the runs' problem in batch coordinates."""

@@ -204,14 +204,20 @@ class Structure:
         """The sum over units of log Z over the analyses that agree with the
         partial annotation (``gold``, an encoding, and ``missing`` (N,) bool:
         ``partial``), and its gradient with respect to ``scores`` (the
-        expected indicator of those analyses), float64."""
-        raise NotImplementedError(f"the {self.name} structure cannot learn from partial annotation")
+        expected indicator of those analyses), float64: from ``conditioned``,
+        the gold part's weight plus the runs' log Z, the gold part's indicator
+        plus the runs' marginals moved back (``Conditioned.expected_counts``)."""
+        conditioned = self.conditioned(scores, layout, gold, missing, **options)
+        if not conditioned.tokens.shape[0]:
+            return conditioned.fixed_score, conditioned.expected_counts(None)
+        marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
+        return (conditioned.fixed_score + float(marginals.log_z.sum()), conditioned.expected_counts(marginals.scores))
 
     def conditioned(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options):
         """The analyses that agree with the partial annotation (``gold``, an
         encoding; ``missing`` (N,) bool) as a problem of their own:
         ``partial.Conditioned``."""
-        raise NotImplementedError(f"the {self.name} structure cannot decode given a partial annotation")
+        raise NotImplementedError(f"the {self.name} structure cannot learn from partial annotation or decode given one")
 
     def partial_nll(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
         """Negative log-probability of the analyses that agree with a partial

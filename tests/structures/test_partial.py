@@ -59,15 +59,26 @@ def partial_case(rng, name, units, n_tokens):
     return chosen, missing, kept
 
 
-def check_partial(name, rng):
+def drawn_case(name, rng):
+    """A random batch of the row ``name`` with its enumeration and a random
+    partial annotation of it: (row, scores, layout, options, units, gold,
+    missing, kept), or None when the kept mentions are no analysis."""
     row = TABLE[name]
     scores, layout, options = row.batch(rng)
     units = row.brute(scores, layout, **options)
     case = partial_case(rng, name, units, layout.n_tokens)
     if case is None:
-        return False
+        return None
     chosen, missing, kept = case
     gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
+    return row, scores, layout, options, units, gold, missing, kept
+
+
+def check_partial(name, rng):
+    case = drawn_case(name, rng)
+    if case is None:
+        return False
+    row, scores, layout, options, units, gold, missing, kept = case
     log_z, expected = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)]
     for unit in units:
         wanted = kept & set().union(*(a.mentions for a in unit))
@@ -108,14 +119,10 @@ def check_conditioned(name, rng):
     Viterbi of the runs are the best agreeing analysis, the runs' marginals
     the conditional marginals of the mentions, and fixed_score plus the runs'
     log Z the constrained log Z."""
-    row = TABLE[name]
-    scores, layout, options = row.batch(rng)
-    units = row.brute(scores, layout, **options)
-    case = partial_case(rng, name, units, layout.n_tokens)
+    case = drawn_case(name, rng)
     if case is None:
         return False
-    chosen, missing, kept = case
-    gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
+    row, scores, layout, options, units, gold, missing, kept = case
     conditioned = row.structure.conditioned(scores, layout, gold, missing, **options)
     best, log_z, probability = set(), 0.0, {}
     for unit in units:

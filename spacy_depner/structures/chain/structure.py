@@ -123,43 +123,24 @@ class LinearChain(Structure):
         indicator[np.arange(tags.shape[0]), tags] = 1.0
         return indicator, linear_chain.transition_counts(tags, layout.offsets, T)
 
-    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU"):
-        """``partial``: ``gold`` the tags (N,) (read on annotated tokens only).
-        Each run of missing tokens is a chain whose start transitions are those
-        from the gold tag before it (B at the unit's start) and whose end
-        transitions those to the gold tag after it: the tags that agree next
-        to a border are those a chain may start or end with (an I tag after
-        a gold entity would extend it), and every one of them may follow (or
-        precede) the gold tag, which is checked. The annotated tokens are scored with their
-        transitions inside each stretch of annotated tokens and the units'
-        own start and end."""
-        tag_scores, transitions = scores
-        conditioned, borders, fixed_counts = _condition(
-            scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme
-        )
-        expected_tags, expected_transitions = np.zeros(np.shape(tag_scores)), np.zeros(np.shape(transitions))
-        log_z = conditioned.fixed_score
-        if conditioned.tokens.shape[0]:
-            marginals = self.marginals(conditioned.scores, conditioned.layout, scheme=scheme)
-            tag_marginals, run_transitions = marginals.scores
-            log_z += float(marginals.log_z.sum())
-            expected_tags[conditioned.tokens] = tag_marginals
-            expected_transitions = borders.move(tag_marginals, run_transitions)
-        return log_z, (expected_tags + fixed_counts[0], expected_transitions + fixed_counts[1])
-
     def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU") -> Conditioned:
-        """``partial.Conditioned``: ``gold`` the tags (N,), read on the
-        annotated tokens; the runs as chains with the transitions across
-        their borders (``constrained``)."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)[0]
+        """``partial.Conditioned`` (whence ``constrained``): ``gold`` the tags
+        (N,), read on the annotated tokens. Each run of missing tokens is a
+        chain whose start transitions are those from the gold tag before it
+        (B at the unit's start) and whose end transitions those to the gold
+        tag after it: the tags that agree next to a border are those a chain
+        may start or end with (an I tag after a gold entity would extend it),
+        and every one of them may follow (or precede) the gold tag, which is
+        checked. The annotated tokens are scored with their transitions
+        inside each stretch of annotated tokens and the units' own start and end."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)
 
 
 CHAIN = LinearChain()
 
 
 def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
-    """``LinearChain.conditioned``, with the ``Borders`` of the runs and the
-    indicator of the gold part (tags (N, T), transitions) for ``constrained``."""
+    """``LinearChain.conditioned``."""
     tag_scores, transitions = scores
     T = B = np.shape(tag_scores)[1]
     n_labels = _n_labels(scores, scheme)
@@ -192,11 +173,18 @@ def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
     indicator[stretches.tokens, fixed] = 1.0
     spans, labels = linear_chain.tags_to_spans(fixed, stretches.offsets, scheme, n_labels)
     mentions = np.concatenate([stretches.tokens[spans].reshape(-1, 2), labels[:, None]], axis=1).reshape(-1, 3)
-    conditioned = Conditioned(
+
+    def expand(run_counts):
+        tags = np.zeros(np.shape(tag_scores))
+        tags[runs.tokens] = run_counts[0]
+        return tags, borders.move(run_counts[0], run_counts[1])
+
+    return Conditioned(
         mentions.astype(np.int64),
         inner_product(scores, (indicator, fixed_transitions)),
         (borders.scores(tag_scores[runs.tokens], transitions), transitions),
         layout(runs.offsets),
         runs.tokens,
+        (indicator, fixed_transitions),
+        expand,
     )
-    return conditioned, borders, (indicator, fixed_transitions)

@@ -84,37 +84,20 @@ class SegmentLattice(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator, segment_lattice.transition_counts(layout.spans, layout.span_offsets, labels, K)
 
-    def constrained(self, scores, layout: Layout, gold, missing: np.ndarray, **options):
-        """``partial``: ``gold`` the per-span labels, read on the annotated
-        tokens (its O segments on missing tokens are ignored; an entity there
-        is an error). Each run of missing tokens is a lattice
-        of its spans, its start transitions those from the gold label before
-        it (B at the unit's start), its end transitions those to the gold
-        label after it; the gold part is scored with its transitions inside
-        the stretches of annotated tokens (and the units' own start and end)."""
-        span_scores, transitions = scores
-        conditioned, borders, free, fixed_counts = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
-        expected_spans, expected_transitions = np.zeros(np.shape(span_scores)), np.zeros(np.shape(transitions))
-        log_z = conditioned.fixed_score
-        if conditioned.tokens.shape[0]:
-            marginals = self.marginals(conditioned.scores, conditioned.layout)
-            span_marginals, run_transitions = marginals.scores
-            log_z += float(marginals.log_z.sum())
-            expected_spans[free] = span_marginals
-            expected_transitions = borders.move(span_marginals, run_transitions)
-        return log_z, (expected_spans + fixed_counts[0], expected_transitions + fixed_counts[1])
-
     def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, **options) -> Conditioned:
-        """``partial.Conditioned``: ``gold`` the per-span labels, read on the
-        annotated tokens; the runs as lattices of the spans inside them, with
-        the transitions across their borders (``constrained``)."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)[0]
+        """``partial.Conditioned`` (whence ``constrained``): ``gold`` the
+        per-span labels, read on the annotated tokens (its O segments on
+        missing tokens are ignored; an entity there is an error). Each run of
+        missing tokens is a lattice of its spans, its start transitions those
+        from the gold label before it (B at the unit's start), its end
+        transitions those to the gold label after it; the gold part is scored
+        with its transitions inside the stretches of annotated tokens (and
+        the units' own start and end)."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
 
 
 def _condition(scores, full: Layout, labels: np.ndarray, missing):
-    """``SegmentLattice.conditioned``, with the ``Borders`` of the runs, the
-    rows of the spans inside them and the indicator of the gold part (span
-    labels (S, K), transitions) for ``constrained``."""
+    """``SegmentLattice.conditioned``."""
     segment_lattice.check(full.spans, full.span_offsets, full.offsets, *scores)
     span_scores, transitions = scores
     K = B = span_scores.shape[1]
@@ -152,14 +135,21 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
     drop_borders(fixed_transitions, stretches, token_label[stretches.first], token_label[stretches.last])
     indicator = np.zeros(np.shape(span_scores))
     indicator[rows, labels[rows]] = 1.0
-    conditioned = Conditioned(
+
+    def expand(run_counts):
+        spans_counts = np.zeros(np.shape(span_scores))
+        spans_counts[free] = run_counts[0]
+        return spans_counts, borders.move(run_counts[0], run_counts[1])
+
+    return Conditioned(
         _mentions(spans[rows], labels[rows]),
         inner_product(scores, (indicator, fixed_transitions)),
         (borders.scores(span_scores[free], transitions), transitions),
         layout(runs.compact(spans[free]), runs.offsets),
         runs.tokens,
+        (indicator, fixed_transitions),
+        expand,
     )
-    return conditioned, borders, free, (indicator, fixed_transitions)
 
 
 LATTICE = SegmentLattice()

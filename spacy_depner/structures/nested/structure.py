@@ -114,30 +114,6 @@ class NestedMentions(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator
 
-    def constrained(
-        self,
-        scores,
-        layout: Layout,
-        gold,
-        missing: np.ndarray,
-        *,
-        space: str = "quadratic",
-        max_length: Optional[int] = None,
-    ):
-        """``partial``: the gold mentions (``gold``, per-span labels) are fixed,
-        each run of missing tokens is a unit of the spans inside it (no
-        transitions: the weight of an analysis is the sum of its mentions')."""
-        options = dict(space=space, max_length=max_length)
-        nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
-        indicator = self.counts(gold, scores, layout, **options)
-        conditioned, free = _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
-        log_z = conditioned.fixed_score
-        if conditioned.tokens.shape[0]:
-            marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
-            log_z += float(marginals.log_z.sum())
-            indicator[free] += marginals.scores
-        return log_z, indicator
-
     def conditioned(
         self,
         scores,
@@ -148,11 +124,13 @@ class NestedMentions(Structure):
         space: str = "quadratic",
         max_length: Optional[int] = None,
     ) -> Conditioned:
-        """``partial.Conditioned``: ``gold`` the per-span labels; the runs as
-        units of the spans inside them (``constrained``)."""
+        """``partial.Conditioned`` (whence ``constrained``): the gold mentions
+        (``gold``, per-span labels, one analysis of ``space``) are fixed, each
+        run of missing tokens is a unit of the spans inside it (no
+        transitions: the weight of an analysis is the sum of its mentions')."""
         nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
         labels = self._gold(gold, scores, layout, space, max_length)
-        return _condition(scores, layout, labels, missing)[0]
+        return _condition(scores, layout, labels, missing)
 
     @property
     def spaces(self):
@@ -200,20 +178,29 @@ class NestedMentions(Structure):
 
 
 def _condition(scores, full: Layout, labels: np.ndarray, missing):
-    """``NestedMentions.conditioned``, with the rows of the spans inside the runs."""
+    """``NestedMentions.conditioned``."""
     missing = missing_mask(missing, full.offsets, "nested")
     rows = np.flatnonzero(labels >= 0)
     gold_touches_missing(full.spans[rows], missing, "nested")
     runs = runs_of(missing, full.offsets)
     free = np.flatnonzero(runs.inside(full.spans))
-    conditioned = Conditioned(
+    indicator = np.zeros(np.shape(scores))
+    indicator[rows, labels[rows]] = 1.0
+
+    def expand(run_counts):
+        counts = np.zeros(np.shape(scores))
+        counts[free] = run_counts
+        return counts
+
+    return Conditioned(
         _mentions(labels, full),
         float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
         np.asarray(scores)[free],
         layout(runs.compact(full.spans[free]), runs.offsets),
         runs.tokens,
+        indicator,
+        expand,
     )
-    return conditioned, free
 
 
 NESTED = NestedMentions()
