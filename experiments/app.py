@@ -4,6 +4,7 @@ benchmark modules and registers their commands (they never import this one)."""
 import typer
 
 from .active_learning.study import active_learning_study
+from .bench.apply import bench_apply
 from .bench.dgm import bench
 from .bench.nested import bench_nested
 from .bench.stages import bench_stages
@@ -29,6 +30,7 @@ app.add_typer(nested_study, name="nested-study")
 app.add_typer(two_stage, name="two-stage")
 app.command("bench")(bench)
 app.command("bench-nested")(bench_nested)
+app.command("bench-apply")(bench_apply)
 app.command("bench-types")(bench_types)
 app.command("bench-stages")(bench_stages)
 app.command("bench-structures")(bench_structures)

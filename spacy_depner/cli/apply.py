@@ -9,7 +9,8 @@ from typing import Optional
 
 import typer
 
-from ..inference.corpus import annotate_corpus, input_kind
+from ..inference.annotating import annotate_corpus
+from ..inference.corpus import input_kind
 from ..inference.ray_data import ray_annotate
 from ..util.pipelines import load_pipeline
 from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT_KEY_HELP, import_code
@@ -17,6 +18,15 @@ from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT
 INPUT_HELP = (
     'Corpus: .txt (one document per line), .jsonl ({"text": ...} per line, other keys kept as '
     '"meta"), or a .spacy DocBin file or directory of them'
+)
+
+N_PROCESS_HELP = (
+    "Processes, each reading its own shards of INPUT and writing their output shards, one BLAS "
+    "thread each (the output is the same for any number)"
+)
+SHARD_SIZE_HELP = (
+    "Lines (a .txt or .jsonl INPUT) or documents (DocBin INPUT) per shard: the unit of work of a "
+    "process and of resuming, and the most documents of an output DocBin shard"
 )
 
 
@@ -33,21 +43,21 @@ def apply(
     force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run the pipeline on, or -1 for the CPU"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch of nlp.pipe"),
-    n_process: int = typer.Option(
-        1, "--n-process", "-n", min=1, help="Processes of nlp.pipe (the output is the same for any number)"
-    ),
-    shard_size: int = typer.Option(1000, min=1, help="Documents per DocBin shard (directory OUTPUT)"),
+    n_process: int = typer.Option(1, "--n-process", "-n", min=1, help=N_PROCESS_HELP),
+    shard_size: int = typer.Option(1000, min=1, help=SHARD_SIZE_HELP),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
     """Run a pipeline over a corpus, as spacy apply; resumable.
 
     Writes JSONL records ({text, meta, ents, spans with scores}), one
     DocBin (.spacy, as `spacy apply`), or DocBin shards of at most
-    --shard-size documents, in input order. They go to OUTPUT.partial,
-    renamed to OUTPUT when complete; an interrupted run, rerun with the same
-    arguments, continues from there, also after later lines of INPUT were
-    corrected (the documents already done must be unchanged). Prints docs,
-    words and words/s. The options of `spacy apply` have its names."""
+    --shard-size documents, in input order. INPUT is cut into shards of
+    --shard-size lines or documents, which --n-process processes read and
+    annotate; each shard's output goes to OUTPUT.partial/, joined into
+    OUTPUT when all are done. An interrupted run, rerun with the same
+    arguments, keeps the shards done, also after lines of shards not done
+    were corrected. Prints docs, words and words/s. The options of `spacy
+    apply` have its names."""
     from spacy.cli._util import setup_gpu
 
     input_kind(input_path)
@@ -77,9 +87,12 @@ def apply_ray(
     ),
     output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of records (written by this machine)"),
     text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
-    force: bool = typer.Option(False, *FORCE_FLAGS, help="Replace an existing OUTPUT (--overwrite: the same)"),
+    force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     actors: int = typer.Option(2, min=1, help="Ray actors, each loading the pipeline once"),
-    batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch (per call of an actor)"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch of an actor"),
+    shard_size: int = typer.Option(
+        1000, min=1, help="Lines of INPUT per shard: the unit of work of an actor and of resuming"
+    ),
     cpus_per_actor: float = typer.Option(1.0, help="CPUs Ray reserves for each actor"),
     address: Optional[str] = typer.Option(
         None, help="Ray cluster address (default: RAY_ADDRESS, else a new local Ray instance on this machine)"
@@ -88,15 +101,17 @@ def apply_ray(
 ) -> None:
     """Run a pipeline over a corpus on a Ray cluster.
 
-    A pool of --actors actors runs PIPELINE on a text or JSONL corpus and
-    this machine writes the same JSONL records as `apply`, in input order. Prints docs, words and words/s (including
-    the actors' start)."""
+    A pool of --actors actors runs PIPELINE on the shards of a text or JSONL
+    corpus, each reading its own, and this machine writes the same JSONL
+    records as `apply`, in input order; resumable as `apply`. Prints docs,
+    words and words/s (from the actors ready: their start is printed apart)."""
     summary = ray_annotate(
         pipeline,
         input_path,
         output,
         actors=actors,
         batch_size=batch_size,
+        shard_size=shard_size,
         cpus_per_actor=cpus_per_actor,
         address=address,
         overwrite=force,

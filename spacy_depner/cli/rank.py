@@ -11,7 +11,7 @@ from ..inference.corpus import input_kind
 from ..inference.ranking import rank_corpus
 from ..pipeline.uncertainty import MEASURES
 from ..util.pipelines import load_pipeline
-from .apply import INPUT_HELP
+from .apply import INPUT_HELP, N_PROCESS_HELP, SHARD_SIZE_HELP
 from .arguments import FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP
 
 
@@ -22,7 +22,9 @@ def rank(
     measure: str = typer.Option("expected_errors", help=f"Ranking measure: {', '.join(MEASURES)}"),
     component: Optional[str] = typer.Option(None, help="The entity component (default: the pipeline's only one)"),
     top: Optional[int] = typer.Option(None, min=1, help="Keep only the TOP most uncertain documents (default: all)"),
-    batch_size: int = typer.Option(256, min=1, help="Documents per batch"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch"),
+    n_process: int = typer.Option(1, "--n-process", "-n", min=1, help=N_PROCESS_HELP),
+    shard_size: int = typer.Option(1000, min=1, help=SHARD_SIZE_HELP),
     overwrite: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     progress: bool = typer.Option(True, help="Show a progress bar (words, words/s, documents) on stderr"),
 ) -> None:
@@ -39,6 +41,8 @@ def rank(
         measure=measure,
         component=component,
         batch_size=batch_size,
+        n_process=n_process,
+        shard_size=shard_size,
         top=top,
         overwrite=overwrite,
         progress=progress,

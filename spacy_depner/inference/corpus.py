@@ -32,12 +32,11 @@ an uninterrupted run.
 """
 
 import hashlib
-import itertools
 import json
 import time
 import warnings
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, Iterator, Tuple, Union
+from typing import IO, Any, Dict, Iterable, Iterator, List, Tuple, Union
 
 import numpy as np
 from spacy.language import Language
@@ -47,14 +46,8 @@ from spacy.vocab import Vocab
 from tqdm import tqdm
 
 from ..util.atomic_files import (
-    atomic_path,
-    check_manifest,
-    complete_lines,
-    discard_partial,
-    finish_partial,
     partial_path,
     path_fingerprint,
-    remove_stale_temporaries,
 )
 
 TEXT, JSONL, DOCBIN = "text", "jsonl", "docbin"
@@ -76,10 +69,7 @@ def input_kind(path: Path) -> str:
     if not path.exists():
         raise ValueError(f"Input {path} does not exist: give {INPUT_HELP}")
     if path.is_dir():
-        with warnings.catch_warnings():  # spaCy's W090 says what the ValueError below says
-            warnings.simplefilter("ignore", UserWarning)
-            files = walk_corpus(path, ".spacy")
-        if not files:
+        if not docbin_files(path):
             raise ValueError(f"Input directory {path} holds no .spacy file: give {INPUT_HELP}")
         return DOCBIN
     kind = INPUT_SUFFIXES.get(path.suffix.lower())
@@ -89,15 +79,16 @@ def input_kind(path: Path) -> str:
 
 
 def read_lines(
-    stream: IO[bytes], path: Union[str, Path], kind: str, text_key: str = "text"
+    stream: IO[bytes], path: Union[str, Path], kind: str, text_key: str = "text", first_line: int = 1
 ) -> Iterator[Tuple[str, Meta]]:
     """The (text, meta) records of a text or JSONL binary stream whose lines
-    end in \\n or \\r\\n (a UTF-8 byte order mark is dropped); ``path`` names the
-    file in the ValueError of a bad line (``file:line``): not UTF-8, not one
-    JSON object, or without a string under ``text_key``."""
+    end in \\n or \\r\\n (a UTF-8 byte order mark on line 1 is dropped); its
+    first line is line ``first_line`` of the file ``path``, which the
+    ValueError of a bad line names (``file:line``): not UTF-8, not one JSON
+    object, or without a string under ``text_key``."""
     if kind not in (TEXT, JSONL):
         raise ValueError(f"read_lines reads {TEXT!r} or {JSONL!r} input, not {kind!r}")
-    for number, raw in enumerate(stream, 1):
+    for number, raw in enumerate(stream, first_line):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -153,6 +144,30 @@ def parse_jsonl_line(line: str, where: str, text_key: str = "text") -> Tuple[str
     return text, record
 
 
+def docbin_files(path: Union[str, Path]) -> List[Path]:
+    """The DocBin files of a .spacy file, or of a directory walked as ``spacy.Corpus.v1`` walks it."""
+    if not Path(path).is_dir():
+        return [Path(path)]
+    with warnings.catch_warnings():  # spaCy's W090 says what input_kind's ValueError says
+        warnings.simplefilter("ignore", UserWarning)
+        return walk_corpus(path, ".spacy")
+
+
+def read_docbin(file: Union[str, Path]) -> DocBin:
+    """A DocBin file, or a ValueError naming it."""
+    try:
+        return DocBin().from_disk(file)
+    except Exception as error:
+        raise ValueError(f"{file}: not a readable DocBin ({error}); write it with spacy.tokens.DocBin") from None
+
+
+def docbin_records(docs: DocBin, vocab: Vocab) -> Iterator[Tuple[Doc, Meta]]:
+    """(Doc, meta) of each Doc of a DocBin: ``doc.user_data["meta"]``, when a dict, is the meta."""
+    for doc in docs.get_docs(vocab):
+        meta = doc.user_data.get("meta")
+        yield doc, meta if isinstance(meta, dict) else {}
+
+
 def read_input(path: Path, vocab: Vocab, text_key: str = "text") -> Iterator[Tuple[Union[str, Doc], Meta]]:
     """Stream the (text or Doc, meta) records of an input (see ``input_kind``;
     a JSONL file's text under ``text_key``), one line or one DocBin file in
@@ -162,14 +177,8 @@ def read_input(path: Path, vocab: Vocab, text_key: str = "text") -> Iterator[Tup
         with open(path, "rb") as stream:
             yield from read_lines(stream, path, kind, text_key)
         return
-    for file in walk_corpus(path, ".spacy") if Path(path).is_dir() else [Path(path)]:
-        try:
-            docs = DocBin().from_disk(file).get_docs(vocab)
-        except Exception as error:
-            raise ValueError(f"{file}: not a readable DocBin ({error}); write it with spacy.tokens.DocBin") from None
-        for doc in docs:
-            meta = doc.user_data.get("meta")
-            yield doc, meta if isinstance(meta, dict) else {}
+    for file in docbin_files(path):
+        yield from docbin_records(read_docbin(file), vocab)
 
 
 def span_record(span: Span) -> Dict[str, Any]:
@@ -266,91 +275,6 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
     return DOCBIN
 
 
-class JsonlFile:
-    """Writes the ``json_line`` of each Doc to a JSONL file, one line at a
-    time; with ``resume``, after the complete lines it already holds
-    (``done`` of them; a torn last line is cut)."""
-
-    def __init__(self, path: Path, resume: bool = False):
-        self.path = path
-        self.done = complete_lines(path) if resume else 0
-        self.file = open(path, "a" if resume else "w", encoding="utf8")
-
-    def done_records(self, vocab: Vocab) -> Iterator[Tuple[str, Meta]]:
-        """(text, meta) of each document the file holds."""
-        with open(self.path, encoding="utf8") as lines:
-            for line in itertools.islice(lines, self.done):
-                record = json.loads(line)
-                yield record["text"], record["meta"]
-
-    def write(self, doc: Doc, meta: Meta) -> None:
-        self.file.write(json_line(doc, meta) + "\n")
-
-    def flush(self) -> None:
-        self.file.flush()
-
-    def close(self, complete: bool = True) -> None:
-        """Close the file (what was written is kept, complete or not)."""
-        self.file.close()
-
-
-class DocBinShards:
-    """Writes Docs to ``directory/shard-000000.spacy``, ... of at most
-    ``shard_size`` Docs each (user data kept), one shard in memory, each
-    shard file written atomically; with ``resume``, after the shards the
-    directory already holds (``done`` Docs: that many full shards)."""
-
-    def __init__(self, directory: Path, shard_size: int, resume: bool = False):
-        self.directory, self.shard_size, self.shards = Path(directory), shard_size, 0
-        self.directory.mkdir(parents=True, exist_ok=True)
-        if resume:
-            remove_stale_temporaries(self.directory)
-            while (self.directory / SHARD_PATTERN.format(self.shards)).exists():
-                self.shards += 1
-        self.done = self.shards * shard_size
-        self.docs = DocBin(store_user_data=True)
-
-    def done_records(self, vocab: Vocab) -> Iterator[Tuple[str, Meta]]:
-        """(text, meta) of each document of the shards written."""
-        for number in range(self.shards):
-            for doc in DocBin().from_disk(self.directory / SHARD_PATTERN.format(number)).get_docs(vocab):
-                yield doc.text, doc.user_data.get("meta") or {}
-
-    def write(self, doc: Doc, meta: Meta) -> None:
-        if meta:
-            doc.user_data["meta"] = meta
-        self.docs.add(doc)
-        if len(self.docs) == self.shard_size:
-            self.write_shard()
-
-    def write_shard(self) -> None:
-        """Write the shard in memory, if any (the next ``write`` starts a new one)."""
-        if len(self.docs):
-            with atomic_path(self.directory / SHARD_PATTERN.format(self.shards)) as temporary:
-                self.docs.to_disk(temporary)
-            self.shards += 1
-            self.docs = DocBin(store_user_data=True)
-
-    def flush(self) -> None:
-        """Nothing: a shard is written when full (a resumed run counts full shards)."""
-
-    def close(self, complete: bool = True) -> None:
-        """Write the last, shorter shard if the input is ``complete``; else
-        drop it (a resumed run annotates its Docs again)."""
-        if complete:
-            self.write_shard()
-
-
-def merge_shards(directory: Path, output: Path) -> None:
-    """Write the Docs of the shards in ``directory``, in order, to one DocBin
-    file at ``output`` (atomically), as ``spacy apply`` writes its output."""
-    merged = DocBin(store_user_data=True)
-    for shard in sorted(Path(directory).glob("shard-*.spacy")):
-        merged.merge(DocBin(store_user_data=True).from_disk(shard))
-    with atomic_path(output) as temporary:
-        merged.to_disk(temporary)
-
-
 def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int, text_key: str = "text") -> Dict[str, Any]:
     """What determines the output of ``annotate_corpus`` (not ``n_process``
     or ``batch_size``): the output format and shard size, the input's path
@@ -372,30 +296,6 @@ def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int, te
 def as_json(meta: Meta) -> str:
     """The meta as canonical JSON (a DocBin gives back its lists as tuples)."""
     return json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def check_done_prefix(
-    records: Iterator[Tuple[Union[str, Doc], Meta]], done: Iterable[Tuple[str, Meta]], input_path: Path, partial: Path
-) -> None:
-    """Read from the input ``records`` one record per document ``done`` (the
-    (text, meta) a resumed partial holds) and check each is unchanged: a
-    corrected input resumes when the documents done are as they were; one
-    that differs (or an input cut short) is a ValueError naming it."""
-    number = 0
-    for number, (text, meta) in enumerate(done, 1):
-        item, input_meta = next(records, (None, None))
-        if item is None:
-            raise ValueError(
-                f"{input_path} holds {number - 1} documents, fewer than the {partial} being resumed: "
-                "give the input it was made from, or pass --force to start again"
-            )
-        input_text = item.text if isinstance(item, Doc) else item
-        if input_text != text or as_json(input_meta) != as_json(meta):
-            raise ValueError(
-                f"{input_path}: document {number} is not the one {partial} holds for it ({text[:40]!r}, "
-                f"now {input_text[:40]!r}): the documents already done must stay as they were to resume "
-                "(later ones may change); restore it, or pass --force to start again"
-            )
 
 
 def word_progress(enabled: bool = True) -> tqdm:
@@ -421,64 +321,3 @@ def run_summary(docs: int, words: int, started: float, output: Path) -> Dict[str
         "words_per_second": round(words / seconds, 1) if seconds > 0 else None,
         "output": str(output),
     }
-
-
-def annotate_corpus(
-    nlp: Language,
-    input_path: Path,
-    output: Path,
-    *,
-    n_process: int = 1,
-    batch_size: int = 256,
-    shard_size: int = 1000,
-    overwrite: bool = False,
-    progress: bool = True,
-    text_key: str = "text",
-) -> Dict[str, Any]:
-    """Annotate every document of ``input_path`` with ``nlp.pipe(n_process,
-    batch_size)`` and write them to ``output`` (JSONL or DocBin shards, see
-    the module docstring) as they come, in input order, through its
-    partial; the same bytes for any ``n_process``, and after a resume. A
-    partial left with other settings, or whose documents the input no
-    longer starts with (``check_done_prefix``), is a ValueError, or, with
-    ``overwrite``, discarded (so is any partial). A JSONL input's text is under ``text_key``. Returns ``run_summary`` of the documents this
-    run annotated (time from the first document read to the last one
-    written) and ``"docs_kept"``, those found in the partial."""
-    if min(n_process, batch_size, shard_size) < 1:
-        raise ValueError(
-            f"n_process={n_process}, batch_size={batch_size}, shard_size={shard_size}: give at least 1 for each"
-        )
-    input_kind(input_path)
-    kind = output_kind(output, overwrite, [input_path])
-    if overwrite:  # start again, also from a partial of the same settings
-        discard_partial(output)
-    resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size, text_key), restart=overwrite)
-    partial = partial_path(output)
-    writer = JsonlFile(partial, resume) if kind == JSONL else DocBinShards(partial, shard_size, resume)
-    started, n_docs, n_words = time.perf_counter(), 0, 0
-    records = read_input(input_path, nlp.vocab, text_key)
-    if writer.done:
-        check_done_prefix(records, writer.done_records(nlp.vocab), input_path, partial)
-    complete = False
-    try:
-        with word_progress(progress) as bar:
-            for doc, meta in nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size):
-                writer.write(doc, meta)
-                n_docs += 1
-                n_words += len(doc)
-                if n_docs % batch_size == 0:
-                    writer.flush()
-                progress_step(bar, writer.done + n_docs, len(doc))
-        complete = True
-    finally:
-        writer.close(complete)
-        if not complete and writer.done + n_docs == 0:
-            discard_partial(output)
-    if writer.done + n_docs == 0:
-        warnings.warn(f"The input {input_path} holds no document: {output} is empty")
-    if kind == DOCBIN_FILE:
-        merge_shards(partial, output)
-        discard_partial(output)
-    else:
-        finish_partial(output)
-    return {**run_summary(n_docs, n_words, started, output), "docs_kept": writer.done}

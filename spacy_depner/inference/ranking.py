@@ -1,12 +1,13 @@
 """Ranking a corpus by how uncertain an entity component is about each
 document (``python -m spacy_depner rank``), to choose what to annotate next.
 
-Every document of the input (``corpus.read_input``: .txt, .jsonl, .spacy)
-runs through the pipeline's components up to the entity component; the
-component's exact marginals give its measures (``pipeline.uncertainty``),
-and one record per document goes to ``OUTPUT.partial`` in input order, as
-``annotate`` writes (resumable: a killed run rerun with the same arguments
-continues after the complete records). At the end the records are sorted,
+Every document of the input (.txt, .jsonl, .spacy) runs through the
+pipeline's components up to the entity component; the component's exact
+marginals give its measures (``pipeline.uncertainty``), and one record per
+document goes to the output shard of its input shard in ``OUTPUT.partial/``,
+on one or several processes as ``annotate_corpus`` runs (resumable: a
+killed run rerun with the same arguments keeps the shards done). At the end
+the records are sorted,
 most uncertain first (ties in input order), ``top`` of them kept, and
 written to OUTPUT.
 
@@ -24,7 +25,7 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -36,20 +37,13 @@ from ..util.atomic_files import (
     check_manifest,
     complete_lines,
     discard_partial,
-    partial_path,
     path_fingerprint,
 )
-from .corpus import (
-    JSONL,
-    LINE_BREAKS,
-    Meta,
-    output_kind,
-    progress_step,
-    read_input,
-    run_settings,
-    run_summary,
-    word_progress,
-)
+from .annotating import run_job
+from .corpus import JSONL, LINE_BREAKS, Meta, output_kind, run_settings, run_summary, word_progress
+from .input_shards import InputShard, ShardReader, plan_shards
+from .output_shards import OutputShards
+from .shard_pool import Report
 
 
 def rank_record(doc: Doc, meta: Meta, uncertainty: DocUncertainty, labels, measure: str) -> Dict[str, Any]:
@@ -81,6 +75,29 @@ def rank_record(doc: Doc, meta: Meta, uncertainty: DocUncertainty, labels, measu
     }
 
 
+class RankJob:
+    """Ranks one input shard: its task records (``rank_record``) to its output shard."""
+
+    def __init__(self, nlp: Language, pipe, outputs: OutputShards, measure: str, batch_size: int):
+        self.nlp, self.pipe, self.outputs, self.measure, self.batch_size = nlp, pipe, outputs, measure, batch_size
+        self.reader = ShardReader()
+
+    def run(self, shard: InputShard, report: Report) -> None:
+        before = self.nlp.pipe_names[: self.nlp.pipe_names.index(self.pipe.name)]
+        records = self.reader.records(shard, self.nlp.vocab)
+        with (
+            atomic_path(self.outputs.path(shard.index)) as temporary,
+            open(temporary, "w", encoding="utf8") as out,
+            self.nlp.select_pipes(enable=before),
+        ):
+            for chunk in minibatch(self.nlp.pipe(records, as_tuples=True, batch_size=self.batch_size), self.batch_size):
+                docs, metas = zip(*chunk)
+                for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(self.pipe, list(docs))):
+                    record = rank_record(doc, meta, uncertainty, self.pipe.labels, self.measure)
+                    out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
+                report(len(docs), sum(len(doc) for doc in docs))
+
+
 def rank_corpus(
     nlp: Language,
     input_path: Path,
@@ -92,70 +109,67 @@ def rank_corpus(
     top: Optional[int] = None,
     overwrite: bool = False,
     progress: bool = True,
+    n_process: int = 1,
+    shard_size: int = 1000,
+    start_method: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Rank the documents of ``input_path`` by ``measure`` of the entity
-    component ``component`` (default: the pipeline's only one) and write
-    the ``top`` most uncertain (None: all) to the .jsonl ``output``.
-    Returns ``run_summary`` of the documents scored in this run, with
-    ``docs_kept`` (found in the partial) and ``docs_written``."""
+    component ``component`` (default: the pipeline's only one) on
+    ``n_process`` processes, as ``annotate_corpus`` runs (shards of
+    ``shard_size`` documents), and write the ``top`` most uncertain (None:
+    all) to the .jsonl ``output``. Returns ``run_summary`` of the documents
+    scored in this run, with ``docs_kept`` (found in the partial) and
+    ``docs_written``."""
     if measure not in MEASURES:
         raise ValueError(f"Unknown measure {measure!r}: use one of {', '.join(MEASURES)}")
-    if batch_size < 1 or (top is not None and top < 1):
-        raise ValueError(f"batch_size={batch_size}, top={top}: give at least 1 for each")
+    if min(batch_size, n_process, shard_size) < 1 or (top is not None and top < 1):
+        raise ValueError(
+            f"batch_size={batch_size}, n_process={n_process}, shard_size={shard_size}, top={top}: "
+            "give at least 1 for each"
+        )
     pipe = only_entity_pipe(nlp, component)
     if output_kind(output, overwrite, [input_path]) != JSONL:
         raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
-    # the whole input's fingerprint: a ranked partial holds no record of the documents it read
+    # the whole input's fingerprint: a ranked shard's records are not the input's to check them against
     settings = {
-        **run_settings(nlp, input_path, JSONL, 0),
+        **run_settings(nlp, input_path, JSONL, shard_size),
         "input": path_fingerprint(input_path),
         "measure": measure,
         "component": pipe.name,
     }
     resume = check_manifest(output, settings, restart=overwrite)
-    partial = partial_path(output)
-    done = complete_lines(partial) if resume else 0
-    before = nlp.pipe_names[: nlp.pipe_names.index(pipe.name)]
-    started, n_docs, n_words = time.perf_counter(), 0, 0
-    records = itertools.islice(read_input(input_path, nlp.vocab), done, None)
-    try:
-        with (
-            open(partial, "a" if resume else "w", encoding="utf8") as out,
-            word_progress(progress) as bar,
-            nlp.select_pipes(enable=before),
-        ):
-            bar.set_description("rank")
-            for chunk in minibatch(nlp.pipe(records, as_tuples=True, batch_size=batch_size), batch_size):
-                docs, metas = zip(*chunk)
-                for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(pipe, list(docs))):
-                    record = rank_record(doc, meta, uncertainty, pipe.labels, measure)
-                    out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
-                    n_docs += 1
-                    n_words += len(doc)
-                    progress_step(bar, done + n_docs, len(doc))
-                out.flush()
-    except BaseException:
-        if done + n_docs == 0:
-            discard_partial(output)
-        raise
-    if done + n_docs == 0:
+    shards = plan_shards(input_path, shard_size)
+    outputs = OutputShards(output, JSONL, resume)
+    done = set(outputs.done()) if resume else set()
+    kept = sum(complete_lines(outputs.path(number)) for number in done)
+    started, bar = time.perf_counter(), word_progress(progress)
+    bar.set_description("rank")
+    job = RankJob(nlp, pipe, outputs, measure, batch_size)
+    counts = run_job(job, shards, done, outputs, n_process, start_method, bar, kept)
+    if kept + counts["docs"] == 0:
         warnings.warn(f"The input {input_path} holds no document: {output} is empty")
-    written = write_ranked(partial, output, top)
+    written = write_ranked([outputs.path(number) for number in outputs.done()], output, top)
     discard_partial(output)
-    return {**run_summary(n_docs, n_words, started, output), "docs_kept": done, "docs_written": written}
+    return {**run_summary(counts["docs"], counts["words"], started, output), "docs_kept": kept, "docs_written": written}
 
 
-def write_ranked(partial: Path, output: Path, top: Optional[int]) -> int:
-    """The records of ``partial``, most uncertain first (ties in input order),
-    the ``top`` first (None: all) written to ``output``; their number. With
-    ``top``, memory holds ``top`` records, else all of them."""
+def write_ranked(shards: List[Path], output: Path, top: Optional[int]) -> int:
+    """The records of the ``shards`` files (in input order), most uncertain
+    first (ties in input order), the ``top`` first (None: all) written to
+    ``output``; their number. With ``top``, memory holds ``top`` records,
+    else all of them."""
 
     def scored():
-        with open(partial, encoding="utf8") as lines:
-            for index, line in enumerate(lines):
-                yield json.loads(line)["score"], -index, line
+        lines = itertools.chain.from_iterable(open_lines(shard) for shard in shards)
+        for index, line in enumerate(lines):
+            yield json.loads(line)["score"], -index, line
 
     ranked = heapq.nlargest(top, scored()) if top is not None else sorted(scored(), reverse=True)
     with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out:
         out.writelines(line for _, _, line in ranked)
     return len(ranked)
+
+
+def open_lines(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf8") as lines:
+        yield from lines

@@ -1,41 +1,38 @@
-"""Corpus annotation on Ray Data, for corpora that outgrow one machine: the
-records of a text or JSONL file are read as ``annotate`` reads them
-(``read_lines``), a fixed pool of actors that each load the pipeline once
-annotates them (``map_batches``), and the driver writes their JSON records
-(``json_line``, as ``annotate`` writes them) to one JSONL file in input order
-(``preserve_order``): the same bytes as ``python -m spacy_depner apply``,
-since a Doc's annotations do not depend on the other Docs of its batch. The
-file is written under a temporary name and renamed when complete (no
-resume: an interrupted run starts again).
+"""Corpus annotation on a Ray cluster, on the design of ``annotate_corpus``:
+the input (a text or JSONL file, or a URI such as
+``s3://bucket/corpus.jsonl``) is cut into shards (``input_shards``), a pool
+of actors that each load the pipeline once (``ShardAnnotator``) each read
+their shard themselves and return its JSON record lines, and this machine
+writes each shard's lines to its output shard in ``OUTPUT.partial/`` as it
+comes (``output_shards``), then joins them in input order: the same bytes as
+``python -m spacy_depner apply``, resumable as it is (a killed run rerun
+with the same arguments keeps the shards done). Only shard descriptions go
+to the actors and text lines come back; an actor holds one shard's records.
 
 Ray is imported only inside these functions (``pip install "spacy-depner[ray]"``).
 On a cluster, PIPELINE must be loadable on every node (a shared path or an
 installed package) and INPUT readable from every node (a shared path, or a
-URI such as ``s3://bucket/corpus.jsonl``).
+URI).
+
+``PipelineAnnotator`` is the Ray Data counterpart for pipelines composed by
+hand (``ray.data.read_text`` -> ``map_batches``), e.g. to write Parquet.
 """
 
-import io
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
+from spacy.vocab import Vocab
 
-from ..util.atomic_files import atomic_path
+from ..util.atomic_files import atomic_path, check_manifest, discard_partial, path_fingerprint
 from ..util.pipelines import pipeline_location
-from .corpus import (
-    INPUT_SUFFIXES,
-    JSONL,
-    TEXT,
-    input_kind,
-    json_line,
-    output_kind,
-    progress_step,
-    read_lines,
-    run_summary,
-    word_progress,
-)
+from .annotating import AnnotateJob
+from .corpus import JSONL, TEXT, input_kind, json_line, output_kind, progress_step, run_summary, word_progress
+from .input_shards import InputShard, is_uri, plan_shards, uri_kind
+from .output_shards import OutputShards
+from .shard_pool import limit_threads
 
 
 def import_ray():
@@ -73,39 +70,39 @@ class PipelineAnnotator:
         return {"json": np.array(lines, dtype=object), "words": np.array(words, dtype=np.int64)}
 
 
-def line_records(path: str, kind: str, rows_per_block: int, text_key: str = "text"):
-    """A Ray datasource of the (text, meta as JSON) records of a text or
-    JSONL file, read by ``read_lines`` (errors name file:line) and handed to
-    Ray ``rows_per_block`` rows at a time (Ray merges them into blocks of up
-    to ``DataContext.target_max_block_size`` and splits those among the actors)."""
-    import pyarrow
-    from ray.data.datasource import FileBasedDatasource
+class ShardAnnotator:
+    """A Ray actor: loads the pipeline once (one BLAS/torch thread), then
+    annotates input shards it reads itself (``AnnotateJob.annotated``) into
+    ``(shard number, record lines as UTF-8 bytes, docs, words)``."""
 
-    class LineRecords(FileBasedDatasource):
-        def _read_stream(self, stream, file: str) -> Iterator[Any]:
-            texts, metas = [], []
-            for text, meta in read_lines(io.BufferedReader(stream), file, kind, text_key):
-                texts.append(text)
-                metas.append(json.dumps(meta, ensure_ascii=False))
-                if len(texts) == rows_per_block:
-                    yield pyarrow.table({"text": texts, "meta": metas})
-                    texts, metas = [], []
-            if texts:
-                yield pyarrow.table({"text": texts, "meta": metas})
+    def __init__(self, pipeline: str, batch_size: int, text_key: str):
+        import spacy
 
-    return LineRecords(path)
+        limit_threads()
+        self.job = AnnotateJob(spacy.load(pipeline), None, batch_size, text_key)
+
+    def ready(self) -> bool:
+        """True, once the pipeline is loaded."""
+        return True
+
+    def run(self, shard: InputShard) -> Tuple[int, bytes, int, int]:
+        counts = [0, 0]
+
+        def report(docs: int, words: int) -> None:
+            counts[0] += docs
+            counts[1] += words
+
+        lines = "".join(json_line(doc, meta) + "\n" for doc, meta in self.job.annotated(shard, report))
+        return shard.index, lines.encode("utf8"), counts[0], counts[1]
 
 
 def ray_input(input_path: Union[str, Path]) -> tuple:
     """(path for Ray, kind) of a local file or a URI (``scheme://...``, not
     checked here), which must be text or JSONL."""
     text = str(input_path)
-    if "://" in text:
-        kind = INPUT_SUFFIXES.get(Path(text.split("://", 1)[1]).suffix.lower())
-        path = text
-    else:
-        kind = input_kind(Path(text))
-        path = str(Path(text).resolve())
+    if is_uri(text):
+        return text, uri_kind(text)
+    kind, path = input_kind(Path(text)), str(Path(text).resolve())
     if kind not in (TEXT, JSONL):
         raise ValueError(
             f"Annotating on Ray reads a .txt or .jsonl file, not {input_path}: "
@@ -132,62 +129,74 @@ def ray_annotate(
     *,
     actors: int = 2,
     batch_size: int = 256,
+    shard_size: int = 1000,
     cpus_per_actor: float = 1,
     address: Optional[str] = None,
     overwrite: bool = False,
     progress: bool = True,
     text_key: str = "text",
 ) -> Dict[str, Any]:
-    """Annotate a text or JSONL corpus (its text under ``text_key``) with ``actors`` Ray actors running
-    ``pipeline`` (a path or package name) on batches of ``batch_size``
-    documents, into the JSONL file ``output``, in input order. Uses the
-    Ray instance this process has initialized, else connects to ``address``
-    (default: the ``RAY_ADDRESS`` variable, else a new local instance) and
-    shuts Ray down at the end. Returns ``run_summary`` (time includes starting
-    the actors and loading the pipeline)."""
-    if min(actors, batch_size) < 1 or cpus_per_actor <= 0:
+    """Annotate a text or JSONL corpus (its text under ``text_key``) with
+    ``actors`` Ray actors running ``pipeline`` (a path or package name) on
+    shards of ``shard_size`` lines in batches of ``batch_size`` documents,
+    into the JSONL file ``output``, in input order (module docstring). Uses
+    the Ray instance this process has initialized, else connects to
+    ``address`` (default: the ``RAY_ADDRESS`` variable, else a new local
+    instance) and shuts Ray down at the end. Returns ``run_summary`` (time
+    from the actors ready, their pipelines loaded, to the output written, as
+    ``apply`` times from its pipeline loaded), ``"docs_kept"``, those found
+    in the partial, and ``"actors_start_seconds"``, the actors' start."""
+    if min(actors, batch_size, shard_size) < 1 or cpus_per_actor <= 0:
         raise ValueError(
-            f"actors={actors}, batch_size={batch_size}, cpus_per_actor={cpus_per_actor}: "
-            "give at least 1 actor, 1 document per batch and a positive number of CPUs"
+            f"actors={actors}, batch_size={batch_size}, shard_size={shard_size}, cpus_per_actor={cpus_per_actor}: "
+            "give at least 1 actor, 1 document per batch and per shard and a positive number of CPUs"
         )
     if Path(output).suffix.lower() != ".jsonl":
         raise ValueError(f"Annotating on Ray writes a .jsonl file, not {output}: give OUTPUT ending in .jsonl")
     path, kind = ray_input(input_path)
-    output_kind(output, overwrite, [] if "://" in str(input_path) else [Path(input_path)])
+    output_kind(output, overwrite, [] if is_uri(input_path) else [Path(input_path)])
     pipeline = pipeline_location(pipeline)
+    if overwrite:
+        discard_partial(output)
+    settings = {
+        "format": JSONL,
+        "shard_size": shard_size,
+        "input": path,
+        "text_key": text_key,
+        "pipeline": path_fingerprint(pipeline) if Path(pipeline).is_dir() else pipeline,
+    }
+    resume = check_manifest(output, settings, restart=overwrite)
+    shards = plan_shards(path, shard_size)
+    outputs = OutputShards(output, JSONL, resume)
+    vocab = Vocab()
+    kept = outputs.check_done(shards, vocab, text_key) if resume else {}
     ray = import_ray()
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False)
-    context = ray.data.DataContext.get_current()
-    preserve_order = context.execution_options.preserve_order
-    context.execution_options.preserve_order = True
-    started, n_docs, n_words = time.perf_counter(), 0, 0
+    counts, docs_kept = {"docs": 0, "words": 0}, sum(kept.values())
+    starting = time.perf_counter()
     try:
-        # reading takes no CPU of the actors' (else a read task can wait for one forever)
-        records = ray.data.read_datasource(line_records(path, kind, batch_size, text_key), num_cpus=0)
-        annotated = records.map_batches(
-            PipelineAnnotator,
-            fn_constructor_kwargs={"pipeline": pipeline, "batch_size": batch_size},
-            batch_size=batch_size,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=actors),
-            num_cpus=cpus_per_actor,
-        )
-        with (
-            atomic_path(output) as temporary,
-            open(temporary, "w", encoding="utf8") as out,
-            word_progress(progress) as bar,
-        ):
-            for batch in annotated.iter_batches(batch_size=None, batch_format="numpy"):
-                out.write("".join(line + "\n" for line in batch["json"].tolist()))
-                n_docs += len(batch["json"])
-                n_words += int(batch["words"].sum())
-                progress_step(bar, n_docs, int(batch["words"].sum()))
+        annotator = ray.remote(num_cpus=cpus_per_actor)(ShardAnnotator)
+        pool_actors = [annotator.remote(pipeline, batch_size, text_key) for _ in range(actors)]
+        ray.get([actor.ready.remote() for actor in pool_actors])
+        started = time.perf_counter()
+        pool = ray.util.ActorPool(pool_actors)
+        pending = [shard for shard in shards if shard.index not in kept]
+        with word_progress(progress) as bar:
+            for number, lines, docs, words in pool.map_unordered(lambda actor, shard: actor.run.remote(shard), pending):
+                with atomic_path(outputs.path(number)) as temporary:
+                    temporary.write_bytes(lines)
+                counts["docs"] += docs
+                counts["words"] += words
+                progress_step(bar, docs_kept + counts["docs"], words)
     except Exception as error:
+        if not outputs.done():
+            discard_partial(output)
         raise ray_error(error) from None
     finally:
-        context.execution_options.preserve_order = preserve_order
         if started_ray:
             ray.shutdown()
-    return run_summary(n_docs, n_words, started, output)
+    outputs.finish()
+    summary = run_summary(counts["docs"], counts["words"], started, output)
+    return {**summary, "docs_kept": docs_kept, "actors_start_seconds": round(started - starting, 3)}

@@ -53,25 +53,29 @@ def test_records_hold_the_pipelines_annotations(pipeline, nlp, records, corpus, 
         assert all(0 < s["score"] <= 1 for s in scored)
 
 
-def test_same_bytes_for_any_number_of_processes_and_batch_size(pipeline, corpus, tmp_path):
-    runs = {"one": (1, 4), "two": (2, 4), "big_batches": (1, 1000)}
-    for name, (n_process, batch_size) in runs.items():
-        done = cli(
-            "apply",
-            pipeline,
-            corpus,
-            tmp_path / f"{name}.jsonl",
-            "--n-process",
-            n_process,
-            "--batch-size",
-            batch_size,
-            "--no-progress",
-        )
+@pytest.mark.parametrize("suffix", [".jsonl", ".spacy", ""])
+def test_same_bytes_for_any_number_of_processes_batch_size_and_shard_size(pipeline, corpus, tmp_path, suffix):
+    """JSONL records, one DocBin, or DocBin shards (the same for any shard
+    size but that one): the bytes of one process for two (each on shards of
+    its own), any batch size and, but for shards, any shard size."""
+    runs = {"one": (1, 4, 1000), "two": (2, 4, 5), "three": (3, 1000, 7), "two_big": (2, 3, 1000)}
+    if suffix == "":
+        runs = {"one": (1, 4, 5), "two": (2, 4, 5), "three": (3, 1000, 5)}
+    for name, (n_process, batch_size, shard_size) in runs.items():
+        options = ["--n-process", n_process, "--batch-size", batch_size, "--shard-size", shard_size]
+        done = cli("apply", pipeline, corpus, tmp_path / f"{name}{suffix}", *options, "--no-progress")
         assert done.exit_code == 0, done.output
-    one = (tmp_path / "one.jsonl").read_bytes()
-    assert one.count(b"\n") == 37
-    assert (tmp_path / "two.jsonl").read_bytes() == one
-    assert (tmp_path / "big_batches.jsonl").read_bytes() == one
+        assert json.loads(done.output)["docs"] == 37
+    one = tmp_path / f"one{suffix}"
+    for name in runs:
+        if suffix:
+            assert (tmp_path / f"{name}{suffix}").read_bytes() == one.read_bytes()
+        else:
+            names = sorted(p.name for p in (tmp_path / name).iterdir())
+            assert names == [f"shard-{i:06d}.spacy" for i in range(8)]
+            assert all((tmp_path / name / n).read_bytes() == (one / n).read_bytes() for n in names)
+    if suffix == ".jsonl":
+        assert one.read_bytes().count(b"\n") == 37
 
 
 def test_spacy_output_is_one_docbin_as_spacy_apply_writes(pipeline, nlp, records, corpus, tmp_path):
@@ -148,9 +152,12 @@ def test_records_are_read_and_written_as_they_come(nlp, records, tmp_path):
     with pytest.raises(ValueError, match="late_error.jsonl:10: not valid JSON"):
         next(stream)
     with pytest.raises(ValueError, match="late_error.jsonl:10"):
-        annotate_corpus(nlp, tmp_path / "late_error.jsonl", tmp_path / "out.jsonl", batch_size=4, progress=False)
-    # the batches before the bad line were written before it was read, to the partial output
-    assert len(read_jsonl(tmp_path / "out.jsonl.partial")) == 8 and not (tmp_path / "out.jsonl").exists()
+        options = dict(batch_size=4, shard_size=4, progress=False)
+        annotate_corpus(nlp, tmp_path / "late_error.jsonl", tmp_path / "out.jsonl", **options)
+    # the shards before the bad line's were written before it was read, to the partial output
+    shards = sorted((tmp_path / "out.jsonl.partial").iterdir())
+    assert [path.name for path in shards] == ["shard-000000.jsonl", "shard-000001.jsonl"]
+    assert sum(len(read_jsonl(path)) for path in shards) == 8 and not (tmp_path / "out.jsonl").exists()
 
 
 @pytest.mark.parametrize(

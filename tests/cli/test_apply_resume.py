@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from spacy.tokens import DocBin
 from test_apply import cli
 
 from spacy_depner.inference import annotate_corpus
@@ -18,6 +19,7 @@ from spacy_depner.util.atomic_files import manifest_path, partial_path
 
 DOCS = 1500  # about two seconds of annotation with the tiny pipeline
 SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].spacy"  # complete shards, not their temporaries
+JSONL_SHARDS = "shard-[0-9][0-9][0-9][0-9][0-9][0-9].jsonl"
 
 
 def command(pipeline, corpus, output, *options):
@@ -66,31 +68,33 @@ def big_corpus(tmp_path, random_corpus):
 
 
 @pytest.mark.slow
-def test_killed_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
+def test_killed_two_process_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
     output = tmp_path / "out.jsonl"
-    args = command(pipeline, big_corpus, output)
-    kill_when(
-        subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-        lambda: lines_in(partial_path(output)) >= 100,
-    )
+    args = command(pipeline, big_corpus, output, "--n-process", 2, "--shard-size", 100)
+    done_shards = lambda: sorted(partial_path(output).glob(JSONL_SHARDS)) if partial_path(output).is_dir() else []
+    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), lambda: len(done_shards()) >= 3)
+    time.sleep(0.5)  # the workers are killed with their parent, not before it: nothing more is written
     assert not output.exists() and manifest_path(output).exists()
-    kept = lines_in(partial_path(output))
-    with open(partial_path(output), "ab") as partial:  # a line torn by the kill
-        partial.write(b'{"text": "torn')
-    # a document already done changed since: refused
+    kept = done_shards()
+    assert 3 <= len(kept) < DOCS // 100
+    (partial_path(output) / "shard-000014.tmp-0123abcd.jsonl").write_text('{"text": "torn')  # torn by the kill
+    # a document already done changed since: refused, naming the shard and the document
+    first = int(kept[0].name[6:12])
     original = big_corpus.read_bytes()
-    big_corpus.write_bytes(original.replace(b'"text": "', b'"text": "changed ', 1))
+    lines = original.split(b"\n")
+    lines[first * 100 + 2] = lines[first * 100 + 2].replace(b'"text": "', b'"text": "changed ', 1)
+    big_corpus.write_bytes(b"\n".join(lines))
     with pytest.raises(
         ValueError,
-        match=r"corpus.jsonl: document 1 is not the one .*out.jsonl.partial holds .*"
+        match=rf"corpus.jsonl, from line {first * 100 + 1}: document 3 is not the one .*out.jsonl.partial holds .*"
         r"pass --force to start again",
     ):
-        annotate_corpus(nlp, big_corpus, output, progress=False)
+        annotate_corpus(nlp, big_corpus, output, shard_size=100, progress=False)
     big_corpus.write_bytes(original)
-    assert lines_in(partial_path(output)) == kept
 
+    kept_docs = sum(lines_in(path) for path in kept)  # 100 each, 99 in shard 0 (it holds a blank line)
     summary = rerun(args)
-    assert summary["docs_kept"] == kept and summary["docs"] == DOCS - kept
+    assert summary["docs_kept"] == kept_docs and summary["docs"] == DOCS - kept_docs
     assert not partial_path(output).exists() and not manifest_path(output).exists()
     annotate_corpus(nlp, big_corpus, tmp_path / "uninterrupted.jsonl", batch_size=64, progress=False)
     assert output.read_bytes() == (tmp_path / "uninterrupted.jsonl").read_bytes()
@@ -108,13 +112,15 @@ def test_killed_shard_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline,
         lambda: shards.is_dir() and len(list(shards.glob(SHARDS))) >= 2,
     )
     assert not output.exists()
-    kept = len(list(shards.glob(SHARDS)))
+    time.sleep(0.5)
+    kept = sorted(shards.glob(SHARDS))
     (shards / "shard-000009.tmp-0123abcd.spacy").write_bytes(b"half a shard")  # a shard torn by the kill
     with pytest.raises(ValueError, match="shards.partial was left by a run with other shard_size"):
         annotate_corpus(nlp, big_corpus, output, shard_size=100, progress=False)
 
+    kept_docs = sum(len(DocBin().from_disk(path)) for path in kept)  # 200 each, 199 in shard 0 (a blank line)
     summary = rerun(args)
-    assert summary["docs_kept"] == 200 * kept and summary["docs"] == DOCS - 200 * kept
+    assert summary["docs_kept"] == kept_docs and summary["docs"] == DOCS - kept_docs
     annotate_corpus(nlp, big_corpus, tmp_path / "uninterrupted", shard_size=200, batch_size=64, progress=False)
     names = sorted(p.name for p in (tmp_path / "uninterrupted").iterdir())
     assert names == [f"shard-{i:06d}.spacy" for i in range(-(-DOCS // 200))]
@@ -132,30 +138,31 @@ def bad_line_corpus(tmp_path, records):
 
 
 def test_a_corrected_input_resumes_after_the_documents_done(nlp, records, tmp_path):
-    """A bad line stops the run after the batches before it; once the line
+    """A bad line stops the run after the shards before it; once the line
     is fixed, the run resumes after the 8 documents done: the bytes of a
     clean run, and no partial left."""
     corpus, good = bad_line_corpus(tmp_path, records)
+    options = dict(batch_size=4, shard_size=4, progress=False)
     with pytest.raises(ValueError, match="corpus.jsonl:11: not valid JSON"):
-        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", **options)
     with pytest.raises(ValueError, match="corpus.jsonl:11"):  # resumed after the 8 records kept
-        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", batch_size=4, progress=False)
-    assert lines_in(partial_path(tmp_path / "out.jsonl")) == 8
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", **options)
+    assert sum(lines_in(path) for path in partial_path(tmp_path / "out.jsonl").iterdir()) == 8
     corpus.write_text("\n".join(good) + "\n", encoding="utf8")
-    summary = annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", progress=False)
+    summary = annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", **options)
     assert summary["docs_kept"] == 8 and summary["docs"] == 12
     assert not partial_path(tmp_path / "out.jsonl").exists()
     annotate_corpus(nlp, corpus, tmp_path / "clean.jsonl", progress=False)
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "clean.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize("shard_size", [None, 4])
-def test_a_changed_document_done_is_refused_and_force_restarts(pipeline, records, tmp_path, shard_size):
+@pytest.mark.parametrize("output", ["out.jsonl", "shards"])
+def test_a_changed_document_done_is_refused_and_force_restarts(pipeline, records, tmp_path, output):
     """An input whose documents done changed, or another input, is refused
     with how to go on; --force (spacy apply's name) restarts."""
     corpus, good = bad_line_corpus(tmp_path, records)
-    output = tmp_path / ("out.jsonl" if shard_size is None else "shards")
-    options = ["--batch-size", "4", "--no-progress"] + ([] if shard_size is None else ["--shard-size", str(shard_size)])
+    output = tmp_path / output
+    options = ["--batch-size", "4", "--no-progress", "--shard-size", "4"]
     done = cli("apply", pipeline, corpus, output, *options)
     assert "corpus.jsonl:11" in str(done.exception)
     corpus.write_text("\n".join([json.dumps({"text": "another first document"})] + good[1:]) + "\n", encoding="utf8")

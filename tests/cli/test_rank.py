@@ -64,12 +64,13 @@ def test_a_failed_run_is_continued_by_the_same_command(pipeline, corpus, tmp_pat
         return doc_uncertainties(pipe, docs)
 
     monkeypatch.setattr(ranking, "doc_uncertainties", failing)
-    failed = cli(pipeline, corpus, tmp_path / "ranked.jsonl", "--batch-size", 5, "--no-progress")
+    options = ["--batch-size", 5, "--shard-size", 5, "--no-progress"]
+    failed = cli(pipeline, corpus, tmp_path / "ranked.jsonl", *options)
     assert failed.exit_code != 0 and not (tmp_path / "ranked.jsonl").exists()
     monkeypatch.setattr(ranking, "doc_uncertainties", doc_uncertainties)
-    resumed = cli(pipeline, corpus, tmp_path / "ranked.jsonl", "--batch-size", 5, "--no-progress")
+    resumed = cli(pipeline, corpus, tmp_path / "ranked.jsonl", *options)
     assert resumed.exit_code == 0, resumed.output
-    assert json.loads(resumed.stdout)["docs_kept"] == 10
+    assert json.loads(resumed.stdout)["docs_kept"] == 9  # the two shards of 5 lines before, one of them blank
     assert (tmp_path / "ranked.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
     assert not list(tmp_path.glob("ranked.jsonl.partial*"))
 
