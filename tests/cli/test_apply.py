@@ -270,3 +270,14 @@ def test_span_scores_must_be_one_finite_number_per_span():
         doc_record(doc, {})
     group.attrs["scores"] = np.array([0.1, 1 / 3], dtype=np.float32)
     assert [s["score"] for s in doc_record(doc, {})["spans"]["mentions"]] == [0.1, 0.33333334]
+
+
+@pytest.mark.slow
+def test_spawned_workers_write_the_bytes_of_one_process(nlp, corpus, tmp_path):
+    """Under spawn (macOS and Windows' start method) the job and its pipeline are pickled to each worker."""
+    annotate_corpus(nlp, corpus, tmp_path / "one.jsonl", shard_size=5, progress=False)
+    summary = annotate_corpus(
+        nlp, corpus, tmp_path / "spawn.jsonl", n_process=2, shard_size=5, start_method="spawn", progress=False
+    )
+    assert summary["docs"] == 37
+    assert (tmp_path / "spawn.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()

@@ -39,9 +39,10 @@ def test_ray_writes_the_bytes_of_annotate(local_ray, pipeline, nlp, corpus, tmp_
     annotate_corpus(nlp, corpus, tmp_path / "annotate.jsonl", batch_size=4, progress=False)
     (tmp_path / "corpus.txt").write_text("John Smith visited Paris\n\nZoë lives in Paris\n", encoding="utf8")
     annotate_corpus(nlp, tmp_path / "corpus.txt", tmp_path / "annotate_text.jsonl", progress=False)
-    # several actors and batches, and a batch size that does not divide the corpus
-    summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", actors=2, batch_size=4, progress=False)
-    assert summary["docs"] == 37 and summary["words"] > 0
+    # several actors, shards and batches, and sizes that do not divide the corpus
+    options = dict(actors=2, batch_size=4, shard_size=7, progress=False)
+    summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", **options)
+    assert summary["docs"] == 37 and summary["words"] > 0 and summary["docs_kept"] == 0
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "annotate.jsonl").read_bytes()
     done = cli(
         "apply-ray", pipeline, tmp_path / "corpus.txt", tmp_path / "ray_text.jsonl", "--actors", 1, "--no-progress"
@@ -49,6 +50,23 @@ def test_ray_writes_the_bytes_of_annotate(local_ray, pipeline, nlp, corpus, tmp_
     assert done.exit_code == 0, done.output
     assert (tmp_path / "ray_text.jsonl").read_bytes() == (tmp_path / "annotate_text.jsonl").read_bytes()
     assert ray.is_initialized()  # the command leaves a Ray instance it did not start running
+
+
+@pytest.mark.slow
+def test_ray_resumes_from_the_shards_done(local_ray, pipeline, nlp, corpus, tmp_path):
+    """A run stopped by a bad line keeps the shards done; fixed, it writes the bytes of apply."""
+    good = corpus.read_text(encoding="utf8")
+    lines = good.splitlines(keepends=True)
+    corpus.write_text("".join(lines[:20] + ["{bad\n"] + lines[21:]), encoding="utf8")
+    options = dict(actors=1, batch_size=4, shard_size=5, progress=False)
+    with pytest.raises(ValueError, match="corpus.jsonl:21: not valid JSON"):
+        ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", **options)
+    assert len(list((tmp_path / "ray.jsonl.partial").glob("shard-*.jsonl"))) >= 4
+    corpus.write_text(good, encoding="utf8")
+    summary = ray_annotate(pipeline, corpus, tmp_path / "ray.jsonl", **options)
+    assert summary["docs_kept"] >= 19 and summary["docs_kept"] + summary["docs"] == 37
+    annotate_corpus(nlp, corpus, tmp_path / "annotate.jsonl", progress=False)
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "annotate.jsonl").read_bytes()
 
 
 @pytest.mark.slow

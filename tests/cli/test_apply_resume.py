@@ -71,8 +71,13 @@ def big_corpus(tmp_path, random_corpus):
 def test_killed_two_process_jsonl_run_resumes_to_the_bytes_of_an_uninterrupted_run(pipeline, nlp, big_corpus, tmp_path):
     output = tmp_path / "out.jsonl"
     args = command(pipeline, big_corpus, output, "--n-process", 2, "--shard-size", 100)
-    done_shards = lambda: sorted(partial_path(output).glob(JSONL_SHARDS)) if partial_path(output).is_dir() else []
-    kill_when(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), lambda: len(done_shards()) >= 3)
+
+    def done_shards():
+        return sorted(partial_path(output).glob(JSONL_SHARDS)) if partial_path(output).is_dir() else []
+
+    kill_when(
+        subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), lambda: len(done_shards()) >= 3
+    )
     time.sleep(0.5)  # the workers are killed with their parent, not before it: nothing more is written
     assert not output.exists() and manifest_path(output).exists()
     kept = done_shards()

@@ -75,6 +75,13 @@ def test_a_failed_run_is_continued_by_the_same_command(pipeline, corpus, tmp_pat
     assert not list(tmp_path.glob("ranked.jsonl.partial*"))
 
 
+def test_two_processes_rank_as_one(pipeline, corpus, tmp_path):
+    assert cli(pipeline, corpus, tmp_path / "one.jsonl", "--no-progress").exit_code == 0
+    done = cli(pipeline, corpus, tmp_path / "two.jsonl", "--no-progress", "--n-process", 2, "--shard-size", 4)
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "two.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+
 def test_a_run_that_failed_before_writing_leaves_nothing(pipeline, corpus, tmp_path, monkeypatch):
     def failing(pipe, docs):
         raise ValueError("stopped")
