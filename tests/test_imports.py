@@ -98,6 +98,7 @@ def test_every_module_imports_on_its_own():
                 "two-stage",
                 "bench",
                 "bench-nested",
+                "bench-apply",
                 "bench-types",
                 "configs",
                 "jackknife-trees",
