@@ -54,6 +54,7 @@ sys.exit(1 if failed else 0)
 """
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own():
     names = module_names()
     assert "spacy_depner.evaluation.metrics" in names and "experiments.app" in names

@@ -46,6 +46,7 @@ def compile_in_fresh_process(cwd: Path, **env) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("user_set", [True, False])
 def test_compiled_code_is_cached_outside_the_package(tmp_path, user_set):
     before = cache_files(PACKAGE)

@@ -23,7 +23,7 @@ def test_readme_is_a_quick_start():
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Install", "## First example"]
     assert len(runnable_blocks()) >= 2
-    assert text.index('pytest -m "not slow"') < text.index("python -m pytest -q\n")
+    assert text.index('pytest -m "not slow"') < text.index("python -m pytest -q -n auto\n")
 
 
 def test_readme_links_point_at_files(tmp_path):

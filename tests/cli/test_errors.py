@@ -75,6 +75,7 @@ def test_wrong_spans_key_is_refused_naming_the_keys(capsys, ruler_pipeline):
     assert "'wrongkey'" in line and "['ruler']" in line
 
 
+@pytest.mark.slow
 def test_nothing_predicted_warns(ruler_pipeline):
     done = subprocess.run(
         [
@@ -95,6 +96,7 @@ def test_nothing_predicted_warns(ruler_pipeline):
     assert len(warnings) == 1 and "predicted no span" in warnings[0], done.stderr
 
 
+@pytest.mark.slow
 def test_entry_point_prints_one_line_without_traceback():
     done = subprocess.run(
         [sys.executable, "-m", "spacy_depner", "coverage", "/nonexistent/gum.conllu"], capture_output=True, text=True

@@ -5,7 +5,10 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_version_is_the_installed_distributions():
     done = subprocess.run(
         [sys.executable, "-m", "spacy_depner", "--version"],

@@ -107,6 +107,7 @@ def test_bench_types_table(tmp_path):
         assert all(rows[0][header.index(name)] == "1.00" for name in ratios)
 
 
+@pytest.mark.slow
 def test_bench_types_rejects_bad_types(tmp_path):
     done = subprocess.run(
         [

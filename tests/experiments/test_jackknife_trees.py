@@ -53,6 +53,7 @@ def test_trees_are_replaced_word_by_word_and_multiword_lines_kept(tmp_path):
         with_trees(lines, [0, 0], ["root", "x"])
 
 
+@pytest.mark.slow
 def test_limit_jackknifes_only_the_first_training_sentences(tmp_path):
     """With --limit the folds' parsers train on the first LIMIT sentences only and
     the jackknifed file holds those sentences, as the study's other steps read them."""

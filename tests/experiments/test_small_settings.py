@@ -71,6 +71,7 @@ def dry_run(workflow: str, settings: dict, folder: Path):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workflow,settings", small_settings(), ids=[w for w, _ in small_settings()])
 def test_small_settings_reach_every_step(workflow, settings, tmp_path):
     project = srsly.read_yaml(ROOT / "project.yml")

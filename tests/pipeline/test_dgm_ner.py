@@ -61,6 +61,7 @@ def test_entity_scores_are_marginal_probabilities():
         assert np.all((scores > 0) & (scores <= 1.0 + 1e-6))
 
 
+@pytest.mark.slow
 def test_added_by_entry_point_without_import():
     code = "import spacy; nlp = spacy.blank('en'); print(type(nlp.add_pipe('dgm_ner')).__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -203,6 +203,7 @@ def test_spancat_with_an_unbounded_dgm_suggester_refuses_a_huge_sentence(monkeyp
         bounded(chain_doc(bounded.vocab, 1500))
 
 
+@pytest.mark.slow
 def test_resolved_through_entry_points_without_import():
     code = (
         "import spacy; from spacy.util import registry; import sys; "
