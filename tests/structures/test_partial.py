@@ -290,3 +290,56 @@ def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
             with pytest.raises(ValueError, match="no analysis of the space"):
                 operation()
     assert min(inside, outside) >= cases("partial.random") // 50
+
+
+@pytest.mark.parametrize("name", [name for name in ROWS if not name.startswith("nested")])
+def test_a_gold_encoding_that_is_no_analysis_is_refused(name):
+    """Random encodings (chain: random tags; lattice: random labels on random
+    spans): those that are an analysis (by enumeration: one with the same
+    indicator) have nll log Z - its weight; the others are a ValueError for
+    nll, score, constrained and conditioned, never a finite nll."""
+    rng = np.random.default_rng(600 + ROWS.index(name))
+    row = TABLE[name]
+    inside = outside = 0
+    for _ in range(cases("partial.random") // 2):
+        scores, layout, options = row.batch(rng)
+        units = row.brute(scores, layout, **options)
+        if layout.n_tokens == 0:
+            continue
+        # an analysis of the batch: one of each unit
+        analyses = [tuple(sum(c) for c in zip(*(unit[int(rng.integers(len(unit)))].counts for unit in units)))]
+        if name.startswith("chain"):
+            encoding = rng.integers(0, scores[0].shape[1], layout.n_tokens)
+            if rng.random() < 0.5:  # near a valid one: one tag changed
+                encoding = encoding_of(name, analyses[0])
+                encoding[int(rng.integers(layout.n_tokens))] = int(rng.integers(scores[0].shape[1]))
+        else:
+            n_spans = scores[0].shape[0]
+            encoding = np.where(rng.random(n_spans) < 0.5, rng.integers(0, scores[0].shape[1], n_spans), -1)
+            if rng.random() < 0.5:  # a valid one, with a segment dropped or added
+                encoding = encoding_of(name, analyses[0])
+                encoding[int(rng.integers(n_spans))] = int(rng.integers(-1, scores[0].shape[1]))
+        offsets = layout.offsets if name.startswith("chain") else layout.span_offsets
+        per_unit = []  # the analysis of each unit whose encoding is the encoding's, on the unit's tokens or spans
+        for u, unit in enumerate(units):
+            part = slice(int(offsets[u]), int(offsets[u + 1]))
+            match = [a for a in unit if np.array_equal(encoding_of(name, a.counts)[part], encoding[part])]
+            per_unit.append(match[0] if match else None)
+        if all(a is not None for a in per_unit):
+            loss, _ = row.structure.nll(scores, layout, encoding, **options)
+            log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
+            assert abs(loss - (log_z - sum(a.weight for a in per_unit))) < 1e-8 * max(1.0, abs(log_z))
+            inside += 1
+            continue
+        outside += 1
+        missing = np.zeros(layout.n_tokens, dtype=bool)
+        for operation in (
+            lambda: row.structure.nll(scores, layout, encoding, **options),
+            lambda: row.structure.score(scores, layout, encoding, **options),
+        ):
+            with pytest.raises(ValueError, match="no analysis of the"):
+                operation()
+        for operation in (row.structure.constrained, row.structure.conditioned):  # their own message says how
+            with pytest.raises(ValueError, match="gold|no analysis of the"):
+                operation(scores, layout, encoding, missing, **options)
+    assert min(inside, outside) >= 1

@@ -17,7 +17,7 @@ from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, se
 from ..shared import check_doc_offsets
 from . import _linear_chain as linear_chain
 from . import entity_marginals
-from .tag_schemes import SCHEMES
+from .tag_schemes import SCHEMES, check_tag_sequence
 
 
 def layout(offsets: np.ndarray) -> Layout:
@@ -116,8 +116,9 @@ class LinearChain(Structure):
         return np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3)
 
     def counts(self, encoding, scores, layout: Layout, *, scheme: str = "BILOU"):
-        """(tag indicator (N, T), transition counts (T + 1, T + 1))."""
-        tags = np.asarray(encoding, dtype=np.int64)
+        """(tag indicator (N, T), transition counts (T + 1, T + 1)); tags the
+        scheme does not allow (``check_tag_sequence``) are a ValueError."""
+        tags, _ = check_tag_sequence(encoding, layout.offsets, scheme, _n_labels(scores, scheme))
         T = scores[0].shape[1]
         indicator = np.zeros((tags.shape[0], T))
         indicator[np.arange(tags.shape[0]), tags] = 1.0

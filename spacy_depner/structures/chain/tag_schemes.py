@@ -105,12 +105,10 @@ def _pairs(tags, doc_offsets, B):
     return np.concatenate([previous, tags[ends]]), np.concatenate([tags, np.full(ends.shape[0], B, dtype=np.int64)])
 
 
-def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Entities of a valid tag sequence: (spans (M, 2) int64, first and last
-    token inclusive in batch coordinates, sorted; labels (M,) int64 in
-    0..n_labels-1). A sequence that uses a transition that
-    ``allowed_transitions(n_labels, scheme)`` forbids is a ValueError."""
-    width = len(_prefixes(scheme))
+def check_tag_sequence(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(tags, doc_offsets) checked: tags (N,) in [0, T) whose every
+    transition, a chain's start and end included, ``allowed_transitions``
+    allows; else a ValueError naming the first transition that is not."""
     T = n_tags(n_labels, scheme)
     tags = _as_tags(tags, T)
     doc_offsets = check_doc_offsets(doc_offsets, tags.shape[0])
@@ -120,8 +118,19 @@ def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.nda
         k = int(np.flatnonzero(bad)[0])
         where = f"token {k}" if k < tags.shape[0] else "a document end"
         raise ValueError(
-            f"tags are not a valid {scheme} sequence: transition {int(a[k])} -> {int(b[k])} at {where} (index {T} is the boundary)"
+            f"tags are not a valid {scheme} sequence (no analysis of the chain): transition {int(a[k])} -> "
+            f"{int(b[k])} at {where} (index {T} is the boundary)"
         )
+    return tags, doc_offsets
+
+
+def tags_to_spans(tags, doc_offsets, scheme: str, n_labels: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Entities of a valid tag sequence: (spans (M, 2) int64, first and last
+    token inclusive in batch coordinates, sorted; labels (M,) int64 in
+    0..n_labels-1). A sequence that uses a transition that
+    ``allowed_transitions(n_labels, scheme)`` forbids is a ValueError."""
+    width = len(_prefixes(scheme))
+    tags, doc_offsets = check_tag_sequence(tags, doc_offsets, scheme, n_labels)
     prefix = np.where(tags > 0, (tags - 1) % width, -1)  # 0 B, 1 I, 2 L, 3 U
     if scheme == "BIO":
         starts = np.flatnonzero(prefix == 0)

@@ -76,9 +76,11 @@ class SegmentLattice(Structure):
         return Analysis(gain, _mentions(layout.spans, labels), labels)
 
     def counts(self, encoding, scores, layout: Layout, **options):
-        """(span-label indicator (S, K), transition counts (K + 1, K + 1))."""
-        labels = np.asarray(encoding, dtype=np.int64)
+        """(span-label indicator (S, K), transition counts (K + 1, K + 1));
+        labels that are no segmentation of every chain (``check_segmentation``)
+        are a ValueError."""
         K = scores[0].shape[1]
+        labels = check_segmentation(encoding, layout, K)
         indicator = np.zeros((layout.spans.shape[0], K))
         rows = np.flatnonzero(labels >= 0)
         indicator[rows, labels[rows]] = 1.0
@@ -96,6 +98,44 @@ class SegmentLattice(Structure):
         return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
 
 
+def check_o_segments(spans: np.ndarray, outside: np.ndarray) -> None:
+    """ValueError if a span (S, 2) that ``outside`` (S,) marks as an O segment is longer than one token."""
+    long = np.flatnonzero(outside & (spans[:, 0] != spans[:, 1]))
+    if long.shape[0]:
+        first, last = (int(t) for t in spans[long[0]])
+        raise ValueError(
+            f"lattice: the gold segments are no analysis of the lattice: the span {first}..{last} is labelled O, "
+            "and an O segment is one token"
+        )
+
+
+def check_segmentation(encoding, layout: Layout, n_labels: int) -> np.ndarray:
+    """The encoding (S,) as int64 labels in [-1, K), checked: its segments
+    (labels >= 0) cover every token exactly once, a segmentation of each
+    chain, and its O segments (label 0) are one token each; else a
+    ValueError naming the first span or token that is not."""
+    labels = np.asarray(encoding)
+    n_spans = layout.spans.shape[0]
+    if labels.shape != (n_spans,) or (labels.size and labels.dtype.kind not in "iu"):
+        raise ValueError(f"lattice: the gold labels must be ({n_spans},) integers in [-1, {n_labels}), one per span")
+    labels = labels.astype(np.int64)
+    if labels.size and (labels.min() < -1 or labels.max() >= n_labels):
+        raise ValueError(f"lattice: the gold labels must be ({n_spans},) integers in [-1, {n_labels}), one per span")
+    check_o_segments(layout.spans, labels == 0)
+    segments = layout.spans[labels >= 0]
+    cover = np.zeros(layout.n_tokens + 1, dtype=np.int64)
+    np.add.at(cover, segments[:, 0], 1)
+    np.add.at(cover, segments[:, 1] + 1, -1)
+    times = np.cumsum(cover[:-1])
+    if np.any(times != 1):
+        token = int(np.flatnonzero(times != 1)[0])
+        raise ValueError(
+            f"lattice: the gold segments are no analysis of the lattice: token {token} is covered "
+            f"{int(times[token])} times, not once (a segmentation labels every token: O segments included)"
+        )
+    return labels
+
+
 def _condition(scores, full: Layout, labels: np.ndarray, missing):
     """``SegmentLattice.conditioned``."""
     segment_lattice.check(full.spans, full.span_offsets, full.offsets, *scores)
@@ -108,6 +148,7 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
     rows = np.flatnonzero(labels > 0)
     gold_touches_missing(spans[rows], missing, "lattice")
     rows = np.flatnonzero((labels >= 0) & ~touching_missing(spans, missing))
+    check_o_segments(spans[rows], labels[rows] == 0)
     token_label = covering(spans[rows], labels[rows], full.n_tokens)
     if np.any((token_label < 0) & ~missing):
         raise ValueError(
