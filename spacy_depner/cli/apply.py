@@ -61,6 +61,11 @@ def apply(
     from spacy.cli._util import setup_gpu
 
     input_kind(input_path)
+    if gpu_id >= 0 and n_process > 1:
+        raise ValueError(
+            f"--gpu-id {gpu_id} with --n-process {n_process}: worker processes cannot share a GPU; "
+            "run one process on the GPU (--n-process 1), or several on the CPU (--gpu-id -1)"
+        )
     import_code(code)
     setup_gpu(gpu_id, silent=True)
     nlp = load_pipeline(pipeline)

@@ -254,6 +254,9 @@ def test_command_line_errors(pipeline, corpus, tmp_path):
     assert "no saved pipeline (it has no config.cfg)" in str(done.exception) and "model-best" in str(done.exception)
     done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--n-process", 0)
     assert done.exit_code == 2 and "--n-process" in done.output
+    done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "--n-process", 2, "--gpu-id", 0)
+    assert isinstance(done.exception, ValueError) and "cannot share a GPU" in str(done.exception)
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_span_scores_must_be_one_finite_number_per_span():
