@@ -88,8 +88,8 @@ def annotate_corpus(
     kind = output_kind(output, overwrite, [input_path])
     if overwrite:  # start again, also from a partial of the same settings
         discard_partial(output)
+    shards = plan_shards(input_path, shard_size)  # before the manifest: an unreadable input leaves nothing
     resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size, text_key), restart=overwrite)
-    shards = plan_shards(input_path, shard_size)
     outputs = OutputShards(output, kind, resume)
     kept = outputs.check_done(shards, nlp.vocab, text_key) if resume else {}
     started, docs_kept = time.perf_counter(), sum(kept.values())

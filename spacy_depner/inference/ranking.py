@@ -137,8 +137,8 @@ def rank_corpus(
         "measure": measure,
         "component": pipe.name,
     }
+    shards = plan_shards(input_path, shard_size)  # before the manifest: an unreadable input leaves nothing
     resume = check_manifest(output, settings, restart=overwrite)
-    shards = plan_shards(input_path, shard_size)
     outputs = OutputShards(output, JSONL, resume)
     done = set(outputs.done()) if resume else set()
     kept = sum(complete_lines(outputs.path(number)) for number in done)

@@ -165,8 +165,8 @@ def ray_annotate(
         "text_key": text_key,
         "pipeline": path_fingerprint(pipeline) if Path(pipeline).is_dir() else pipeline,
     }
+    shards = plan_shards(path, shard_size)  # before the manifest: an unreadable input leaves nothing
     resume = check_manifest(output, settings, restart=overwrite)
-    shards = plan_shards(path, shard_size)
     outputs = OutputShards(output, JSONL, resume)
     vocab = Vocab()
     kept = outputs.check_done(shards, vocab, text_key) if resume else {}

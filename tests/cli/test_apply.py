@@ -284,3 +284,10 @@ def test_spawned_workers_write_the_bytes_of_one_process(nlp, corpus, tmp_path):
     )
     assert summary["docs"] == 37
     assert (tmp_path / "spawn.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+
+def test_an_unreadable_docbin_input_leaves_nothing(nlp, tmp_path):
+    (tmp_path / "docs.spacy").write_bytes(b"not a DocBin")
+    with pytest.raises(ValueError, match=r"docs.spacy: not a readable DocBin"):
+        annotate_corpus(nlp, tmp_path / "docs.spacy", tmp_path / "out.jsonl", n_process=2, progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["docs.spacy"]
