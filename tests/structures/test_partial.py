@@ -256,6 +256,28 @@ def test_non_finite_scores_are_refused_with_or_without_missing_tokens(name, bad)
                     operation(broken, layout, gold, mask, **options)
 
 
+def nll_or_refused(row, scores, layout, options, units, encoding, analyses, message, partial_message=None) -> bool:
+    """With ``analyses`` an analysis of each unit (by enumeration) whose
+    encoding is ``encoding``: its nll is log Z minus their weight (True).
+    With one of them None: nll and score are a ValueError matching
+    ``message``, constrained and conditioned (nothing missing) one matching
+    ``partial_message`` (default ``message``) (False). ``units``: the
+    enumerated analyses of each unit."""
+    if all(a is not None for a in analyses):
+        loss, _ = row.structure.nll(scores, layout, encoding, **options)
+        log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
+        assert abs(loss - (log_z - sum(a.weight for a in analyses))) < 1e-8 * max(1.0, abs(log_z))
+        return True
+    for operation in (row.structure.nll, row.structure.score):
+        with pytest.raises(ValueError, match=message):
+            operation(scores, layout, encoding, **options)
+    missing = np.zeros(layout.n_tokens, dtype=bool)
+    for operation in (row.structure.constrained, row.structure.conditioned):
+        with pytest.raises(ValueError, match=partial_message or message):
+            operation(scores, layout, encoding, missing, **options)
+    return False
+
+
 @pytest.mark.parametrize("name", [name for name in ROWS if name.startswith("nested")])
 def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
     """Random label sets on the spans: those that are an analysis of the
@@ -273,22 +295,10 @@ def test_a_gold_analysis_outside_the_nested_space_is_refused(name):
             next((a for a in unit if a.mentions == {m for m in mentions if lo <= m[0] < hi}), None)
             for unit, lo, hi in zip(units, layout.offsets[:-1], layout.offsets[1:])
         ]
-        if all(a is not None for a in analyses):
-            loss, _ = row.structure.nll(scores, layout, labels, **options)
-            log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
-            assert abs(loss - (log_z - sum(a.weight for a in analyses))) < 1e-8 * max(1.0, abs(log_z))
+        if nll_or_refused(row, scores, layout, options, units, labels, analyses, "no analysis of the space"):
             inside += 1
-            continue
-        outside += 1
-        missing = np.zeros(layout.n_tokens, dtype=bool)
-        for operation in (
-            lambda: row.structure.nll(scores, layout, labels, **options),
-            lambda: row.structure.score(scores, layout, labels, **options),
-            lambda: row.structure.constrained(scores, layout, labels, missing, **options),
-            lambda: row.structure.conditioned(scores, layout, labels, missing, **options),
-        ):
-            with pytest.raises(ValueError, match="no analysis of the space"):
-                operation()
+        else:
+            outside += 1
     assert min(inside, outside) >= cases("partial.random") // 50
 
 
@@ -325,21 +335,11 @@ def test_a_gold_encoding_that_is_no_analysis_is_refused(name):
             part = slice(int(offsets[u]), int(offsets[u + 1]))
             match = [a for a in unit if np.array_equal(encoding_of(name, a.counts)[part], encoding[part])]
             per_unit.append(match[0] if match else None)
-        if all(a is not None for a in per_unit):
-            loss, _ = row.structure.nll(scores, layout, encoding, **options)
-            log_z = sum(logsumexp([a.weight for a in unit]) for unit in units)
-            assert abs(loss - (log_z - sum(a.weight for a in per_unit))) < 1e-8 * max(1.0, abs(log_z))
-            inside += 1
-            continue
-        outside += 1
-        missing = np.zeros(layout.n_tokens, dtype=bool)
-        for operation in (
-            lambda: row.structure.nll(scores, layout, encoding, **options),
-            lambda: row.structure.score(scores, layout, encoding, **options),
+        # constrained and conditioned refuse it with their own message, which names the gold analysis
+        if nll_or_refused(
+            row, scores, layout, options, units, encoding, per_unit, "no analysis of the", "gold|no analysis of the"
         ):
-            with pytest.raises(ValueError, match="no analysis of the"):
-                operation()
-        for operation in (row.structure.constrained, row.structure.conditioned):  # their own message says how
-            with pytest.raises(ValueError, match="gold|no analysis of the"):
-                operation(scores, layout, encoding, missing, **options)
+            inside += 1
+        else:
+            outside += 1
     assert min(inside, outside) >= 1
