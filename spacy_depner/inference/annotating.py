@@ -16,7 +16,17 @@ from spacy.tokens import Doc, DocBin
 from tqdm import tqdm
 
 from ..util.atomic_files import atomic_path, check_manifest, discard_partial
-from .corpus import Meta, input_kind, json_line, output_kind, progress_step, run_settings, run_summary, word_progress
+from .corpus import (
+    Meta,
+    input_kind,
+    json_line,
+    output_kind,
+    pipeline_fingerprint,
+    progress_step,
+    run_settings,
+    run_summary,
+    word_progress,
+)
 from .input_shards import InputShard, ShardReader, plan_shards
 from .output_shards import OutputShards
 from .shard_pool import Report, ShardJob, run_shards
@@ -89,7 +99,9 @@ def annotate_corpus(
     if overwrite:  # start again, also from a partial of the same settings
         discard_partial(output)
     shards = plan_shards(input_path, shard_size)  # before the manifest: an unreadable input leaves nothing
-    resume = check_manifest(output, run_settings(nlp, input_path, kind, shard_size, text_key), restart=overwrite)
+    resume = check_manifest(
+        output, run_settings(pipeline_fingerprint(nlp), input_path, kind, shard_size, text_key), restart=overwrite
+    )
     outputs = OutputShards(output, kind, resume)
     kept = outputs.check_done(shards, nlp.vocab, text_key) if resume else {}
     started, docs_kept = time.perf_counter(), sum(kept.values())

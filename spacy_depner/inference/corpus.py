@@ -275,19 +275,26 @@ def output_kind(output: Path, overwrite: bool, inputs: Iterable[Path] = ()) -> s
     return DOCBIN
 
 
-def run_settings(nlp: Language, input_path: Path, kind: str, shard_size: int, text_key: str = "text") -> Dict[str, Any]:
-    """What determines the output of ``annotate_corpus`` (not ``n_process``
-    or ``batch_size``): the output format and shard size, the input's path
-    and text key, the pipeline's ``path_fingerprint`` (a pipeline not loaded
-    from disk: the SHA-256 of its bytes). The input's content is checked
-    where it matters, document by document (``check_done_prefix``)."""
-    pipeline = (
-        path_fingerprint(nlp.path) if nlp.path is not None else {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
-    )
+def pipeline_fingerprint(nlp: Language) -> Dict[str, Any]:
+    """The ``path_fingerprint`` of a pipeline loaded from disk, else the SHA-256 of its bytes."""
+    if nlp.path is not None:
+        return path_fingerprint(nlp.path)
+    return {"sha256": hashlib.sha256(nlp.to_bytes()).hexdigest()}
+
+
+def run_settings(
+    pipeline: Dict[str, Any], input_path: Union[str, Path], kind: str, shard_size: int, text_key: str = "text"
+) -> Dict[str, Any]:
+    """What determines the output of a corpus run (not ``n_process``,
+    ``actors`` or ``batch_size``): the output format, the shard size (the
+    shards a partial holds), the input's path (or URI) and text key, and
+    the ``pipeline``'s fingerprint (``pipeline_fingerprint``). The input's
+    content is checked where it matters, document by document
+    (``OutputShards.check_done``)."""
     return {
         "format": kind,
-        "shard_size": shard_size if kind != JSONL else None,
-        "input": str(Path(input_path).resolve()),
+        "shard_size": shard_size,
+        "input": str(input_path) if "://" in str(input_path) else str(Path(input_path).resolve()),
         "text_key": text_key,
         "pipeline": pipeline,
     }

@@ -40,7 +40,16 @@ from ..util.atomic_files import (
     path_fingerprint,
 )
 from .annotating import run_job
-from .corpus import JSONL, LINE_BREAKS, Meta, output_kind, run_settings, run_summary, word_progress
+from .corpus import (
+    JSONL,
+    LINE_BREAKS,
+    Meta,
+    output_kind,
+    pipeline_fingerprint,
+    run_settings,
+    run_summary,
+    word_progress,
+)
 from .input_shards import InputShard, ShardReader, plan_shards
 from .output_shards import OutputShards
 from .shard_pool import Report
@@ -132,7 +141,7 @@ def rank_corpus(
         raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
     # the whole input's fingerprint: a ranked shard's records are not the input's to check them against
     settings = {
-        **run_settings(nlp, input_path, JSONL, shard_size),
+        **run_settings(pipeline_fingerprint(nlp), input_path, JSONL, shard_size),
         "input": path_fingerprint(input_path),
         "measure": measure,
         "component": pipe.name,

@@ -29,7 +29,17 @@ from spacy.vocab import Vocab
 from ..util.atomic_files import atomic_path, check_manifest, discard_partial, path_fingerprint
 from ..util.pipelines import pipeline_location
 from .annotating import AnnotateJob
-from .corpus import JSONL, TEXT, input_kind, json_line, output_kind, progress_step, run_summary, word_progress
+from .corpus import (
+    JSONL,
+    TEXT,
+    input_kind,
+    json_line,
+    output_kind,
+    progress_step,
+    run_settings,
+    run_summary,
+    word_progress,
+)
 from .input_shards import InputShard, is_uri, plan_shards, uri_kind
 from .output_shards import OutputShards
 from .shard_pool import limit_threads
@@ -158,13 +168,8 @@ def ray_annotate(
     pipeline = pipeline_location(pipeline)
     if overwrite:
         discard_partial(output)
-    settings = {
-        "format": JSONL,
-        "shard_size": shard_size,
-        "input": path,
-        "text_key": text_key,
-        "pipeline": path_fingerprint(pipeline) if Path(pipeline).is_dir() else pipeline,
-    }
+    fingerprint = path_fingerprint(pipeline) if Path(pipeline).is_dir() else {"package": pipeline}
+    settings = run_settings(fingerprint, path, JSONL, shard_size, text_key)
     shards = plan_shards(path, shard_size)  # before the manifest: an unreadable input leaves nothing
     resume = check_manifest(output, settings, restart=overwrite)
     outputs = OutputShards(output, JSONL, resume)

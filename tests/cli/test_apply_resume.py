@@ -181,3 +181,12 @@ def test_a_changed_document_done_is_refused_and_force_restarts(pipeline, records
     done = cli("apply", pipeline, corpus, output, *options, "-F")
     assert done.exit_code == 0, done.exception
     assert json.loads(done.output)["docs_kept"] == 0 and json.loads(done.output)["docs"] == 20
+
+
+def test_a_jsonl_partial_of_another_shard_size_is_refused(nlp, records, tmp_path):
+    """Its shards hold other lines than this run's would: resuming would mix them."""
+    corpus, _ = bad_line_corpus(tmp_path, records)
+    with pytest.raises(ValueError, match="corpus.jsonl:11"):
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", shard_size=4, progress=False)
+    with pytest.raises(ValueError, match="out.jsonl.partial was left by a run with other shard_size"):
+        annotate_corpus(nlp, corpus, tmp_path / "out.jsonl", shard_size=5, progress=False)
