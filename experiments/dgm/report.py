@@ -276,10 +276,12 @@ def jackknife_section(evaluation: Dict, train_seconds: Dict, samples: int) -> st
 def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> Path:
     coverage = json.loads((metrics / "coverage.json").read_text())
     evaluation = json.loads((metrics / "evaluation.json").read_text())
-    speed = json.loads((metrics / "speed.json").read_text())
+    speed_path = metrics / "speed.json"  # `study speed`: a run may leave it out (its timings need a quiet machine)
+    speed = json.loads(speed_path.read_text()) if speed_path.exists() else None
     train_seconds_path = models / "train_seconds.json"
     train_seconds = json.loads(train_seconds_path.read_text()) if train_seconds_path.exists() else {}
-    speed_chart(speed, metrics / "speed.png")
+    if speed is not None:
+        speed_chart(speed, metrics / "speed.png")
     parser = {
         split: {
             k: cell(mean_sd([by_split[split][k] for by_split in evaluation["parser"].values()], 100))
@@ -311,7 +313,12 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
         "## (a) P/R/F\n\n" + prf_tables(evaluation),
         "## (b) Coverage (Table 1)\n\n" + coverage_table(coverage),
         "## (c) Candidate spans per token (Table 4)\n\n" + spans_table(coverage),
-        "## (d) Speed (Figure 6: `speed.png`)\n\n" + speed_table(speed, train_seconds) + "\n\n![speed](speed.png)",
+        "## (d) Speed (Figure 6: `speed.png`)\n\n"
+        + (
+            speed_table(speed, train_seconds) + "\n\n![speed](speed.png)"
+            if speed is not None
+            else "Not measured in this run: `study speed` wrote no speed.json."
+        ),
         "## (e) Significance\n\n" + significance_table(evaluation, bootstrap_samples),
     ]
     if twins(evaluation):

@@ -16,6 +16,8 @@ from .models import CORPORA, MODELS, SPLITS
 
 SPACES = ("flat", "nested", "quadratic", "dgm")
 
+TUNED_TITLE = ", penalty tuned on dev (MH (F))"  # the row title of a hypergraph model after tuning its penalty
+
 
 def demoted(markdown: str) -> str:
     """A markdown file's text with every heading one level down (# -> ##), to be a section of the report."""
@@ -69,7 +71,7 @@ def results_table(evaluation: Dict, seconds: Dict[str, Dict[str, float]], dev: O
                 continue
             results = [by_seed[s] for s in seeds]
             trees = results[0]["trees"] if model.guided or model.pretrained else "–"  # the other models read no tree
-            title = model.title + (", penalty tuned on dev (MH (F))" if key.endswith("@tuned") else "")
+            title = model.title + (TUNED_TITLE if key.endswith("@tuned") else "")
             on_dev = (
                 []
                 if dev is None

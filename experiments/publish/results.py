@@ -11,11 +11,12 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import typer
 
 from ..kit.outputs import write_file
+from .summary import write_summary
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,14 @@ def publish(metrics: Path, docs_results: Path) -> List[str]:
 def publish_results(
     metrics: Path = typer.Argument(..., help="The workflows' metrics folder (metrics/ of the project)"),
     docs_results: Path = typer.Argument(..., help="The results folder of the documentation (docs/results)"),
+    readme: Optional[Path] = typer.Option(
+        None, "--readme", help="The README whose 'Results in short' block is regenerated from the pages"
+    ),
 ) -> None:
     """Copy the workflows' reports under METRICS, with their figures, into DOCS_RESULTS as the pages of the
-    documentation's Results section."""
+    documentation's Results section; with --readme, regenerate the README's results in short from the pages."""
     for line in publish(metrics, docs_results):
         typer.echo(line)
+    if readme is not None:
+        changed = write_summary(readme, docs_results)
+        typer.echo(f"{readme}: results in short {'regenerated' if changed else 'already agreed with the pages'}")
