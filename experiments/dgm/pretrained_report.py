@@ -129,8 +129,10 @@ def coverage_rows(coverage: Dict) -> List[List]:
     return rows
 
 
-def pretrained_section(evaluation: Dict, coverage: Dict, pipeline: Optional[str], samples: int) -> str:
-    """The report's opening section (markdown)."""
+def pretrained_section(
+    evaluation: Dict, coverage: Dict, pipeline: Optional[str], samples: int, own_models: bool = True
+) -> str:
+    """The report's opening section (markdown); ``own_models``: the run has the study's own models beside."""
     parser = evaluation["parser"]
     uas = cell(mean_sd([by_split["test"]["uas"] for by_split in parser.values()], 100))
     seeds = evaluation["seeds"]
@@ -157,9 +159,14 @@ def pretrained_section(evaluation: Dict, coverage: Dict, pipeline: Optional[str]
         f"The models a spaCy user chooses between when adding entity recognition to the pretrained pipeline "
         f"`{pipeline or '?'}`: NAME@pretrained reads that pipeline's trees (its parser sourced, frozen and annotating, so "
         f"the model trains and is tested on them) with the study's own CNN tok2vec; NAME@pretrained-tok2vec also shares "
-        f"that pipeline's tok2vec, fine-tuned (the parser keeps its own copy). Beside them, the study's models trained on "
-        f"gold trees, tested on the trees of the study's own parser (trained here, test UAS {uas}) and on the gold trees. "
-        f"The data keep their own tokens and sentences. {seeds_caption(seeds)} Words/s: one test pass while evaluating, "
+        f"that pipeline's tok2vec, fine-tuned (the parser keeps its own copy). "
+        + (
+            "Beside them, the study's models trained on gold trees, tested on the trees of the study's own parser "
+            f"(trained here, test UAS {uas}) and on the gold trees. "
+            if own_models
+            else ""
+        )
+        + f"The data keep their own tokens and sentences. {seeds_caption(seeds)} Words/s: one test pass while evaluating, "
         f"the pipeline's parser included for the pretrained arms.{mapped_line}\n\n"
         + table(header, rows_of(evaluation, uas))
         + f"\n\nEach model against spaCy's ner on the same encoder and trees, on test: paired bootstrap per seed "

@@ -54,6 +54,12 @@ def coverage_seeds(coverage: Dict) -> List[str]:
     return list(next(iter(coverage.values()))["predicted"])
 
 
+def predicted_caption(seeds: List[str]) -> str:
+    """The caption of a table of gold trees and, for ``seeds``, the predicted trees of each seed's parser."""
+    predicted = f" {seeds_caption(seeds, 'Predicted trees (one parser per seed)')}" if seeds else ""
+    return f"Gold trees: one value.{predicted}\n\n"
+
+
 def coverage_table(coverage: Dict) -> str:
     """Table 1: entities each lattice holds (percent), gold trees and the
     trees of each seed's parser (mean ± sd over the seeds)."""
@@ -71,7 +77,7 @@ def coverage_table(coverage: Dict) -> str:
                 *(mean_sd([predicted[s]["coverage"][lattice] for s in seeds]) for lattice in ("dgm_s", "dgm")),
             ]
         )
-    return f"Gold trees: one value. {seeds_caption(seeds, 'Predicted trees (one parser per seed)')}\n\n" + table(
+    return predicted_caption(seeds) + table(
         [
             "split",
             "sentences",
@@ -89,7 +95,7 @@ def spans_table(coverage: Dict) -> str:
     """Table 4: candidate spans (segments an entity may take) per token,
     gold trees and each seed's parser's trees (mean ± sd over the seeds)."""
     seeds, test = coverage_seeds(coverage), coverage["test"]
-    rows = [["linear-chain CRF / perceptron (one tag per token)", 1.0, 1.0]]
+    rows = [["linear-chain CRF / perceptron (one tag per token)", 1.0, 1.0 if seeds else None]]
     for name, key, _, _, lattice in FAMILIES:
         if lattice:
             rows.append(
@@ -99,7 +105,7 @@ def spans_table(coverage: Dict) -> str:
                     mean_sd([test["predicted"][s]["spans_per_token"][lattice] for s in seeds]),
                 ]
             )
-    return f"Gold trees: one value. {seeds_caption(seeds, 'Predicted trees (one parser per seed)')}\n\n" + table(
+    return predicted_caption(seeds) + table(
         ["model", "spans/token (test, gold trees)", "spans/token (test, predicted trees)"], rows
     )
 
@@ -282,6 +288,9 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     train_seconds = json.loads(train_seconds_path.read_text()) if train_seconds_path.exists() else {}
     if speed is not None:
         speed_chart(speed, metrics / "speed.png")
+    own = any(m.name in evaluation["models"] for m in MODELS)  # the study's own models, beside pretrained arms
+    if not own:  # the own parser only trained because `study train` needs it: no model reads its trees
+        coverage = {split: {**by_trees, "predicted": {}} for split, by_trees in coverage.items()}
     parser = {
         split: {
             k: cell(mean_sd([by_split[split][k] for by_split in evaluation["parser"].values()], 100))
@@ -292,12 +301,18 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     sections = [
         "# DGM study on UD English-EWT r2.9 + UNER English-EWT",
         f"Measured {machine()}, no GPU; "
-        f"{train_seconds.get('steps', '?')} training steps per NER model, {train_seconds.get('parser_steps', '?')} for the parser, "
-        f"each trained once per training seed. {seeds_caption(evaluation['seeds'])} "
-        "Every NER model is trained with the gold trees; the predicted rows give the model of each seed the trees "
-        "of the study's parser of the same seed "
-        f"(UAS/LAS dev {parser['dev']['uas']} / {parser['dev']['las']}, test {parser['test']['uas']} / {parser['test']['las']}). "
-        "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same."
+        f"{train_seconds.get('steps', '?')} training steps per NER model"
+        + (f", {train_seconds.get('parser_steps', '?')} for the parser" if own else "")
+        + f", each trained once per training seed. {seeds_caption(evaluation['seeds'])} "
+        + (
+            "Every NER model is trained with the gold trees; the predicted rows give the model of each seed the trees "
+            "of the study's parser of the same seed "
+            f"(UAS/LAS dev {parser['dev']['uas']} / {parser['dev']['las']}, test {parser['test']['uas']} / {parser['test']['las']}). "
+            "Tag-based and semi-CRF models without dependency features, and spaCy's ner, do not read the trees: their given and predicted rows are the same."
+            if own
+            else "Only models of a pretrained pipeline were trained: the study's own parser, which no model here reads, "
+            "and its trees are left out."
+        )
         + (
             " Section (f) gives the tree-reading models trained on predicted (jackknifed) trees too."
             if twins(evaluation)
@@ -307,7 +322,7 @@ def write_report(metrics: Path, models: Path, bootstrap_samples: int = 1000) -> 
     if any(name in evaluation["models"] for name in (m.name for m in PRETRAINED_MODELS)):
         sections.append(
             "## Where users have it: a pretrained pipeline's trees and tok2vec\n\n"
-            + pretrained_section(evaluation, coverage, train_seconds.get("pretrained_pipeline"), bootstrap_samples)
+            + pretrained_section(evaluation, coverage, train_seconds.get("pretrained_pipeline"), bootstrap_samples, own)
         )
     sections += [
         "## (a) P/R/F\n\n" + prf_tables(evaluation),

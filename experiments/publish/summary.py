@@ -48,7 +48,7 @@ HEADLINES = [
         "model",
         tuple(f"{arm}@pretrained-tok2vec" for arm in PRETRAINED_ARMS),
         "ner@pretrained-tok2vec",
-        label="",
+        label="family",
     ),
     Headline(
         "UNER English-EWT, en_core_web_sm's trees, CNN tok2vec",
@@ -56,7 +56,7 @@ HEADLINES = [
         "model",
         tuple(f"{arm}@pretrained" for arm in PRETRAINED_ARMS),
         "ner@pretrained",
-        label="",
+        label="family",
     ),
     Headline("GENIA (nested)", "nested", "model", NESTED_MODELS, "spaCy spancat", {"corpus": "genia"}),
     Headline("UD English-GUM (nested, 10 types)", "nested", "model", NESTED_MODELS, "spaCy spancat", {"corpus": "gum"}),

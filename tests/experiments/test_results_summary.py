@@ -9,9 +9,7 @@ import pytest
 from experiments.publish.summary import END, START, readme_block, summary, write_summary
 
 ROOT = Path(__file__).parents[2]
-STUDY_HEADER = (
-    "| model |  | encoder | trees at test | dev F | test P | test R | test F |\n|---|---|---|---|---|---|---|---|\n"
-)
+STUDY_HEADER = "| model | family | encoder | trees at test | dev F | test P | test R | test F |\n|---|---|---|---|---|---|---|---|\n"
 NESTED_HEADER = "| corpus | model | trees | dev F | test P | test R | test F |\n|---|---|---|---|---|---|---|\n"
 
 
