@@ -18,13 +18,22 @@ from .seeds import seed_folder
 
 
 def train_command(
-    config: Path, output: Path, data: Path, steps: int, limit: int, overrides: List[str], seed: Optional[int] = None
+    config: Path,
+    output: Path,
+    data: Path,
+    steps: int,
+    limit: int,
+    overrides: List[str],
+    seed: Optional[int] = None,
+    eval_frequency: Optional[int] = None,
 ) -> List[str]:
-    """``spacy train CONFIG`` to OUTPUT on the data directory DATA, ``steps``
-    steps (evaluated four times), ``limit`` train and dev items (0: all),
+    """``spacy train CONFIG`` to OUTPUT on the data directory DATA, at most
+    ``steps`` steps, evaluated every ``eval_frequency`` steps and at least four
+    times (the default: four times), ``limit`` train and dev items (0: all),
     with ``[system] seed = seed`` if given (the configs' ``[training] seed``
     is ``${system.seed}``)."""
     seeded = [] if seed is None else ["--system.seed", str(seed)]
+    every = max(1, steps // 4) if not eval_frequency else max(1, min(eval_frequency, steps // 4))
     return [
         sys.executable,
         "-m",
@@ -38,7 +47,7 @@ def train_command(
         "--training.max_steps",
         str(steps),
         "--training.eval_frequency",
-        str(max(1, steps // 4)),
+        str(every),
         "--corpora.train.limit",
         str(limit),
         "--corpora.dev.limit",

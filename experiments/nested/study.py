@@ -56,7 +56,11 @@ def train(
     genia: Optional[Path] = GENIA,
     output: Path = TRAINED,
     configs: Path = CONFIGS,
-    steps: int = typer.Option(2000, help="Training steps of every nested model"),
+    steps: int = typer.Option(2000, help="Training steps of every nested model (at most, with --patience)"),
+    eval_frequency: int = typer.Option(0, help="Steps between evaluations on dev, at least four in all (0: four)"),
+    patience: int = typer.Option(
+        0, help="Stop a nested model's training after this many steps without a better dev score (0: never)"
+    ),
     parser_steps: int = typer.Option(3000, help="Training steps of the GUM parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
@@ -103,8 +107,9 @@ def train(
                 data,
                 steps,
                 limit,
-                model.overrides + corpus_overrides(model.corpus, genia),
+                model.overrides + corpus_overrides(model.corpus, genia) + ["--training.patience", str(patience)],
                 seed,
+                eval_frequency,
             )
     seconds = run_seeds(
         runs,

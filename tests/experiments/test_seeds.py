@@ -419,3 +419,15 @@ def test_study_report_names_every_column_prints_p_values_and_links_every_output(
         "- [coverage.json](coverage.json)",
         "- [speed.png](speed.png)",
     ]
+
+
+def test_train_command_evaluates_every_eval_frequency_steps_and_at_least_four_times(tmp_path):
+    def every(steps, eval_frequency=None):
+        command = train_command(
+            tmp_path / "a.cfg", tmp_path / "out", tmp_path, steps, 0, [], eval_frequency=eval_frequency
+        )
+        return int(command[command.index("--training.eval_frequency") + 1])
+
+    assert every(10000) == 2500 and every(10000, 500) == 500
+    assert every(1000, 500) == 250  # a short run still evaluates four times (model-best exists)
+    assert every(3, 500) == 1 and every(3) == 1
