@@ -57,10 +57,12 @@ def train(
     output: Path = TRAINED,
     configs: Path = CONFIGS,
     steps: int = typer.Option(2000, help="Training steps of every nested model (at most, with --patience)"),
-    eval_frequency: int = typer.Option(0, help="Steps between evaluations on dev, at least four in all (0: four)"),
-    patience: int = typer.Option(
-        0, help="Stop a nested model's training after this many steps without a better dev score (0: never)"
-    ),
+    eval_frequency: Annotated[
+        int, typer.Option(help="Steps between evaluations on dev, at least four in all (0: four)")
+    ] = 0,
+    patience: Annotated[
+        int, typer.Option(help="Stop a nested model's training after this many steps without a better dev F (0: never)")
+    ] = 0,
     parser_steps: int = typer.Option(3000, help="Training steps of the GUM parser"),
     limit: int = typer.Option(0, help="Train and dev sentences (0: all)"),
     jobs: int = JOBS,
