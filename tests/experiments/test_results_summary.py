@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.publish.summary import END, START, readme_block, summary, write_summary
+from experiments.publish.summary import END, START, markdown_tables, readme_block, summary, write_summary
 
 ROOT = Path(__file__).parents[2]
 STUDY_HEADER = "| model | family | encoder | trees at test | dev F | test P | test R | test F |\n|---|---|---|---|---|---|---|---|\n"
@@ -36,9 +36,10 @@ def test_the_model_best_on_dev_is_shown_not_the_best_on_test(tmp_path):
         "| ner@pretrained-tok2vec | spaCy ner | t | p | 63.00 ± 0.50 | 70 | 60 | 64.50 ± 2.00 |\n"
     )
     text = summary(pages(tmp_path, study=study))
-    row = next(line for line in text.splitlines() if line.startswith("| UNER English-EWT, en_core_web_sm's trees and"))
-    assert "`semi_crf+dep@pretrained-tok2vec` (semi-CRF) 65.00 ± 1.00" in row
-    assert "`ner@pretrained-tok2vec` (spaCy ner) 64.50 ± 2.00" in row and row.endswith("| +0.50 |")
+    (row,) = markdown_tables(text)[0]
+    assert row["corpus"] == "UNER English-EWT, en_core_web_sm's trees and tok2vec"
+    assert row["here (best on dev)"] == "`semi_crf+dep@pretrained-tok2vec` (semi-CRF) 65.00 ± 1.00"
+    assert row["spaCy"] == "`ner@pretrained-tok2vec` (spaCy ner) 64.50 ± 2.00" and row["ΔF"] == "+0.50"
     assert "chain_crf@pretrained-tok2vec" not in text
 
 
@@ -50,8 +51,8 @@ def test_headlines_missing_from_the_pages_are_named_not_shown(tmp_path):
         "| gum | spaCy spancat | – | 55.00 ± 0.10 | 60 | 50 | 54.50 ± 0.30 |\n"
     )
     text = summary(pages(tmp_path, nested=nested))
-    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| corpus")]
-    assert len(rows) == 1 and rows[0].startswith("| UD English-GUM") and rows[0].endswith("| +4.50 |")
+    (row,) = markdown_tables(text)[0]
+    assert row["corpus"] == "UD English-GUM (nested, 10 types)" and row["ΔF"] == "+4.50"
     missing = text.splitlines()[-2]
     assert "GENIA (nested) (nested.md)" in missing and "en_core_web_sm's trees and tok2vec (study.md)" in missing
 
