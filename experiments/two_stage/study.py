@@ -39,6 +39,7 @@ from ..kit.seed_tests import ALPHA, over_seeds, seed_count
 from ..kit.seeds import chosen_seeds, parse_seeds, seed_folder, seed_keys
 from ..kit.tables import mean_sd, p_value, seeds_caption, table
 from ..kit.timing import pipeline_seconds
+from .consistency import report_section
 
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
 
@@ -238,6 +239,56 @@ def evaluate(
     typer.echo(write_json(metrics, result))
 
 
+def as_documents(docs) -> list:
+    """``(token texts, entities)`` of Docs, for ``consistency``."""
+    return [([t.text for t in doc], [(e.start, e.end, e.label_) for e in doc.ents]) for doc in docs]
+
+
+def first_stage_documents(path: Path, gold: list) -> list:
+    """The first stage's ``(token texts, entities)`` of each gold document, from a ``first_stage_*.jsonl``."""
+    from spacy_depner.readers.documents import read_first_stage
+
+    records = read_first_stage(path)
+    missing = [i for i in range(len(gold)) if i not in records]
+    if missing:
+        raise ValueError(f"{path} has no record of document {missing[0]}: it was written for another --limit or corpus")
+    return [(tokens, [tuple(e) for e in records[i][1]["entities"]]) for i, (tokens, _) in enumerate(gold)]
+
+
+@two_stage.command("consistency")
+def consistency(
+    data: Path = DATA,
+    corpus: str = CORPUS,
+    output: Optional[Path] = typer.Option(
+        None, help="Folder of crossval's output (OUTPUT/seed_<s>/first_stage_*.jsonl); without it, repetition only"
+    ),
+    metrics: Path = JSON_OUTPUT,
+    split: str = SPLIT,
+    seeds: Optional[str] = SEEDS,
+) -> None:
+    """How often SPLIT repeats its entities, and what of the first stage's error
+    document consistency could fix, by seed (experiments/two_stage/consistency.py)."""
+    import spacy
+
+    from .consistency import measures
+
+    check_corpus(corpus)
+    vocab = spacy.blank("en").vocab
+    gold = {
+        name: as_documents(eg.reference for eg in split_documents(vocab, data, part, corpus=corpus))
+        for name, part in (("train", "train"), ("split", split))
+    }
+    labels = sorted({span[2] for _, spans in gold["train"] for span in spans})
+    first = {}
+    for seed in chosen_seeds(output, seeds) if output else []:
+        folder = seed_folder(output, seed)
+        first[seed] = {
+            name: first_stage_documents(first_stage_file(folder, part), gold[name])
+            for name, part in (("train", "train"), ("split", split))
+        }
+    typer.echo(write_json(metrics, {"corpus": corpus, "split": split, **measures(gold, first, labels)}))
+
+
 @two_stage.command("report")
 def report(
     metrics: Path = typer.Option(..., help="Folder of evaluation*.json (from evaluate --metrics)"),
@@ -246,6 +297,7 @@ def report(
     counts), P/R/F mean ± sd over its seeds, the approximate randomization
     test per seed summarised by the largest p (``seed_tests``), speed of the first seed."""
     paths = sorted(metrics.glob("evaluation*.json"))
+    consistency_results = [json.loads(path.read_text()) for path in sorted(metrics.glob("consistency*.json"))]
     if not paths:
         raise ValueError(
             f"{metrics} holds no evaluation*.json: run `two-stage evaluate --metrics {metrics}/evaluation.json` first"
@@ -318,6 +370,7 @@ def report(
                     ],
                     rows,
                 ),
+                *([report_section(consistency_results)] if consistency_results else []),
             ]
         )
         + "\n"
