@@ -81,6 +81,33 @@ def missing_mask(missing, offsets: np.ndarray, name: str) -> np.ndarray:
     return missing
 
 
+def rejected_mentions(rejected, n_tokens: int, n_labels: int, structure: str) -> np.ndarray:
+    """Rejected mentions (R, 3) [first, last, label from 0] as int64, checked:
+    inside the batch's ``n_tokens``, first <= last, labels in [0, ``n_labels``);
+    a ValueError naming ``structure`` and the first bad row otherwise."""
+    rejected = np.asarray(rejected)
+    if rejected.size == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    if rejected.ndim != 2 or rejected.shape[1] != 3 or rejected.dtype.kind not in "iu":
+        raise ValueError(
+            f"{structure}: rejected mentions must be (R, 3) integers [first, last, label], not {rejected.shape}"
+        )
+    rejected = rejected.astype(np.int64)
+    bad = np.flatnonzero(
+        (rejected[:, 0] < 0)
+        | (rejected[:, 1] < rejected[:, 0])
+        | (rejected[:, 1] >= n_tokens)
+        | (rejected[:, 2] < 0)
+        | (rejected[:, 2] >= n_labels)
+    )
+    if bad.shape[0]:
+        raise ValueError(
+            f"{structure}: the rejected mention {rejected[bad[0]].tolist()} is not [first, last, label] with "
+            f"0 <= first <= last < {n_tokens} and 0 <= label < {n_labels}"
+        )
+    return rejected
+
+
 def runs_of(selected: np.ndarray, offsets: np.ndarray) -> Runs:
     """The runs of the ``selected`` tokens (N,) bool within the units ``offsets`` (U + 1,)."""
     selected = np.asarray(selected, dtype=bool)

@@ -64,6 +64,8 @@ class Layout:
     rows (S,) int64 or None: the dense row of each span, when the spans are
         a subset of all the spans of the units (nested; None: all of them).
     mask (n_dense,) bool or None: the dense rows that may be mentions (nested).
+    forbidden (S, K) bool or None: the span labels no analysis may use
+        (lattice: rejected mentions, ``conditioned``'s ``rejected``).
     """
 
     offsets: np.ndarray
@@ -71,6 +73,7 @@ class Layout:
     span_offsets: Optional[np.ndarray] = None
     rows: Optional[np.ndarray] = None
     mask: Optional[np.ndarray] = None
+    forbidden: Optional[np.ndarray] = None
 
     @property
     def n_tokens(self) -> int:
@@ -136,6 +139,7 @@ class Structure:
     ``bias`` if options weigh an analysis); ``score`` and ``nll`` follow."""
 
     name = ""
+    takes_rejected = False  # whether ``conditioned`` takes the option ``rejected``
     entropy_bound = SCORE_LENGTH_BOUND  # the largest |score| x length for which ``entropy`` is accurate (score_range)
 
     def entropy_rounding(self, score_length: float) -> float:
@@ -200,14 +204,17 @@ class Structure:
         entropy = float(log_z.sum()) - inner_product(scores, expected) - self.bias(expected, layout, **options)
         return 0.0 if -rounding <= entropy < 0.0 else entropy
 
-    def constrained(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
+    def constrained(
+        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, **options
+    ) -> Tuple[float, Scores]:
         """The sum over units of log Z over the analyses that agree with the
         partial annotation (``gold``, an encoding, and ``missing`` (N,) bool:
-        ``partial``), and its gradient with respect to ``scores`` (the
+        ``partial``) and contain none of the ``rejected`` mentions (R, 3) (None:
+        none), and its gradient with respect to ``scores`` (the
         expected indicator of those analyses), float64: from ``conditioned``,
         the gold part's weight plus the runs' log Z, the gold part's indicator
         plus the runs' marginals moved back (``Conditioned.expected_counts``)."""
-        conditioned = self.conditioned(scores, layout, gold, missing, **options)
+        conditioned = self.conditioned(scores, layout, gold, missing, **self._with_rejected(rejected, options))
         if not conditioned.tokens.shape[0]:
             return conditioned.fixed_score, conditioned.expected_counts(None)
         marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
@@ -215,17 +222,33 @@ class Structure:
 
     def conditioned(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options):
         """The analyses that agree with the partial annotation (``gold``, an
-        encoding; ``missing`` (N,) bool) as a problem of their own:
+        encoding; ``missing`` (N,) bool), and contain no mention of the option
+        ``rejected`` (R, 3) [first, last, label] where the structure takes it
+        (``partial.rejected_mentions``), as a problem of their own:
         ``partial.Conditioned``."""
         raise NotImplementedError(f"the {self.name} structure cannot learn from partial annotation or decode given one")
 
-    def partial_nll(self, scores: Scores, layout: Layout, gold, missing: np.ndarray, **options) -> Tuple[float, Scores]:
+    def _with_rejected(self, rejected, options: dict) -> dict:
+        """``options`` with ``rejected`` when there are rejected mentions, for a
+        structure that takes them (``takes_rejected``); a ValueError for one that does not."""
+        if rejected is None or np.asarray(rejected).size == 0:
+            return options
+        if not self.takes_rejected:
+            raise ValueError(
+                f"the {self.name} structure cannot learn from rejected mentions: train on the reviewed regions "
+                "only (drop the incorrect_spans_key group), or use a component on the segment lattice (dgm_ner)"
+            )
+        return {**options, "rejected": rejected}
+
+    def partial_nll(
+        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, **options
+    ) -> Tuple[float, Scores]:
         """Negative log-probability of the analyses that agree with a partial
-        annotation (``constrained``): sum(log Z) - constrained log Z, and its
-        gradient marginals - their expected indicators. With nothing missing,
-        ``nll``."""
+        annotation and avoid the ``rejected`` mentions (``constrained``):
+        sum(log Z) - constrained log Z, and its gradient marginals - their
+        expected indicators. With nothing missing or rejected, ``nll``."""
         marginals = self.marginals(scores, layout, **options)
-        log_z, expected = self.constrained(scores, layout, gold, missing, **options)
+        log_z, expected = self.constrained(scores, layout, gold, missing, rejected, **options)
         gradient = tuple(m - e for m, e in zip(_parts(marginals.scores), _parts(expected)))
         return float(marginals.log_z.sum()) - log_z, gradient if isinstance(scores, tuple) else gradient[0]
 

@@ -110,35 +110,56 @@ def _layout_problem(spans, span_offsets, doc_offsets):
     return 0
 
 
+def _forbid(args, forbidden):
+    """The checked arguments with the span-label scores that ``forbidden``
+    (S, K) bool marks set to the semiring zero (-inf): no segmentation uses
+    them. The O column may not be forbidden, so that every document keeps a
+    segmentation (all O) and log Z stays finite."""
+    if forbidden is None:
+        return args
+    scores = args[3]
+    forbidden = np.asarray(forbidden)
+    if forbidden.shape != scores.shape or forbidden.dtype != bool:
+        raise ValueError(f"forbidden must be a bool array of the scores' shape {scores.shape}, not {forbidden.shape}")
+    if forbidden[:, :1].any():
+        raise ValueError("forbidden may not forbid O segments (column 0): every token must keep a segmentation")
+    return (*args[:3], np.where(forbidden, -np.inf, scores), args[4])
+
+
 def check(spans, span_offsets, doc_offsets, scores, transitions) -> None:
     """The ValueError ``marginals`` would raise for these inputs, if any."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.marginals", args[2], args[3], args[4])
 
 
-def log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
+def log_partition(spans, span_offsets, doc_offsets, scores, transitions, forbidden=None) -> np.ndarray:
     """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,).
-    Scores and transitions out of range are refused (``score_range``)."""
+    Scores and transitions out of range are refused (``score_range``).
+    ``forbidden`` (S, K) bool or None: span labels no segmentation may use (``_forbid``)."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.log_partition", args[2], args[3], args[4])
-    return _log_partition(*args)
+    return _log_partition(*_forbid(args, forbidden))
 
 
-def marginals(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def marginals(
+    spans, span_offsets, doc_offsets, scores, transitions, forbidden=None
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Forward-backward: (log Z (D,), span-label marginals (S, K), expected
     transition counts summed over the batch (K + 1, K + 1)). The marginals are
     the gradient of sum(log Z) with respect to ``scores`` and ``transitions``.
-    Scores and transitions out of range are refused (``score_range``)."""
+    Scores and transitions out of range are refused (``score_range``).
+    ``forbidden`` (S, K) bool or None: span labels no segmentation may use (their marginals are 0)."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.marginals", args[2], args[3], args[4])
-    return _marginals(*args)
+    return _marginals(*_forbid(args, forbidden))
 
 
-def viterbi(spans, span_offsets, doc_offsets, scores, transitions) -> Tuple[np.ndarray, np.ndarray]:
+def viterbi(spans, span_offsets, doc_offsets, scores, transitions, forbidden=None) -> Tuple[np.ndarray, np.ndarray]:
     """MAP segmentation: (best score (D,), label of each span (S,), -1 where the
     span is not a segment of the best segmentation). Not bounded by
-    ``score_range``: a maximum of float64 sums, right at any magnitude."""
-    return _viterbi(*_check(spans, span_offsets, doc_offsets, scores, transitions))
+    ``score_range``: a maximum of float64 sums, right at any magnitude.
+    ``forbidden`` (S, K) bool or None: span labels no segmentation may use."""
+    return _viterbi(*_forbid(_check(spans, span_offsets, doc_offsets, scores, transitions), forbidden))
 
 
 def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:

@@ -147,12 +147,13 @@ def _forward_weights(
         for r in range(s, end):
             y0 = 0 if spans[r, 0] - first == p - 1 else 1
             for y in range(y0, K):
-                e = np.exp(span_weights[r, y] - top[y])
+                # top[y] = -inf: every segment y ending here is forbidden (``Layout.forbidden``).
+                e = np.exp(span_weights[r, y] - top[y]) if top[y] > NEG_INF else 0.0
                 span_weights[r, y] = e
                 acc[y] += e
         for y in range(K):
-            alpha[p, y] = top[y] + np.log(acc[y])
-            norm[p, y] = 1.0 / acc[y]
+            alpha[p, y] = top[y] + np.log(acc[y]) if acc[y] > 0.0 else NEG_INF
+            norm[p, y] = 1.0 / acc[y] if acc[y] > 0.0 else 0.0
         s = end
     best = NEG_INF
     for y in range(K):

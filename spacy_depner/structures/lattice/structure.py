@@ -8,6 +8,7 @@ entity segment, label k - 1 for column k. Encoding: the label of each span
 (S,), -1 where the span is not a segment.
 """
 
+from dataclasses import replace
 from typing import Tuple
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..partial import (
     drop_borders,
     gold_touches_missing,
     missing_mask,
+    rejected_mentions,
     runs_of,
     touching_missing,
 )
@@ -43,16 +45,19 @@ def _mentions(spans: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 class SegmentLattice(Structure):
     name = "lattice"
+    takes_rejected = True
 
     def _args(self, scores, layout: Layout) -> Tuple:
         span_scores, transitions = scores
         return layout.spans, layout.span_offsets, layout.offsets, span_scores, transitions
 
     def log_partition(self, scores, layout: Layout, **options) -> np.ndarray:
-        return segment_lattice.log_partition(*self._args(scores, layout))
+        return segment_lattice.log_partition(*self._args(scores, layout), layout.forbidden)
 
     def marginals(self, scores, layout: Layout, **options) -> Marginals:
-        log_z, span_marginals, transition_marginals = segment_lattice.marginals(*self._args(scores, layout))
+        log_z, span_marginals, transition_marginals = segment_lattice.marginals(
+            *self._args(scores, layout), layout.forbidden
+        )
 
         def above(floor: float):
             rows, columns = np.nonzero(span_marginals[:, 1:] > floor)
@@ -66,7 +71,7 @@ class SegmentLattice(Structure):
         return Marginals(log_z, (span_marginals, transition_marginals), above, of)
 
     def viterbi(self, scores, layout: Layout, **options) -> Analysis:
-        best, labels = segment_lattice.viterbi(*self._args(scores, layout))
+        best, labels = segment_lattice.viterbi(*self._args(scores, layout), layout.forbidden)
         return Analysis(best, _mentions(layout.spans, labels), labels)
 
     def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, **options) -> Analysis:
@@ -86,7 +91,7 @@ class SegmentLattice(Structure):
         indicator[rows, labels[rows]] = 1.0
         return indicator, segment_lattice.transition_counts(layout.spans, layout.span_offsets, labels, K)
 
-    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, **options) -> Conditioned:
+    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, rejected=None, **options) -> Conditioned:
         """``partial.Conditioned`` (whence ``constrained``): ``gold`` the
         per-span labels, read on the annotated tokens (its O segments on
         missing tokens are ignored; an entity there is an error). Each run of
@@ -94,8 +99,15 @@ class SegmentLattice(Structure):
         from the gold label before it (B at the unit's start), its end
         transitions those to the gold label after it; the gold part is scored
         with its transitions inside the stretches of annotated tokens (and
-        the units' own start and end)."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing)
+        the units' own start and end). ``rejected`` (R, 3) [first, last,
+        label from 0], batch coordinates, or None: mentions no agreeing
+        analysis contains. One inside a run is a forbidden span label of the
+        run's lattice (``Layout.forbidden``); one that touches an annotated
+        token is already excluded unless it is gold (a ValueError); one that
+        is no candidate span excludes nothing. An *accepted* mention needs no
+        option: it is a gold mention on annotated tokens, which no other
+        segment may then touch."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, rejected)
 
 
 def check_o_segments(spans: np.ndarray, outside: np.ndarray) -> None:
@@ -136,7 +148,7 @@ def check_segmentation(encoding, layout: Layout, n_labels: int) -> np.ndarray:
     return labels
 
 
-def _condition(scores, full: Layout, labels: np.ndarray, missing):
+def _condition(scores, full: Layout, labels: np.ndarray, missing, rejected=None):
     """``SegmentLattice.conditioned``."""
     segment_lattice.check(full.spans, full.span_offsets, full.offsets, *scores)
     span_scores, transitions = scores
@@ -182,15 +194,39 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
         spans_counts[free] = run_counts[0]
         return spans_counts, borders.move(run_counts[0], run_counts[1])
 
+    run_layout = layout(runs.compact(spans[free]), runs.offsets)
+    forbidden = _forbidden_rows(rejected, full, labels, missing, free, K)
     return Conditioned(
         _mentions(spans[rows], labels[rows]),
         inner_product(scores, (indicator, fixed_transitions)),
         (borders.scores(span_scores[free], transitions), transitions),
-        layout(runs.compact(spans[free]), runs.offsets),
+        run_layout if forbidden is None else replace(run_layout, forbidden=forbidden),
         runs.tokens,
         (indicator, fixed_transitions),
         expand,
     )
+
+
+def _forbidden_rows(rejected, full: Layout, labels: np.ndarray, missing: np.ndarray, free: np.ndarray, K: int):
+    """(F, K) bool over the runs' spans ``free``: the rejected mentions (R, 3)
+    inside runs, or None without any; a rejected mention that is gold is a ValueError."""
+    if rejected is None:
+        return None
+    rejected = rejected_mentions(rejected, full.n_tokens, K - 1, "lattice")
+    rows = span_index(full.spans, rejected[:, :2], full.n_tokens)
+    gold = (rows >= 0) & (labels[np.maximum(rows, 0)] == rejected[:, 2] + 1)
+    if gold.any():
+        first, last, label = (int(v) for v in rejected[np.flatnonzero(gold)[0]])
+        raise ValueError(
+            f"lattice: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
+            "an annotation cannot both accept and reject it (drop one of the two)"
+        )
+    position = np.full(full.spans.shape[0], -1, dtype=np.int64)
+    position[free] = np.arange(free.shape[0])
+    inside = (rows >= 0) & ~touching_missing(rejected[:, :2], ~missing)
+    forbidden = np.zeros((free.shape[0], K), dtype=bool)
+    forbidden[position[rows[inside]], rejected[inside, 2] + 1] = True
+    return forbidden
 
 
 LATTICE = SegmentLattice()

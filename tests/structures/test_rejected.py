@@ -1,0 +1,128 @@
+"""Rejected mentions (an annotator's "reject" of one proposed entity) in the
+constrained log-partition, against enumeration: for random batches of every
+structure that takes them, a random partial annotation (as in
+``test_partial``) and random rejected mentions (some inside the runs of
+missing tokens, some elsewhere); the constrained log Z is the log-sum of the
+weights of the analyses that agree with the annotation and contain no
+rejected mention, its gradient their expected indicator, and ``conditioned``
+gives their best analysis and mention marginals. An accepted mention is a gold
+mention on annotated tokens: ``test_partial`` covers it."""
+
+import math
+
+import numpy as np
+import pytest
+from budgets import cases
+from test_partial import drawn_case, touches
+from test_protocol import TABLE, logsumexp, parts
+
+ROWS = sorted(name for name in TABLE if TABLE[name].structure.takes_rejected)
+
+
+def rejected_case(name, rng):
+    """A partial-annotation case with rejected mentions: (row, scores, layout,
+    options, units, gold, missing, kept, rejected set), or None."""
+    case = drawn_case(name, rng)
+    if case is None:
+        return None
+    row, scores, layout, options, units, gold, missing, kept = case
+    seen = sorted({m for unit in units for a in unit for m in a.mentions} - kept)
+    if not seen:
+        return None
+    chosen = rng.random(len(seen)) < rng.choice([0.2, 0.5, 1.0])
+    rejected = {m for m, c in zip(seen, chosen) if c}
+    return (*case, rejected)
+
+
+def agreeing(unit, kept, missing, rejected):
+    wanted = kept & set().union(*(a.mentions for a in unit))
+    return [
+        a
+        for a in unit
+        if {m for m in a.mentions if touches(m, missing)} == wanted and not (set(a.mentions) & rejected)
+    ]
+
+
+def as_array(rejected):
+    return np.array(sorted(rejected), dtype=np.int64).reshape(-1, 3)
+
+
+def check_rejected(name, rng):
+    case = rejected_case(name, rng)
+    if case is None:
+        return False
+    row, scores, layout, options, units, gold, missing, kept, rejected = case
+    log_z, expected, best, probability = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)], set(), {}
+    for unit in units:
+        allowed = agreeing(unit, kept, missing, rejected)
+        assert allowed, "the gold analysis has no rejected mention"
+        z = logsumexp([a.weight for a in allowed])
+        log_z += z
+        best |= set(max(allowed, key=lambda a: a.weight).mentions)
+        for a in allowed:
+            for e, c in zip(expected, a.counts):
+                e += math.exp(a.weight - z) * c
+            for m in a.mentions:
+                probability[m] = probability.get(m, 0.0) + math.exp(a.weight - z)
+    got, gradient = row.structure.constrained(scores, layout, gold, missing, as_array(rejected), **options)
+    assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
+    for g, e in zip(parts(gradient), expected):
+        np.testing.assert_allclose(g, e, atol=1e-9)
+    loss, _ = row.structure.partial_nll(scores, layout, gold, missing, as_array(rejected), **options)
+    full = row.structure.log_partition(scores, layout, **options).sum()
+    assert abs(loss - (full - log_z)) < 1e-8 * max(1.0, abs(full))
+    conditioned = row.structure.conditioned(scores, layout, gold, missing, rejected=as_array(rejected), **options)
+    got_best = set(kept)
+    if conditioned.tokens.shape[0]:
+        analysis = row.structure.viterbi(conditioned.scores, conditioned.layout, **options)
+        got_best |= {tuple(int(v) for v in m) for m in conditioned.lift(analysis.mentions)}
+        free = sorted(set(probability) - kept | (rejected & {m for m in rejected if not touches(m, missing)}))
+        compact = np.array([[*np.searchsorted(conditioned.tokens, m[:2]), m[2]] for m in free], dtype=np.int64)
+        values = row.structure.marginals(conditioned.scores, conditioned.layout, **options).of(compact.reshape(-1, 3))
+        for m, value in zip(free, values):
+            assert abs(value - probability.get(m, 0.0)) < 1e-9, m
+    assert got_best == best
+    return True
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_rejected_mentions_leave_the_analyses_without_them(name):
+    rng = np.random.default_rng(300 + ROWS.index(name))
+    checked = sum(check_rejected(name, rng) for _ in range(cases("partial.random")))
+    assert checked >= cases("partial.random") // 3
+
+
+def test_lattice_rows_take_rejected_mentions():
+    assert ROWS == ["lattice dgm", "lattice semi_markov"]
+
+
+@pytest.mark.parametrize("name", ["chain BILOU", "nested cyk", "hypergraph"])
+def test_a_structure_without_rejected_mentions_says_so(name):
+    rng = np.random.default_rng(5)
+    row = TABLE[name]
+    scores, layout, options = row.batch(rng)
+    missing = np.ones(layout.n_tokens, dtype=bool)
+    gold = np.zeros(0)
+    with pytest.raises(ValueError, match="cannot learn from rejected mentions"):
+        row.structure.constrained(scores, layout, gold, missing, np.array([[0, 0, 0]]), **options)
+
+
+def test_a_rejected_gold_mention_is_refused():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        case = drawn_case("lattice semi_markov", rng)
+        if case is not None and case[-1]:
+            break
+    row, scores, layout, options, units, gold, missing, kept = case
+    with pytest.raises(ValueError, match="also a gold mention"):
+        row.structure.constrained(scores, layout, gold, missing, as_array({next(iter(kept))}), **options)
+
+
+def test_a_rejected_mention_outside_the_batch_is_refused():
+    rng = np.random.default_rng(11)
+    row = TABLE["lattice dgm"]
+    scores, layout, options = row.batch(rng)
+    missing = np.ones(layout.n_tokens, dtype=bool)
+    gold = np.where(layout.spans[:, 0] == layout.spans[:, 1], 0, -1)
+    with pytest.raises(ValueError, match="is not \\[first, last, label\\]"):
+        row.structure.constrained(scores, layout, gold, missing, np.array([[0, layout.n_tokens, 0]]), **options)
