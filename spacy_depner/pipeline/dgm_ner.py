@@ -78,6 +78,7 @@ dependency_width = 32
         "probabilities": True,
         "spans_key": "dgm_ner",
         "max_sentence_length": 500,
+        "incorrect_spans_key": None,
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
@@ -100,6 +101,7 @@ def make_dgm_ner(
     spans_key: str,
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
+    incorrect_spans_key: Optional[str] = None,
     scores_key: Optional[str] = None,
     scores: Optional[bool] = None,
     **confidence,
@@ -114,7 +116,10 @@ def make_dgm_ner(
     Viterbi only, faster); spans_key: the span group that holds the entities
     of doc.ents a second time, with their marginals; max_sentence_length: with
     a lattice of unbounded span length, a longer sentence is an error (null: no
-    limit); the confidence settings (``confidence_settings``); scorer: the
+    limit); incorrect_spans_key: null, or the span group of a reference Doc
+    that holds mentions known to be wrong (rejected in review, as spaCy's
+    ``ner`` reads it): training gives them probability 0 and marginalises
+    what else is missing; the confidence settings (``confidence_settings``); scorer: the
     scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
     P/R/F of doc.ents, per type, and the share of gold entities in the
     lattice); scores_key and scores: the names of spans_key and probabilities
@@ -129,14 +134,15 @@ def make_dgm_ner(
         spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "dgm_ner"),
         max_sentence_length=max_sentence_length,
         scorer=scorer,
+        incorrect_spans_key=incorrect_spans_key,
         **confidence,
     )
 
 
 class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``add_gold_spans``, ``probabilities``, ``spans_key``, ``max_sentence_length``
-    and the confidence settings. ``cfg``: the labels. Structure: the
+    ``add_gold_spans``, ``probabilities``, ``spans_key``, ``max_sentence_length``,
+    ``incorrect_spans_key`` and the confidence settings. ``cfg``: the labels. Structure: the
     segment lattice, one chain per run of sentences no span crosses."""
 
     structure = LATTICE
@@ -154,6 +160,7 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         spans_key: str = "dgm_ner",
         max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
+        incorrect_spans_key: Optional[str] = None,
         **confidence,
     ) -> None:
         if suggester is None:
@@ -170,6 +177,7 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
                 probabilities=probabilities,
                 spans_key=spans_key,
                 max_sentence_length=max_sentence_length,
+                incorrect_spans_key=incorrect_spans_key,
                 **confidence,
             ),
         )
@@ -209,7 +217,8 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         """The lattice of the examples' predicted Docs, with add_gold_spans
         augmented by every gold entity it lacks; per-span gold labels (S,)
         (-1: not a gold segment), with the tokens whose entity annotation is
-        missing (their single-token O segments are then not read); the number of gold entities the
+        missing (their single-token O segments are then not read) and the
+        rejected mentions (``incorrect_spans_key``); the number of gold entities the
         suggester's lattice lacked."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
@@ -217,7 +226,11 @@ class DependencyGuidedNER(EntityPipe, factory="dgm_ner"):
         return (
             batch,
             self.layout(batch),
-            Gold(gold, missing_entity_tokens(examples, batch.doc_offsets)),
+            Gold(
+                gold,
+                missing_entity_tokens(examples, batch.doc_offsets),
+                self.rejected_entities(examples, batch.doc_offsets),
+            ),
             {f"{self.name}_gold_outside_lattice": n_outside},
         )
 

@@ -83,10 +83,13 @@ class Gold(NamedTuple):
     encoding of the gold analysis; ``missing`` (N,) bool, the tokens whose
     annotation is missing (None: every token is annotated). With missing
     tokens the loss is the negative log-probability of the analyses that
-    agree with the rest (``Structure.partial_nll``)."""
+    agree with the rest (``Structure.partial_nll``). ``rejected`` (R, 3)
+    [first, last, label from 0] or None: mentions known to be wrong (the
+    span group ``incorrect_spans_key``), which no agreeing analysis contains."""
 
     encoding: object
     missing: Optional[np.ndarray] = None
+    rejected: Optional[np.ndarray] = None
 
 
 class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
@@ -339,9 +342,13 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """The training loss and its gradient with respect to ``scores``: the
         negative log-likelihood of the gold analysis (``Structure.nll``), or,
         with missing tokens, of the analyses that agree with the annotated
-        ones (``Structure.partial_nll``, exact)."""
-        if gold.missing is not None and gold.missing.any():
-            return self.structure.partial_nll(scores, layout, gold.encoding, gold.missing, **self.structure_options())
+        ones and contain no rejected mention (``Structure.partial_nll``, exact)."""
+        rejected = gold.rejected is not None and gold.rejected.shape[0] > 0
+        if rejected or (gold.missing is not None and gold.missing.any()):
+            missing = np.zeros(layout.n_tokens, dtype=bool) if gold.missing is None else gold.missing
+            return self.structure.partial_nll(
+                scores, layout, gold.encoding, missing, gold.rejected, **self.structure_options()
+            )
         return self.structure.nll(scores, layout, gold.encoding, **self.structure_options())
 
     def model_gradient(self, gradient: Scores, output):
@@ -421,6 +428,16 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         in batch coordinates: (M, 2) first and last, label ids (M,) from 1
         (``doc_arrays.entities.gold_entities``)."""
         return gold_entities(examples, doc_offsets, self.labels, spans_key, self.name)
+
+    def rejected_entities(self, examples: Sequence[Example], doc_offsets: np.ndarray) -> Optional[np.ndarray]:
+        """The reference's known-wrong mentions, the span group named by the
+        setting ``incorrect_spans_key`` (spaCy ``ner``'s convention), as (R, 3)
+        [first, last, label from 0] in batch coordinates; None without the setting."""
+        key = self.settings.get("incorrect_spans_key")
+        if key is None:
+            return None
+        spans, ids = gold_entities(examples, doc_offsets, self.labels, key, self.name)
+        return np.concatenate([spans, ids[:, None] - 1], axis=1)
 
     def entity_spans(self, docs, doc_offsets: np.ndarray, spans: np.ndarray, label_ids: np.ndarray) -> List[List[Span]]:
         """Spans per Doc from (M, 2) first/last in batch coordinates and label

@@ -1,0 +1,66 @@
+"""Learning from rejected mentions: a reference Doc whose span group
+``incorrect_spans_key`` holds mentions known to be wrong (spaCy ``ner``'s
+convention; what an annotator's "reject" gives) and whose other tokens are
+missing. ``dgm_ner`` gives the rejected mentions probability 0 and
+marginalises the rest (the lattice's constrained log-partition)."""
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+from spacy.util import fix_random_seed
+from tiny_corpus import TINY
+
+LABELS = ["LOC", "MISC", "PER"]
+
+
+def gold_entities(tags):
+    starts = [i for i, tag in enumerate(tags) if tag.startswith("B-")]
+    ends = [next((j for j in range(s + 1, len(tags)) if not tags[j].startswith("I-")), len(tags)) for s in starts]
+    return [(s, e, tags[s][2:]) for s, e in zip(starts, ends)]
+
+
+def rejected_examples(nlp, key="incorrect_spans"):
+    """Every TINY sentence with nothing annotated but, on each entity, every wrong label rejected."""
+    examples = []
+    for words, heads, deps, tags in TINY:
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=[""] * len(words))
+        reference.spans[key] = [
+            Span(reference, s, e, label) for s, e, right in gold_entities(tags) for label in LABELS if label != right
+        ]
+        examples.append(Example(Doc(nlp.vocab, words=words, heads=heads, deps=deps), reference))
+    return examples
+
+
+def rejected_marginals(ner, examples):
+    """The marginal of every rejected mention of the examples (R,), by the component's current weights."""
+    batch, layout, gold, _ = ner.training_batch(examples)
+    scores = tuple(np.asarray(part, dtype=np.float64) for part in ner.model.predict(ner.model_input(batch)))
+    return ner.structure.marginals(scores, layout).of(gold.rejected)
+
+
+def trained(key, steps):
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("dgm_ner", config={"incorrect_spans_key": key})
+    examples = rejected_examples(nlp)
+    ner.initialize(lambda: examples, nlp=nlp, labels=LABELS)
+    optimizer = nlp.create_optimizer()
+    before = rejected_marginals(ner, examples) if key else None
+    losses = [ner.update(examples, sgd=optimizer, losses={})["dgm_ner"] for _ in range(steps)]
+    return ner, examples, before, losses
+
+
+def test_rejected_mentions_are_read_and_learned_to_probability_zero():
+    ner, examples, before, losses = trained("incorrect_spans", 40)
+    assert before.shape == (sum(2 * len(gold_entities(tags)) for *_, tags in TINY),)
+    assert before.max() > 0.5  # the untrained lattice favours some wrong label
+    assert losses[0] > 0.1 and losses[-1] < losses[0] / 5
+    after = rejected_marginals(ner, examples)
+    assert after.max() < 0.05
+
+
+def test_without_the_key_the_same_docs_teach_nothing():
+    _, _, _, losses = trained(None, 3)
+    assert losses == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)  # every token missing, nothing rejected
