@@ -94,6 +94,7 @@ def test_feature_agreement_on_wrong_and_right_tokens():
     assert fixes == {
         "wrong_tokens": 1,
         "feature_names_gold_where_wrong": 1.0,
+        "any_document_feature_names_gold_where_wrong": 1.0,
         "right_tokens": 2,
         "feature_names_other_where_right": 0.0,
     }
@@ -102,6 +103,15 @@ def test_feature_agreement_on_wrong_and_right_tokens():
     misleads = feature_agreement([(tokens, [])], [(tokens, [(0, 1, "ORG")])], ["ORG"])
     assert misleads["wrong_tokens"] == 1 and misleads["feature_names_gold_where_wrong"] == 0.0
     assert misleads["feature_names_other_where_right"] == 1.0
+    # Found once in three: token-majority is O (two O votes, value 0), entity-majority ORG names the gold label.
+    tokens = ["acme", "acme", "acme"]
+    gold = [(tokens, [(0, 1, "ORG"), (1, 2, "ORG"), (2, 3, "ORG")])]
+    result = feature_agreement(gold, [(tokens, [(0, 1, "ORG")])], ["ORG"])
+    assert result["wrong_tokens"] == 2
+    assert result["feature_names_gold_where_wrong"] == 1.0
+    # Found twice in three: token-majority ORG names it too, and so does "any".
+    result = feature_agreement(gold, [(tokens, [(0, 1, "ORG"), (1, 2, "ORG")])], ["ORG"])
+    assert result["any_document_feature_names_gold_where_wrong"] == 1.0
 
 
 def test_the_report_section_shows_each_corpus_bound_over_its_seeds():
