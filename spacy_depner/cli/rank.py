@@ -21,7 +21,12 @@ def rank(
     output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of task records, most uncertain first"),
     measure: str = typer.Option("expected_errors", help=f"Ranking measure: {', '.join(MEASURES)}"),
     component: Optional[str] = typer.Option(None, help="The entity component (default: the pipeline's only one)"),
-    top: Optional[int] = typer.Option(None, min=1, help="Keep only the TOP most uncertain documents (default: all)"),
+    unit: str = typer.Option(
+        "doc",
+        help="What a task asks to review: doc (a whole document), span (accept or reject one proposed "
+        "mention, in its sentence), region (annotate a stretch of uncertain tokens, in its sentences)",
+    ),
+    top: Optional[int] = typer.Option(None, min=1, help="Keep only the TOP most uncertain tasks (default: all)"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch"),
     n_process: int = typer.Option(1, "--n-process", "-n", min=1, help=N_PROCESS_HELP),
     shard_size: int = typer.Option(1000, min=1, help=SHARD_SIZE_HELP),
@@ -44,6 +49,7 @@ def rank(
         n_process=n_process,
         shard_size=shard_size,
         top=top,
+        unit=unit,
         overwrite=overwrite,
         progress=progress,
     )

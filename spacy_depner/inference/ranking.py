@@ -16,7 +16,9 @@ A record is a task in the format annotation tools read (Prodigy's
 [{"text", "start", "end", "id", "ws"}], "spans": [{"start", "end",
 "token_start", "token_end", "label", "text", "score"}], "score", "meta"}``
 where a span's ``score`` is its marginal probability, ``score`` the ranking
-measure's value, and ``meta`` the input's meta with every measure.
+measure's value, and ``meta`` the input's meta with every measure. With
+``unit`` span or region a document gives one task per proposed mention or
+per region of uncertain tokens instead (``review_tasks``), ranked together.
 """
 
 import heapq
@@ -28,10 +30,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 from spacy.language import Language
-from spacy.tokens import Doc
 from spacy.util import minibatch
 
-from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
+from ..pipeline.uncertainty import MEASURES, doc_uncertainties, only_entity_pipe
 from ..util.atomic_files import (
     atomic_path,
     check_manifest,
@@ -43,7 +44,6 @@ from .annotating import run_job
 from .corpus import (
     JSONL,
     LINE_BREAKS,
-    Meta,
     output_kind,
     pipeline_fingerprint,
     run_settings,
@@ -52,43 +52,16 @@ from .corpus import (
 )
 from .input_shards import InputShard, ShardReader, plan_shards
 from .output_shards import OutputShards
+from .review_tasks import UNITS, doc_tasks
 from .shard_pool import Report
 
 
-def rank_record(doc: Doc, meta: Meta, uncertainty: DocUncertainty, labels, measure: str) -> Dict[str, Any]:
-    """The task record of one document (module docstring)."""
-    spans = []
-    for (start, end, label), probability in zip(uncertainty.mentions.tolist(), uncertainty.probabilities.tolist()):
-        span = doc[start:end]
-        spans.append(
-            {
-                "start": span.start_char,
-                "end": span.end_char,
-                "token_start": start,
-                "token_end": end - 1,
-                "label": labels[label],
-                "text": span.text,
-                "score": round(probability, 6),
-            }
-        )
-    tokens = [
-        {"text": t.text, "start": t.idx, "end": t.idx + len(t.text), "id": t.i, "ws": bool(t.whitespace_)} for t in doc
-    ]
-    measures = {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
-    return {
-        "text": doc.text,
-        "tokens": tokens,
-        "spans": spans,
-        "score": measures[measure],
-        "meta": {**meta, **measures},
-    }
-
-
 class RankJob:
-    """Ranks one input shard: its task records (``rank_record``) to its output shard."""
+    """Ranks one input shard: its task records (``review_tasks.doc_tasks``) to its output shard."""
 
-    def __init__(self, nlp: Language, pipe, outputs: OutputShards, measure: str, batch_size: int):
+    def __init__(self, nlp: Language, pipe, outputs: OutputShards, measure: str, batch_size: int, unit: str = "doc"):
         self.nlp, self.pipe, self.outputs, self.measure, self.batch_size = nlp, pipe, outputs, measure, batch_size
+        self.unit = unit
         self.reader = ShardReader()
 
     def run(self, shard: InputShard, report: Report) -> None:
@@ -102,8 +75,8 @@ class RankJob:
             for chunk in minibatch(self.nlp.pipe(records, as_tuples=True, batch_size=self.batch_size), self.batch_size):
                 docs, metas = zip(*chunk)
                 for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(self.pipe, list(docs))):
-                    record = rank_record(doc, meta, uncertainty, self.pipe.labels, self.measure)
-                    out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
+                    for record in doc_tasks(doc, meta, uncertainty, self.pipe.labels, self.measure, self.unit):
+                        out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
                 report(len(docs), sum(len(doc) for doc in docs))
 
 
@@ -121,16 +94,19 @@ def rank_corpus(
     n_process: int = 1,
     shard_size: int = 1000,
     start_method: Optional[str] = None,
+    unit: str = "doc",
 ) -> Dict[str, Any]:
-    """Rank the documents of ``input_path`` by ``measure`` of the entity
+    """Rank the ``unit`` tasks (``review_tasks``: documents, proposed mentions or token regions) of the documents of ``input_path`` by ``measure`` of the entity
     component ``component`` (default: the pipeline's only one) on
     ``n_process`` processes, as ``annotate_corpus`` runs (shards of
     ``shard_size`` documents), and write the ``top`` most uncertain (None:
     all) to the .jsonl ``output``. Returns ``run_summary`` of the documents
     scored in this run, with ``docs_kept`` (found in the partial) and
-    ``docs_written``."""
+    ``docs_written`` (``tasks_written`` for the units span and region)."""
     if measure not in MEASURES:
         raise ValueError(f"Unknown measure {measure!r}: use one of {', '.join(MEASURES)}")
+    if unit not in UNITS:
+        raise ValueError(f"Unknown review unit {unit!r}: use one of {', '.join(UNITS)}")
     if min(batch_size, n_process, shard_size) < 1 or (top is not None and top < 1):
         raise ValueError(
             f"batch_size={batch_size}, n_process={n_process}, shard_size={shard_size}, top={top}: "
@@ -145,6 +121,7 @@ def rank_corpus(
         "input": path_fingerprint(input_path),
         "measure": measure,
         "component": pipe.name,
+        "unit": unit,
     }
     shards = plan_shards(input_path, shard_size)  # before the manifest: an unreadable input leaves nothing
     resume = check_manifest(output, settings, restart=overwrite)
@@ -153,13 +130,14 @@ def rank_corpus(
     kept = sum(complete_lines(outputs.path(number)) for number in done)
     started, bar = time.perf_counter(), word_progress(progress)
     bar.set_description("rank")
-    job = RankJob(nlp, pipe, outputs, measure, batch_size)
+    job = RankJob(nlp, pipe, outputs, measure, batch_size, unit)
     counts = run_job(job, shards, done, outputs, n_process, start_method, bar, kept)
     if kept + counts["docs"] == 0:
         warnings.warn(f"The input {input_path} holds no document: {output} is empty")
     written = write_ranked([outputs.path(number) for number in outputs.done()], output, top)
     discard_partial(output)
-    return {**run_summary(counts["docs"], counts["words"], started, output), "docs_kept": kept, "docs_written": written}
+    written_key = "docs_written" if unit == "doc" else "tasks_written"
+    return {**run_summary(counts["docs"], counts["words"], started, output), "docs_kept": kept, written_key: written}
 
 
 def write_ranked(shards: List[Path], output: Path, top: Optional[int]) -> int:

@@ -32,16 +32,24 @@ from .entity_pipe import EntityPipe
 MEASURES = ("expected_errors", "entropy", "least_probable")
 
 
+PROPOSAL_FLOOR = 0.05  # the smallest marginal of a mention proposed for review (``DocUncertainty.proposals``)
+
+
 class DocUncertainty(NamedTuple):
     """The prediction for one Doc and how uncertain it is: mentions (M, 3)
     [start, end (exclusive), label index] in Doc tokens; probabilities (M,);
-    the measures of ``MEASURES``."""
+    the measures of ``MEASURES``; proposals (P, 3), every mention of the
+    component's space whose marginal is at least ``PROPOSAL_FLOOR`` (predicted
+    or not), and their marginals (P,): what ``rank --unit span|region`` asks a
+    person to review."""
 
     mentions: np.ndarray
     probabilities: np.ndarray
     expected_errors: float
     entropy: float
     least_probable: float
+    proposals: np.ndarray = np.zeros((0, 3), dtype=np.int64)
+    proposal_probabilities: np.ndarray = np.zeros(0)
 
 
 def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]:
@@ -71,6 +79,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
         predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
         probabilities, predicted = pipe.confident(marginals.of(predicted), predicted)
         expected_errors = float((1.0 - probabilities).sum() + values.sum() - probabilities.sum())
+        proposed = values >= PROPOSAL_FLOOR
+        proposals = np.asarray(every[proposed, :3], dtype=np.int64).reshape(-1, 3)
         found.append(
             DocUncertainty(
                 np.stack([predicted[:, 0], predicted[:, 1] + 1, predicted[:, 2]], axis=1).reshape(-1, 3),
@@ -78,6 +88,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
                 max(expected_errors, 0.0),
                 pipe.structure.entropy(doc_scores, layout, marginals, **options),
                 float(1.0 - probabilities.min()) if probabilities.shape[0] else 0.0,
+                np.stack([proposals[:, 0], proposals[:, 1] + 1, proposals[:, 2]], axis=1).reshape(-1, 3),
+                np.asarray(values[proposed], dtype=np.float64),
             )
         )
     if start != rows_part.shape[0]:

@@ -1,0 +1,155 @@
+"""The tasks ``python -m spacy_depner rank --unit`` writes: what a person is
+asked to review, in the record format annotation tools read (Prodigy's
+``ner_manual`` and binary ``ner.teach`` tasks; Label Studio and doccano
+through their converters), which ``import-annotations`` reads back.
+
+A task is ``{"text", "tokens": [{"text", "start", "end", "id", "ws"}],
+"spans": [{"start", "end", "token_start", "token_end", "label", "text",
+"score"}], "score", "meta"}``, offsets relative to the task's text; a span's
+``score`` is its marginal probability, the task's ``score`` what ``rank``
+orders by. Units:
+
+* ``doc``: the whole document, its predicted mentions; score the document's
+  measure (``pipeline.uncertainty``).
+* ``span``: one task per *proposal* (a mention of the component's space whose
+  marginal p is at least ``PROPOSAL_FLOOR`` and at most 1 - that), the
+  sentence(s) holding it as text, the proposal its one span: accept or
+  reject (a binary task). Score min(p, 1 - p): the chance that deciding it by
+  its marginal is wrong.
+* ``region``: the stretches of tokens covered by overlapping or touching
+  proposals that hold at least one uncertain proposal (as for ``span``), each
+  widened by ``pad`` tokens on both sides within its sentences, which are
+  the task's text; ``"region": [token_start, token_end_exclusive]`` marks the
+  tokens to review (annotate completely), its predicted mentions are the
+  pre-annotations. Score: the sum of min(p, 1 - p) over the region's proposals.
+
+``meta`` holds the input's meta, the document's measures, the ``unit`` and
+``token_offset``: the first token of the task's text in the input document.
+"""
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.tokens import Doc, Span
+
+from ..pipeline.uncertainty import MEASURES, PROPOSAL_FLOOR, DocUncertainty
+
+UNITS = ("doc", "span", "region")
+REGION_PAD = 1  # tokens added on each side of a region (within its sentences)
+
+
+def task_record(
+    context: Span,
+    mentions: Sequence[Tuple[int, int, int]],
+    probabilities: Sequence[float],
+    labels: Sequence[str],
+    score: float,
+    meta: Dict[str, Any],
+    region: Optional[Tuple[int, int]] = None,
+) -> Dict[str, Any]:
+    """One task whose text is ``context``: ``mentions`` [start, end exclusive,
+    label index] in Doc tokens (inside the context) with their ``probabilities``;
+    ``region`` [start, end exclusive] in Doc tokens, or None."""
+    first, offset = context.start, context.start_char
+    doc = context.doc
+    spans = []
+    for (start, end, label), probability in zip(mentions, probabilities):
+        span = doc[start:end]
+        spans.append(
+            {
+                "start": span.start_char - offset,
+                "end": span.end_char - offset,
+                "token_start": start - first,
+                "token_end": end - 1 - first,
+                "label": labels[label],
+                "text": span.text,
+                "score": round(float(probability), 6),
+            }
+        )
+    last = context.end - 1  # the text ends at the context's last token: no whitespace after it
+    tokens = [
+        {
+            "text": t.text,
+            "start": t.idx - offset,
+            "end": t.idx - offset + len(t.text),
+            "id": t.i - first,
+            "ws": bool(t.whitespace_) and t.i < last,
+        }
+        for t in context
+    ]
+    record = {"text": context.text, "tokens": tokens, "spans": spans}
+    if region is not None:
+        record["region"] = [region[0] - first, region[1] - first]
+    record["score"] = round(float(score), 6)
+    record["meta"] = {**meta, "token_offset": first}
+    return record
+
+
+def context_of(doc: Doc, start: int, end: int) -> Span:
+    """The sentences of ``doc`` that hold tokens [start, end) (the whole Doc without sentence boundaries)."""
+    if not doc.has_annotation("SENT_START"):
+        return doc[:]
+    return doc[doc[start].sent.start : doc[end - 1].sent.end]
+
+
+def uncertain(probabilities: np.ndarray) -> np.ndarray:
+    """(P,) bool: proposals whose marginal is within [PROPOSAL_FLOOR, 1 - PROPOSAL_FLOOR]."""
+    return (probabilities >= PROPOSAL_FLOOR) & (probabilities <= 1.0 - PROPOSAL_FLOOR)
+
+
+def doc_tasks(
+    doc: Doc, meta, uncertainty: DocUncertainty, labels, measure: str, unit: str, pad: int = REGION_PAD
+) -> List[Dict]:
+    """The tasks of one document for ``unit`` (module docstring)."""
+    measures = {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
+    meta = {**meta, **measures, "unit": unit} if unit != "doc" else {**meta, **measures}
+    if unit == "doc":
+        mentions, probabilities = uncertainty.mentions.tolist(), uncertainty.probabilities.tolist()
+        return [task_record(doc[:], mentions, probabilities, labels, measures[measure], meta)]
+    proposals, probabilities = uncertainty.proposals, uncertainty.proposal_probabilities
+    doubt = np.minimum(probabilities, 1.0 - probabilities)
+    if unit == "span":
+        return [
+            task_record(context_of(doc, start, end), [(start, end, label)], [p], labels, d, meta)
+            for (start, end, label), p, d in zip(proposals.tolist(), probabilities.tolist(), doubt.tolist())
+            if PROPOSAL_FLOOR <= p <= 1.0 - PROPOSAL_FLOOR
+        ]
+    if unit != "region":
+        raise ValueError(f"Unknown review unit {unit!r}: use one of {', '.join(UNITS)}")
+    tasks = []
+    predicted = uncertainty.mentions
+    for start, end in review_regions(proposals, uncertain(probabilities)):
+        inside = (proposals[:, 0] >= start) & (proposals[:, 1] <= end)
+        context = context_of(doc, start, end)
+        start, end = max(start - pad, context.start), min(end + pad, context.end)
+        shown = (predicted[:, 0] >= start) & (predicted[:, 1] <= end)
+        tasks.append(
+            task_record(
+                context,
+                predicted[shown].tolist(),
+                uncertainty.probabilities[shown].tolist(),
+                labels,
+                doubt[inside].sum(),
+                meta,
+                (start, end),
+            )
+        )
+    return tasks
+
+
+def review_regions(proposals: np.ndarray, doubtful: np.ndarray) -> List[Tuple[int, int]]:
+    """[start, end exclusive) of each maximal stretch of tokens covered by
+    overlapping or touching ``proposals`` (P, 3) [start, end exclusive, label]
+    that holds a ``doubtful`` (P,) one."""
+    if proposals.shape[0] == 0:
+        return []
+    order = np.argsort(proposals[:, 0], kind="stable")
+    starts, ends, flagged = proposals[order, 0], proposals[order, 1], doubtful[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.concatenate([[True], starts[1:] > reach[:-1]])
+    group = np.cumsum(new) - 1
+    group_start = starts[new]
+    group_end = np.maximum.reduceat(ends, np.flatnonzero(new))
+    keep = np.zeros(group_start.shape[0], dtype=bool)
+    keep[group[flagged]] = True
+    return [(int(s), int(e)) for s, e in zip(group_start[keep], group_end[keep])]
