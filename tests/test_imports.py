@@ -89,6 +89,7 @@ def test_every_module_imports_on_its_own():
                 "rank",
                 "package",
                 "first-stage-folds",
+                "import-annotations",
             },
         ),
         (

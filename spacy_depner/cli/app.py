@@ -4,7 +4,19 @@ module and registers its commands (the command modules never import this one).""
 import typer
 
 from .. import __version__
-from . import apply, calibrate, convert, coverage, evaluate, first_stage_folds, package, pretrain_text, rank, tune
+from . import (
+    apply,
+    calibrate,
+    convert,
+    coverage,
+    evaluate,
+    first_stage_folds,
+    import_annotations,
+    package,
+    pretrain_text,
+    rank,
+    tune,
+)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="spacy-depner: structured NER for spaCy"
@@ -43,6 +55,7 @@ COMMANDS = (
     ("calibration-report", calibrate.calibration_report),
     ("coverage", coverage.coverage),
     ("convert", convert.convert),
+    ("import-annotations", import_annotations.import_annotations),
     ("pretrain-text", pretrain_text.pretrain_text),
     ("package", package.package),
 )

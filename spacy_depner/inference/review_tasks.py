@@ -14,7 +14,7 @@ orders by. Units:
 * ``span``: one task per *proposal* (a mention of the component's space whose
   marginal p is at least ``PROPOSAL_FLOOR`` and at most 1 - that), the
   sentence(s) holding it as text, the proposal its one span: accept or
-  reject (a binary task). Score min(p, 1 - p): the chance that deciding it by
+  reject (a binary task, ``"_view_id": "ner"`` as Prodigy's ``ner.teach`` writes it). Score min(p, 1 - p): the chance that deciding it by
   its marginal is wrong.
 * ``region``: the stretches of tokens covered by overlapping or touching
   proposals that hold at least one uncertain proposal (as for ``span``), each
@@ -110,7 +110,7 @@ def doc_tasks(
     doubt = np.minimum(probabilities, 1.0 - probabilities)
     if unit == "span":
         return [
-            task_record(context_of(doc, start, end), [(start, end, label)], [p], labels, d, meta)
+            {**task_record(context_of(doc, start, end), [(start, end, label)], [p], labels, d, meta), "_view_id": "ner"}
             for (start, end, label), p, d in zip(proposals.tolist(), probabilities.tolist(), doubt.tolist())
             if PROPOSAL_FLOOR <= p <= 1.0 - PROPOSAL_FLOOR
         ]

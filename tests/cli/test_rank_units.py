@@ -94,7 +94,9 @@ def test_rank_writes_the_units_most_uncertain_first(pipeline, corpus, tmp_path, 
         assert task["meta"]["unit"] == unit
         for span in task["spans"]:
             assert task["text"][span["start"] : span["end"]] == span["text"]
-            assert [t["text"] for t in task["tokens"][span["token_start"] : span["token_end"] + 1]] == span["text"].split()
+            assert [t["text"] for t in task["tokens"][span["token_start"] : span["token_end"] + 1]] == span[
+                "text"
+            ].split()
         if unit == "span":
             (span,) = task["spans"]
             assert task["score"] == pytest.approx(min(span["score"], 1 - span["score"]), abs=1e-6)
@@ -102,3 +104,43 @@ def test_rank_writes_the_units_most_uncertain_first(pipeline, corpus, tmp_path, 
             first, end = task["region"]
             assert 0 <= first < end <= len(task["tokens"])
             assert all(first <= s["token_start"] and s["token_end"] < end for s in task["spans"])
+
+
+def answered(tasks, answer):
+    return [{**task, "answer": answer(task)} for task in tasks]
+
+
+def test_span_and_region_tasks_come_back_as_training_docs(pipeline, corpus, tmp_path):
+    """rank's tasks, answered as a person would in the tool, import into the
+    Docs the components train on: a binary answer annotates its span only, a
+    region answer its region only; rejected spans go to incorrect_spans."""
+    from spacy_depner.readers.annotation_tools import read_annotations
+
+    for unit in ("span", "region"):
+        assert cli(pipeline, corpus, tmp_path / f"{unit}.jsonl", "--unit", unit, "--no-progress").exit_code == 0
+    spans = lines(tmp_path / "span.jsonl")
+    accepted = answered(spans[:1], lambda task: "accept") + answered(spans[1:2], lambda task: "reject")
+    path = tmp_path / "span_answers.jsonl"
+    path.write_text("".join(json.dumps(task) + "\n" for task in accepted), encoding="utf8")
+    docs = read_annotations("prodigy", path)
+    by_text = {doc.text: doc for doc in docs}
+    first, second = (by_text[task["text"]] for task in accepted)
+    span = accepted[0]["spans"][0]
+    ent = first[span["token_start"] : span["token_end"] + 1]
+    assert [(e.start, e.end, e.label_) for e in first.ents] == [(ent.start, ent.end, span["label"])]
+    assert all(t.ent_iob_ == "" for t in first if not ent.start <= t.i < ent.end)
+    rejected = accepted[1]["spans"][0]
+    assert [(s.start, s.end - 1, s.label_) for s in second.spans["incorrect_spans"]][-1] == (
+        rejected["token_start"],
+        rejected["token_end"],
+        rejected["label"],
+    )
+    regions = answered(lines(tmp_path / "region.jsonl")[:1], lambda task: "accept")
+    path = tmp_path / "region_answers.jsonl"
+    path.write_text(json.dumps(regions[0]) + "\n", encoding="utf8")
+    (doc,) = read_annotations("prodigy", path)
+    first, end = regions[0]["region"]
+    assert [t.ent_iob_ == "" for t in doc] == [not first <= i < end for i in range(len(doc))]
+    assert {(e.start, e.end - 1, e.label_) for e in doc.ents} == {
+        (s["token_start"], s["token_end"], s["label"]) for s in regions[0]["spans"]
+    }

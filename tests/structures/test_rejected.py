@@ -37,9 +37,7 @@ def rejected_case(name, rng):
 def agreeing(unit, kept, missing, rejected):
     wanted = kept & set().union(*(a.mentions for a in unit))
     return [
-        a
-        for a in unit
-        if {m for m in a.mentions if touches(m, missing)} == wanted and not (set(a.mentions) & rejected)
+        a for a in unit if {m for m in a.mentions if touches(m, missing)} == wanted and not (set(a.mentions) & rejected)
     ]
 
 
