@@ -79,6 +79,7 @@ DEFAULT_MODEL = Config().from_str(
         "probabilities": True,
         "spans_key": "nested_ner",
         "annotated_key": None,
+        "incorrect_spans_key": None,
         "ents": None,
         "max_sentence_length": 500,
         **CONFIDENCE_DEFAULTS,
@@ -100,6 +101,7 @@ def make_nested_ner(
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
     annotated_key: Optional[str] = None,
+    incorrect_spans_key: Optional[str] = None,
     structure: Optional[str] = None,
     scores: Optional[bool] = None,
     **confidence,
@@ -113,7 +115,10 @@ def make_nested_ner(
     spans; annotated_key: null, or the span group of a reference Doc that
     marks its annotated regions: in training, mentions are known only there,
     and the loss marginalises the rest (a Doc without the group is annotated
-    throughout); probabilities: compute the marginals for attrs["scores"] (false:
+    throughout); incorrect_spans_key: null, or the span group of a reference
+    Doc that holds mentions known to be wrong (rejected in review; spaCy
+    ``ner``'s setting of the same name): training gives them probability 0;
+    probabilities: compute the marginals for attrs["scores"] (false:
     Viterbi only, faster); spans_key: the span group of the predicted
     mentions, and of the gold mentions in the reference Docs; ents: null,
     "outermost" or "most_probable", the flat view written to doc.ents (needs
@@ -137,13 +142,15 @@ def make_nested_ner(
         max_sentence_length=max_sentence_length,
         scorer=scorer,
         annotated_key=annotated_key,
+        incorrect_spans_key=incorrect_spans_key,
         **confidence,
     )
 
 
 class NestedNER(EntityPipe, factory="nested_ner"):
     """Settings (all read from the config at load): ``suggester``,
-    ``space``, ``add_gold_spans``, ``probabilities``, ``spans_key``, ``annotated_key``, ``ents``,
+    ``space``, ``add_gold_spans``, ``probabilities``, ``spans_key``, ``annotated_key``,
+    ``incorrect_spans_key``, ``ents``,
     ``max_sentence_length`` and the confidence settings. ``cfg``: the labels.
     Structure: the nested mentions of ``space``, one
     analysis per sentence."""
@@ -165,6 +172,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         max_sentence_length: Optional[int] = 500,
         scorer: Optional[Callable] = None,
         annotated_key: Optional[str] = None,
+        incorrect_spans_key: Optional[str] = None,
         **confidence,
     ) -> None:
         if suggester is None:
@@ -186,6 +194,7 @@ class NestedNER(EntityPipe, factory="nested_ner"):
                 ents=ents,
                 max_sentence_length=max_sentence_length,
                 annotated_key=annotated_key,
+                incorrect_spans_key=incorrect_spans_key,
                 **confidence,
             ),
         )
@@ -238,8 +247,8 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         gold mentions added to the allowed spans), the gold analysis: the
         label of each span (S,) in the largest subset of the gold mentions the
         space holds (``largest_subset``) with the tokens outside the annotated
-        regions (``annotated_key``), and the number of gold mentions it
-        cannot hold."""
+        regions (``annotated_key``) and the rejected mentions
+        (``incorrect_spans_key``), and the number of gold mentions it cannot hold."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets, self.spans_key)
         sentence_of = np.searchsorted(batch.sentence_offsets, entities, side="right") - 1
@@ -257,7 +266,8 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         gold[rows[kept]] = mentions[kept, 2]
         n_lost = int(np.unique(np.concatenate([entities, ids[:, None]], axis=1), axis=0).shape[0] - kept.sum())
         missing = unannotated_tokens(examples, batch.doc_offsets, self.settings["annotated_key"], entities, self.name)
-        return batch, layout, Gold(gold, missing), {f"{self.name}_gold_outside_space": n_lost}
+        rejected = self.rejected_entities(examples, batch.doc_offsets)
+        return batch, layout, Gold(gold, missing, rejected), {f"{self.name}_gold_outside_space": n_lost}
 
     def reference_labels(self, example: Example) -> Iterable[str]:
         return (span.label_ for span in example.reference.spans.get(self.settings["spans_key"], []))

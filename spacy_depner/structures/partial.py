@@ -23,6 +23,8 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from .trees.candidate_spans import span_index
+
 
 class Runs(NamedTuple):
     """Maximal stretches of the selected tokens within each unit.
@@ -106,6 +108,42 @@ def rejected_mentions(rejected, n_tokens: int, n_labels: int, structure: str) ->
             f"0 <= first <= last < {n_tokens} and 0 <= label < {n_labels}"
         )
     return rejected
+
+
+def forbidden_in_runs(
+    rejected,
+    spans: np.ndarray,
+    gold_columns: np.ndarray,
+    missing: np.ndarray,
+    free: np.ndarray,
+    n_columns: int,
+    first_label_column: int,
+    structure: str,
+) -> np.ndarray:
+    """(F, n_columns) bool over the runs' spans ``spans[free]``: the score
+    columns of the rejected mentions (R, 3) [first, last, label from 0] that
+    lie inside a run of missing tokens, label l in column l +
+    ``first_label_column``. A rejected mention that touches an annotated
+    token excludes nothing more (the agreeing analyses hold exactly the gold
+    mentions there), unless it is gold (``gold_columns`` (S,), the gold
+    column of each span): then a ValueError; one that is no span excludes nothing."""
+    n_tokens = missing.shape[0]
+    rejected = rejected_mentions(rejected, n_tokens, n_columns - first_label_column, structure)
+    rows = span_index(spans, rejected[:, :2], n_tokens)
+    columns = rejected[:, 2] + first_label_column
+    gold = (rows >= 0) & (gold_columns[np.maximum(rows, 0)] == columns)
+    if gold.any():
+        first, last, label = (int(v) for v in rejected[np.flatnonzero(gold)[0]])
+        raise ValueError(
+            f"{structure}: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
+            "an annotation cannot both accept and reject it (drop one of the two)"
+        )
+    position = np.full(spans.shape[0], -1, dtype=np.int64)
+    position[free] = np.arange(free.shape[0])
+    inside = (rows >= 0) & ~touching_missing(rejected[:, :2], ~missing)
+    forbidden = np.zeros((free.shape[0], n_columns), dtype=bool)
+    forbidden[position[rows[inside]], columns[inside]] = True
+    return forbidden
 
 
 def runs_of(selected: np.ndarray, offsets: np.ndarray) -> Runs:

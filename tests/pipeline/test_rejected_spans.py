@@ -1,8 +1,9 @@
 """Learning from rejected mentions: a reference Doc whose span group
 ``incorrect_spans_key`` holds mentions known to be wrong (spaCy ``ner``'s
 convention; what an annotator's "reject" gives) and whose other tokens are
-missing. ``dgm_ner`` gives the rejected mentions probability 0 and
-marginalises the rest (the lattice's constrained log-partition)."""
+missing (``ent_iob_ == ""``; for nested_ner, outside an empty
+``annotated_key`` group). ``dgm_ner`` and ``nested_ner`` give the rejected
+mentions probability 0 and marginalise the rest (the constrained log-partition)."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import fix_random_seed
+from test_partial_annotation import NESTED_CONFIG
 from tiny_corpus import TINY
 
 LABELS = ["LOC", "MISC", "PER"]
@@ -26,6 +28,7 @@ def rejected_examples(nlp, key="incorrect_spans"):
     examples = []
     for words, heads, deps, tags in TINY:
         reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, ents=[""] * len(words))
+        reference.spans["annotated"] = []  # nested_ner's annotated regions: none
         reference.spans[key] = [
             Span(reference, s, e, label) for s, e, right in gold_entities(tags) for label in LABELS if label != right
         ]
@@ -40,20 +43,27 @@ def rejected_marginals(ner, examples):
     return ner.structure.marginals(scores, layout).of(gold.rejected)
 
 
-def trained(key, steps):
+CONFIGS = {
+    "dgm_ner": {},
+    "nested_ner": {"annotated_key": "annotated", "model": NESTED_CONFIG["model"]},
+}
+
+
+def trained(key, steps, factory="dgm_ner"):
     fix_random_seed(0)
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("dgm_ner", config={"incorrect_spans_key": key})
+    ner = nlp.add_pipe(factory, config={**CONFIGS[factory], "incorrect_spans_key": key})
     examples = rejected_examples(nlp)
     ner.initialize(lambda: examples, nlp=nlp, labels=LABELS)
     optimizer = nlp.create_optimizer()
     before = rejected_marginals(ner, examples) if key else None
-    losses = [ner.update(examples, sgd=optimizer, losses={})["dgm_ner"] for _ in range(steps)]
+    losses = [ner.update(examples, sgd=optimizer, losses={})[factory] for _ in range(steps)]
     return ner, examples, before, losses
 
 
-def test_rejected_mentions_are_read_and_learned_to_probability_zero():
-    ner, examples, before, losses = trained("incorrect_spans", 40)
+@pytest.mark.parametrize("factory", list(CONFIGS))
+def test_rejected_mentions_are_read_and_learned_to_probability_zero(factory):
+    ner, examples, before, losses = trained("incorrect_spans", 40, factory)
     assert before.shape == (sum(2 * len(gold_entities(tags)) for *_, tags in TINY),)
     assert before.max() > 0.5  # the untrained lattice favours some wrong label
     assert losses[0] > 0.1 and losses[-1] < losses[0] / 5
@@ -61,6 +71,7 @@ def test_rejected_mentions_are_read_and_learned_to_probability_zero():
     assert after.max() < 0.05
 
 
-def test_without_the_key_the_same_docs_teach_nothing():
-    _, _, _, losses = trained(None, 3)
+@pytest.mark.parametrize("factory", list(CONFIGS))
+def test_without_the_key_the_same_docs_teach_nothing(factory):
+    _, _, _, losses = trained(None, 3, factory)
     assert losses == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)  # every token missing, nothing rejected

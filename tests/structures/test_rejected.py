@@ -90,11 +90,11 @@ def test_rejected_mentions_leave_the_analyses_without_them(name):
     assert checked >= cases("partial.random") // 3
 
 
-def test_lattice_rows_take_rejected_mentions():
-    assert ROWS == ["lattice dgm", "lattice semi_markov"]
+def test_lattice_and_nested_rows_take_rejected_mentions():
+    assert ROWS == ["lattice dgm", "lattice semi_markov", "nested cyk", "nested quadratic", "nested semi_markov"]
 
 
-@pytest.mark.parametrize("name", ["chain BILOU", "nested cyk", "hypergraph"])
+@pytest.mark.parametrize("name", ["chain BILOU", "chain BIO", "hypergraph"])
 def test_a_structure_without_rejected_mentions_says_so(name):
     rng = np.random.default_rng(5)
     row = TABLE[name]

@@ -18,9 +18,9 @@ from ..partial import (
     Conditioned,
     covering,
     drop_borders,
+    forbidden_in_runs,
     gold_touches_missing,
     missing_mask,
-    rejected_mentions,
     runs_of,
     touching_missing,
 )
@@ -195,7 +195,7 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing, rejected=None)
         return spans_counts, borders.move(run_counts[0], run_counts[1])
 
     run_layout = layout(runs.compact(spans[free]), runs.offsets)
-    forbidden = _forbidden_rows(rejected, full, labels, missing, free, K)
+    forbidden = None if rejected is None else forbidden_in_runs(rejected, spans, labels, missing, free, K, 1, "lattice")
     return Conditioned(
         _mentions(spans[rows], labels[rows]),
         inner_product(scores, (indicator, fixed_transitions)),
@@ -205,28 +205,6 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing, rejected=None)
         (indicator, fixed_transitions),
         expand,
     )
-
-
-def _forbidden_rows(rejected, full: Layout, labels: np.ndarray, missing: np.ndarray, free: np.ndarray, K: int):
-    """(F, K) bool over the runs' spans ``free``: the rejected mentions (R, 3)
-    inside runs, or None without any; a rejected mention that is gold is a ValueError."""
-    if rejected is None:
-        return None
-    rejected = rejected_mentions(rejected, full.n_tokens, K - 1, "lattice")
-    rows = span_index(full.spans, rejected[:, :2], full.n_tokens)
-    gold = (rows >= 0) & (labels[np.maximum(rows, 0)] == rejected[:, 2] + 1)
-    if gold.any():
-        first, last, label = (int(v) for v in rejected[np.flatnonzero(gold)[0]])
-        raise ValueError(
-            f"lattice: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
-            "an annotation cannot both accept and reject it (drop one of the two)"
-        )
-    position = np.full(full.spans.shape[0], -1, dtype=np.int64)
-    position[free] = np.arange(free.shape[0])
-    inside = (rows >= 0) & ~touching_missing(rejected[:, :2], ~missing)
-    forbidden = np.zeros((free.shape[0], K), dtype=bool)
-    forbidden[position[rows[inside]], rejected[inside, 2] + 1] = True
-    return forbidden
 
 
 LATTICE = SegmentLattice()

@@ -335,35 +335,53 @@ def check(scores, doc_offsets, structure: str, max_length: Optional[int] = None,
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
 
 
-def log_partition(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> np.ndarray:
+def _forbid(args, forbidden):
+    """The checked arguments with the mentions that ``forbidden`` (S, T) bool
+    marks given the semiring zero (-inf) as score: no analysis holds them (a
+    span whose every label is forbidden is as one the mask excludes)."""
+    if forbidden is None:
+        return args
+    scores = args[1]
+    forbidden = np.asarray(forbidden)
+    if forbidden.shape != scores.shape or forbidden.dtype != np.bool_:
+        raise ValueError(f"forbidden must be a bool array of the scores' shape {scores.shape}, not {forbidden.shape}")
+    return (args[0], np.where(forbidden, -np.inf, scores).astype(scores.dtype), *args[2:])
+
+
+def log_partition(
+    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None, forbidden=None
+) -> np.ndarray:
     """log Z of each document over the analyses of ``structure``. Returns (D,).
-    Scores out of range (excluded spans included) are refused (``score_range``)."""
+    Scores out of range (excluded spans included) are refused (``score_range``).
+    ``forbidden`` (S, T) bool or None: mentions no analysis may hold (``_forbid``)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.log_partition ({structure})", args[2], args[1])
-    return _log_partition(*args)
+    return _log_partition(*_forbid(args, forbidden))
 
 
 def marginals(
-    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None
+    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None, forbidden=None
 ) -> Tuple[np.ndarray, np.ndarray]:
     """(log Z (D,), mention marginals (S, T)): the marginal of label t on a
     span is the probability that the analysis holds that mention, exactly
     the gradient of sum(log Z) with respect to ``scores`` (0 on excluded
     spans). Computed by the outside pass of the same deduction rules. Scores
-    out of range (excluded spans included) are refused (``score_range``)."""
+    out of range (excluded spans included) are refused (``score_range``).
+    ``forbidden`` (S, T) bool or None: mentions no analysis may hold (marginal 0)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
-    return _marginals(*args)
+    return _marginals(*_forbid(args, forbidden))
 
 
 def viterbi(
-    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None
+    scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None, forbidden=None
 ) -> Tuple[np.ndarray, np.ndarray]:
     """MAP analysis: (best score (D,), label of each span (S,) int64, -1 where
     the span is not a mention). Ties go to the first candidate tried (first
     label, no mention rather than a mention of score 0). Not bounded by
-    ``score_range``: a maximum of float64 sums, right at any magnitude."""
-    return _viterbi(*_check(scores, doc_offsets, structure, max_length, mask))
+    ``score_range``: a maximum of float64 sums, right at any magnitude.
+    ``forbidden`` (S, T) bool or None: mentions no analysis may hold."""
+    return _viterbi(*_forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden))
 
 
 def posterior_decode(

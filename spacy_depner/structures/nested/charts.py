@@ -147,6 +147,9 @@ def _mention_axioms(scores, mask, row0, n, W, use_max, mention):
             top = np.float64(scores[r, 0])  # float64 arithmetic for float32 scores too
             for t in range(1, T):
                 top = max(top, np.float64(scores[r, t]))
+            if top == NEG_INF:  # every label of the span forbidden: as an excluded span
+                mention[i, w] = NEG_INF
+                continue
             if use_max:
                 mention[i, w] = top
             else:
@@ -173,6 +176,9 @@ def _mention_axioms_weights(scores, mask, row0, n, W, mention, weights):
             top = np.float64(scores[r, 0])
             for t in range(1, T):
                 top = max(top, np.float64(scores[r, t]))
+            if top == NEG_INF:  # every label of the span forbidden: as an excluded span
+                mention[i, w] = NEG_INF
+                continue
             acc = 0.0
             for t in range(T):
                 e = np.exp(scores[r, t] - top)

@@ -9,11 +9,12 @@ sentences; options ``space`` ("semi_markov", "cyk", "quadratic") and
 span of the layout (S,), -1 for no mention.
 """
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
 
-from ..partial import Conditioned, gold_touches_missing, missing_mask, runs_of
+from ..partial import Conditioned, forbidden_in_runs, gold_touches_missing, missing_mask, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure
 from ..shared import check_doc_offsets
 from . import _mentions as nested_mentions
@@ -56,18 +57,28 @@ def _mentions(labels: np.ndarray, layout: Layout) -> np.ndarray:
     return np.concatenate([layout.spans[rows], labels[rows, None]], axis=1).astype(np.int64).reshape(-1, 3)
 
 
+def _forbidden(layout: Layout):
+    """``layout.forbidden`` (S, T) in the dense rows, or None."""
+    return None if layout.forbidden is None else _dense(layout.forbidden, layout)
+
+
 class NestedMentions(Structure):
     name = "nested"
+    takes_rejected = True
 
     def log_partition(
         self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
     ) -> np.ndarray:
-        return nested_mentions.log_partition(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
+        return nested_mentions.log_partition(
+            _dense(scores, layout), layout.offsets, space, max_length, layout.mask, _forbidden(layout)
+        )
 
     def marginals(
         self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
     ) -> Marginals:
-        log_z, dense = nested_mentions.marginals(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
+        log_z, dense = nested_mentions.marginals(
+            _dense(scores, layout), layout.offsets, space, max_length, layout.mask, _forbidden(layout)
+        )
         sparse = _sparse(dense, layout)
 
         def above(floor: float):
@@ -84,7 +95,9 @@ class NestedMentions(Structure):
     def viterbi(
         self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
     ) -> Analysis:
-        best, labels = nested_mentions.viterbi(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
+        best, labels = nested_mentions.viterbi(
+            _dense(scores, layout), layout.offsets, space, max_length, layout.mask, _forbidden(layout)
+        )
         labels = _sparse(labels, layout)
         return Analysis(best, _mentions(labels, layout), labels)
 
@@ -123,14 +136,19 @@ class NestedMentions(Structure):
         *,
         space: str = "quadratic",
         max_length: Optional[int] = None,
+        rejected=None,
     ) -> Conditioned:
         """``partial.Conditioned`` (whence ``constrained``): the gold mentions
         (``gold``, per-span labels, one analysis of ``space``) are fixed, each
         run of missing tokens is a unit of the spans inside it (no
-        transitions: the weight of an analysis is the sum of its mentions')."""
+        transitions: the weight of an analysis is the sum of its mentions').
+        ``rejected`` (R, 3) [first, last, label] or None: mentions no agreeing
+        analysis holds; one inside a run is a forbidden mention of the run's
+        problem (``Layout.forbidden``), one that touches an annotated token is
+        already excluded unless it is gold (a ValueError)."""
         nested_mentions.check(_dense(scores, layout), layout.offsets, space, max_length, layout.mask)
         labels = self._gold(gold, scores, layout, space, max_length)
-        return _condition(scores, layout, labels, missing)
+        return _condition(scores, layout, labels, missing, rejected)
 
     @property
     def spaces(self):
@@ -177,7 +195,7 @@ class NestedMentions(Structure):
         return first & (labels[rows] == mentions[:, 2])
 
 
-def _condition(scores, full: Layout, labels: np.ndarray, missing):
+def _condition(scores, full: Layout, labels: np.ndarray, missing, rejected=None):
     """``NestedMentions.conditioned``."""
     missing = missing_mask(missing, full.offsets, "nested")
     rows = np.flatnonzero(labels >= 0)
@@ -192,11 +210,16 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing):
         counts[free] = run_counts
         return counts
 
+    run_layout = layout(runs.compact(full.spans[free]), runs.offsets)
+    if rejected is not None:
+        n_labels = np.shape(scores)[1]
+        forbidden = forbidden_in_runs(rejected, full.spans, labels, missing, free, n_labels, 0, "nested")
+        run_layout = replace(run_layout, forbidden=forbidden)
     return Conditioned(
         _mentions(labels, full),
         float(np.asarray(scores, dtype=np.float64)[rows, labels[rows]].sum()),
         np.asarray(scores)[free],
-        layout(runs.compact(full.spans[free]), runs.offsets),
+        run_layout,
         runs.tokens,
         indicator,
         expand,
