@@ -76,6 +76,7 @@ gazetteer_width = 16
         "gazetteer": None,
         "probabilities": True,
         "spans_key": "chain_ner",
+        "incorrect_spans_key": None,
         **CONFIDENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_depner.entity_scorer.v1"},
     },
@@ -92,6 +93,7 @@ def make_chain_ner(
     probabilities: bool,
     spans_key: str,
     scorer: Optional[Callable],
+    incorrect_spans_key: Optional[str] = None,
     scores_key: Optional[str] = None,
     scores: Optional[bool] = None,
     **confidence,
@@ -104,7 +106,11 @@ def make_chain_ner(
     entity's marginal probability to doc.spans[spans_key].attrs["scores"]
     (false: Viterbi only, the span group without scores); spans_key: the span
     group that holds the entities of doc.ents a second time, with their
-    marginals; the confidence settings (``confidence_settings``); scorer: the
+    marginals; incorrect_spans_key: null, or the span group of a reference
+    Doc that holds entities known to be wrong (rejected in review; spaCy
+    ``ner``'s setting of the same name): the CRF loss gives them probability
+    0 (``chain.rejected_entities``); the confidence settings
+    (``confidence_settings``); scorer: the
     scores of ``nlp.evaluate`` and ``spacy train`` (``spacy_depner.entity_scorer.v1``:
     P/R/F of doc.ents, per type); scores_key and scores: the names of spans_key
     and probabilities in pipelines saved by earlier versions (read, never
@@ -119,13 +125,14 @@ def make_chain_ner(
         probabilities=renamed_setting(name, "probabilities", probabilities, "scores", scores, True),
         spans_key=renamed_setting(name, "spans_key", spans_key, "scores_key", scores_key, "chain_ner"),
         scorer=scorer,
+        incorrect_spans_key=incorrect_spans_key,
         **confidence,
     )
 
 
 class LinearChainNER(EntityPipe, factory="chain_ner"):
     """Settings (read from the config at load): ``loss``, ``gazetteer``,
-    ``probabilities``, ``spans_key`` and the confidence settings. ``cfg``: the
+    ``probabilities``, ``spans_key``, ``incorrect_spans_key`` and the confidence settings. ``cfg``: the
     labels, ``scheme`` and the gazetteer phrases. Structure: the linear
     chain, one chain per sentence (in training, sentences that a gold
     entity joins form one chain)."""
@@ -145,6 +152,7 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         probabilities: bool = True,
         spans_key: str = "chain_ner",
         scorer: Optional[Callable] = None,
+        incorrect_spans_key: Optional[str] = None,
         **confidence,
     ) -> None:
         self.setup(
@@ -155,7 +163,12 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
             choices={"scheme": SCHEMES, "loss": LOSSES},
             saved=dict(scheme=scheme),
             settings=dict(
-                loss=loss, gazetteer=gazetteer, probabilities=probabilities, spans_key=spans_key, **confidence
+                loss=loss,
+                gazetteer=gazetteer,
+                probabilities=probabilities,
+                spans_key=spans_key,
+                incorrect_spans_key=incorrect_spans_key,
+                **confidence,
             ),
         )
         self.cfg["gazetteer_phrases"] = {}
@@ -204,7 +217,12 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
         entities, ids = self.gold_entities(examples, batch.doc_offsets)
         layout = self.layout(batch, entities)
         tags = CHAIN.encode(np.column_stack([entities, ids - 1]), layout, scheme=self.cfg["scheme"])
-        return batch, layout, Gold(tags, missing_entity_tokens(examples, batch.doc_offsets)), {}
+        gold = Gold(
+            tags,
+            missing_entity_tokens(examples, batch.doc_offsets),
+            self.rejected_entities(examples, batch.doc_offsets),
+        )
+        return batch, layout, gold, {}
 
     def loss(self, scores: Scores, layout: Layout, gold) -> Tuple[float, Scores]:
         """CRF: negative log-likelihood of the gold tags, gradient marginals
@@ -217,6 +235,11 @@ class LinearChainNER(EntityPipe, factory="chain_ner"):
                 f"'{self.name}': loss = \"perceptron\" cannot learn from Docs whose entity annotation is "
                 'missing on some tokens (ent_iob_ == ""); use loss = "crf", which marginalises them, '
                 "or mark those tokens O"
+            )
+        if gold.rejected is not None and gold.rejected.shape[0]:
+            raise ValueError(
+                f"'{self.name}': loss = \"perceptron\" cannot learn from rejected entities "
+                f'(doc.spans[{self.settings["incorrect_spans_key"]!r}]); use loss = "crf"'
             )
         gold = gold.encoding
         options = self.structure_options()

@@ -65,7 +65,9 @@ class Layout:
         a subset of all the spans of the units (nested; None: all of them).
     mask (n_dense,) bool or None: the dense rows that may be mentions (nested).
     forbidden (S, K) bool or None: the span labels no analysis may use
-        (lattice: rejected mentions, ``conditioned``'s ``rejected``).
+        (lattice and nested: rejected mentions, ``conditioned``'s ``rejected``).
+    rejected (R, 3) int64 or None: mentions no analysis may hold, where that
+        is no mask on scores (chain: a rejected entity is a pattern of tags).
     """
 
     offsets: np.ndarray
@@ -74,6 +76,7 @@ class Layout:
     rows: Optional[np.ndarray] = None
     mask: Optional[np.ndarray] = None
     forbidden: Optional[np.ndarray] = None
+    rejected: Optional[np.ndarray] = None
 
     @property
     def n_tokens(self) -> int:

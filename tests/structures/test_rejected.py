@@ -76,9 +76,14 @@ def check_rejected(name, rng):
         got_best |= {tuple(int(v) for v in m) for m in conditioned.lift(analysis.mentions)}
         free = sorted(set(probability) - kept | (rejected & {m for m in rejected if not touches(m, missing)}))
         compact = np.array([[*np.searchsorted(conditioned.tokens, m[:2]), m[2]] for m in free], dtype=np.int64)
-        values = row.structure.marginals(conditioned.scores, conditioned.layout, **options).of(compact.reshape(-1, 3))
-        for m, value in zip(free, values):
-            assert abs(value - probability.get(m, 0.0)) < 1e-9, m
+        marginals = row.structure.marginals(conditioned.scores, conditioned.layout, **options)
+        inside = conditioned.layout.rejected is not None and conditioned.layout.rejected.shape[0] > 0
+        if name.startswith("chain") and inside:  # its log Z and tag marginals only (the gradient above)
+            with pytest.raises(ValueError, match="entity marginals of a chain with rejected entities"):
+                marginals.of(compact.reshape(-1, 3))
+        else:
+            for m, value in zip(free, marginals.of(compact.reshape(-1, 3))):
+                assert abs(value - probability.get(m, 0.0)) < 1e-9, m
     assert got_best == best
     return True
 
@@ -90,11 +95,19 @@ def test_rejected_mentions_leave_the_analyses_without_them(name):
     assert checked >= cases("partial.random") // 3
 
 
-def test_lattice_and_nested_rows_take_rejected_mentions():
-    assert ROWS == ["lattice dgm", "lattice semi_markov", "nested cyk", "nested quadratic", "nested semi_markov"]
+def test_every_row_but_the_hypergraph_takes_rejected_mentions():
+    assert ROWS == [
+        "chain BILOU",
+        "chain BIO",
+        "lattice dgm",
+        "lattice semi_markov",
+        "nested cyk",
+        "nested quadratic",
+        "nested semi_markov",
+    ]
 
 
-@pytest.mark.parametrize("name", ["chain BILOU", "chain BIO", "hypergraph"])
+@pytest.mark.parametrize("name", ["hypergraph"])
 def test_a_structure_without_rejected_mentions_says_so(name):
     rng = np.random.default_rng(5)
     row = TABLE[name]

@@ -8,15 +8,16 @@ transitions the chain uses (T = 1 + 2K or 1 + 4K). A mention is an entity
 the tags spell (``tags_to_spans``). Encoding: the tags (N,).
 """
 
+from dataclasses import replace
 from typing import List
 
 import numpy as np
 
-from ..partial import Borders, Conditioned, drop_borders, missing_mask, runs_of
+from ..partial import Borders, Conditioned, drop_borders, missing_mask, rejected_mentions, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from ..shared import check_doc_offsets
 from . import _linear_chain as linear_chain
-from . import entity_marginals
+from . import entity_marginals, rejected_entities
 from .tag_schemes import SCHEMES, check_tag_sequence
 
 
@@ -38,6 +39,7 @@ def _analysis(score, tags, layout: Layout, n_labels: int, scheme: str) -> Analys
 
 class LinearChain(Structure):
     name = "chain"
+    takes_rejected = True
 
     def _args(self, scores, layout: Layout, scheme: str):
         tag_scores, transitions = scores
@@ -48,7 +50,18 @@ class LinearChain(Structure):
             linear_chain.allowed_transitions(_n_labels(scores, scheme), scheme),
         )
 
+    def _without_rejected(self, scores, layout: Layout, scheme: str):
+        """The larger chain without ``layout.rejected`` (``rejected_entities``), or None when nothing is rejected."""
+        if layout.rejected is None or layout.rejected.shape[0] == 0:
+            return None
+        args = self._args(scores, layout, scheme)
+        linear_chain.check(*args)
+        return rejected_entities.expand(args[0], layout.offsets, args[2], args[3], layout.rejected, scheme)
+
     def log_partition(self, scores, layout: Layout, *, scheme: str = "BILOU") -> np.ndarray:
+        expanded = self._without_rejected(scores, layout, scheme)
+        if expanded is not None:
+            return rejected_entities.log_partition(expanded, layout.offsets)
         return linear_chain.log_partition(*self._args(scores, layout, scheme))
 
     def marginals(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Marginals:
@@ -58,19 +71,25 @@ class LinearChain(Structure):
         linear_chain.check(*args)
         tag_scores, transitions = scores
         computed = []
+        expanded = self._without_rejected(scores, layout, scheme)
 
         def forward_backward():
             if not computed:
-                computed.append(linear_chain.marginals(*args))
+                if expanded is None:
+                    computed.append(linear_chain.marginals(*args))
+                else:
+                    computed.append(rejected_entities.marginals(expanded, layout.offsets, np.shape(tag_scores)[1]))
             return computed[0]
 
         def above(floor: float):
+            no_entity_marginals(expanded)
             spans, labels, values = entity_marginals.span_marginals(
                 tag_scores, layout.offsets, transitions, scheme, floor
             )
             return np.concatenate([spans, labels[:, None]], axis=1).reshape(-1, 3), values
 
         def of(mentions: np.ndarray) -> np.ndarray:
+            no_entity_marginals(expanded)
             return entity_marginals.entity_marginals(
                 tag_scores, layout.offsets, transitions, scheme, mentions[:, :2], mentions[:, 2]
             )
@@ -78,7 +97,11 @@ class LinearChain(Structure):
         return Marginals(lambda: forward_backward()[0], lambda: forward_backward()[1:], above, of)
 
     def viterbi(self, scores, layout: Layout, *, scheme: str = "BILOU") -> Analysis:
-        best, tags = linear_chain.viterbi(*self._args(scores, layout, scheme))
+        expanded = self._without_rejected(scores, layout, scheme)
+        if expanded is not None:
+            best, tags = rejected_entities.viterbi(expanded, layout.offsets)
+        else:
+            best, tags = linear_chain.viterbi(*self._args(scores, layout, scheme))
         return _analysis(best, tags, layout, _n_labels(scores, scheme), scheme)
 
     def posterior_decode(
@@ -124,7 +147,9 @@ class LinearChain(Structure):
         indicator[np.arange(tags.shape[0]), tags] = 1.0
         return indicator, linear_chain.transition_counts(tags, layout.offsets, T)
 
-    def conditioned(self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU") -> Conditioned:
+    def conditioned(
+        self, scores, layout: Layout, gold, missing: np.ndarray, *, scheme: str = "BILOU", rejected=None
+    ) -> Conditioned:
         """``partial.Conditioned`` (whence ``constrained``): ``gold`` the tags
         (N,), read on the annotated tokens. Each run of missing tokens is a
         chain whose start transitions are those from the gold tag before it
@@ -133,14 +158,44 @@ class LinearChain(Structure):
         may start or end with (an I tag after a gold entity would extend it),
         and every one of them may follow (or precede) the gold tag, which is
         checked. The annotated tokens are scored with their transitions
-        inside each stretch of annotated tokens and the units' own start and end."""
-        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme)
+        inside each stretch of annotated tokens and the units' own start and end.
+        ``rejected`` (R, 3) [first, last, label] or None: entities no agreeing
+        sequence spells; one inside a run goes to the runs' ``Layout.rejected``
+        (``rejected_entities``: its Viterbi and tag marginals, not its entity
+        marginals), one that touches an annotated token is already excluded
+        unless it is gold (a ValueError)."""
+        return _condition(scores, layout, np.asarray(gold, dtype=np.int64), missing, scheme, rejected)
 
 
 CHAIN = LinearChain()
 
 
-def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
+def no_entity_marginals(expanded) -> None:
+    """A ValueError when the entity marginals are asked of a chain with rejected entities."""
+    if expanded is not None:
+        raise ValueError(
+            "chain: the entity marginals of a chain with rejected entities are not computed (its log Z, "
+            "tag marginals and Viterbi are): decode without rejected entities"
+        )
+
+
+def _runs_rejected(rejected, mentions: np.ndarray, missing: np.ndarray, runs, n_labels: int) -> np.ndarray:
+    """The rejected entities (R, 3) that lie inside a run, in the runs' compact
+    coordinates; a rejected entity among the gold ``mentions`` is a ValueError."""
+    rejected = rejected_mentions(rejected, missing.shape[0], n_labels, "chain")
+    gold = {tuple(m) for m in mentions.tolist()}
+    clash = [m for m in rejected.tolist() if tuple(m) in gold]
+    if clash:
+        first, last, label = clash[0]
+        raise ValueError(
+            f"chain: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
+            "an annotation cannot both accept and reject it (drop one of the two)"
+        )
+    inside = runs.inside(rejected[:, :2])
+    return np.concatenate([runs.compact(rejected[inside, :2]), rejected[inside, 2:]], axis=1).reshape(-1, 3)
+
+
+def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str, rejected=None):
     """``LinearChain.conditioned``."""
     tag_scores, transitions = scores
     T = B = np.shape(tag_scores)[1]
@@ -180,11 +235,14 @@ def _condition(scores, full: Layout, tags: np.ndarray, missing, scheme: str):
         tags[runs.tokens] = run_counts[0]
         return tags, borders.move(run_counts[0], run_counts[1])
 
+    run_layout = layout(runs.offsets)
+    if rejected is not None:
+        run_layout = replace(run_layout, rejected=_runs_rejected(rejected, mentions, missing, runs, n_labels))
     return Conditioned(
         mentions.astype(np.int64),
         inner_product(scores, (indicator, fixed_transitions)),
         (borders.scores(tag_scores[runs.tokens], transitions), transitions),
-        layout(runs.offsets),
+        run_layout,
         runs.tokens,
         (indicator, fixed_transitions),
         expand,
