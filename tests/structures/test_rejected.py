@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 from budgets import cases
-from test_partial import drawn_case, touches
+from test_partial import drawn_case, encoding_of, touches
 from test_protocol import TABLE, logsumexp, parts
 
 ROWS = sorted(name for name in TABLE if TABLE[name].structure.takes_rejected)
@@ -137,3 +137,56 @@ def test_a_rejected_mention_outside_the_batch_is_refused():
     gold = np.where(layout.spans[:, 0] == layout.spans[:, 1], 0, -1)
     with pytest.raises(ValueError, match="is not \\[first, last, label\\]"):
         row.structure.constrained(scores, layout, gold, missing, np.array([[0, layout.n_tokens, 0]]), **options)
+
+
+FLAT = [name for name in ROWS if not name.startswith("nested")]
+
+
+def accepted_case(name, rng):
+    """A batch, accepted mentions (those of a random analysis kept at random)
+    and rejected ones (others seen in the enumeration): (row, scores, layout,
+    options, units, gold, missing, accepted, rejected) with ``gold`` the
+    analysis holding exactly the accepted mentions and every other token missing."""
+    row = TABLE[name]
+    scores, layout, options = row.batch(rng)
+    units = row.brute(scores, layout, **options)
+    accepted, chosen = set(), []
+    for unit in units:
+        analysis = unit[int(rng.integers(len(unit)))]
+        mine = {m for m in analysis.mentions if rng.random() < 0.5}
+        accepted |= mine
+        chosen.append(next(a for a in unit if set(a.mentions) == mine))
+    missing = np.ones(layout.n_tokens, dtype=bool)
+    for first, last, _ in accepted:
+        missing[first : last + 1] = False
+    seen = sorted({m for unit in units for a in unit for m in a.mentions} - accepted)
+    rejected = {m for m in seen if rng.random() < 0.3}
+    gold = encoding_of(name, tuple(sum(c) for c in zip(*(a.counts for a in chosen))))
+    return row, scores, layout, options, units, gold, missing, accepted, rejected
+
+
+@pytest.mark.parametrize("name", FLAT)
+def test_accepted_mentions_are_annotated_tokens_in_the_flat_spaces(name):
+    """In a flat space an accepted mention covers its tokens alone, so the
+    analyses that hold it are those that agree with its tokens annotated as
+    it: the partial-annotation log-partition with every other token missing
+    is the log-sum over the analyses holding every accepted mention (and no
+    rejected one), its gradient their expected indicator."""
+    rng = np.random.default_rng(400 + FLAT.index(name))
+    for _ in range(cases("partial.random")):
+        row, scores, layout, options, units, gold, missing, accepted, rejected = accepted_case(name, rng)
+        log_z, expected = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)]
+        for unit in units:
+            holding = [
+                a for a in unit if accepted <= set(a.mentions) | (accepted - set().union(*(b.mentions for b in unit)))
+            ]
+            holding = [a for a in holding if not (set(a.mentions) & rejected)]
+            z = logsumexp([a.weight for a in holding])
+            log_z += z
+            for a in holding:
+                for e, c in zip(expected, a.counts):
+                    e += math.exp(a.weight - z) * c
+        got, gradient = row.structure.constrained(scores, layout, gold, missing, as_array(rejected), **options)
+        assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
+        for g, e in zip(parts(gradient), expected):
+            np.testing.assert_allclose(g, e, atol=1e-9)
