@@ -5,7 +5,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from experiments.active_learning.study import share_needed
+from experiments.active_learning.report import share_needed
 from experiments.partial.study import remove_entities
 
 
