@@ -153,3 +153,28 @@ def review_regions(proposals: np.ndarray, doubtful: np.ndarray) -> List[Tuple[in
     keep = np.zeros(group_start.shape[0], dtype=bool)
     keep[group[flagged]] = True
     return [(int(s), int(e)) for s, e in zip(group_start[keep], group_end[keep])]
+
+
+def label_studio_task(record: Dict[str, Any], from_name: str = "label", to_name: str = "text") -> Dict[str, Any]:
+    """A task record as Label Studio imports it: ``data`` the text (with the
+    region and meta), one prediction whose ``result`` holds the record's spans
+    as character-offset ``labels`` regions of the labeling config's control
+    ``from_name`` on its object ``to_name``, and whose ``score`` is the
+    record's; each span keeps its marginal as ``score``."""
+    data = {"text": record["text"], "meta": record.get("meta", {})}
+    if "region" in record:
+        data["region"] = record["region"]
+    result = [
+        {
+            "from_name": from_name,
+            "to_name": to_name,
+            "type": "labels",
+            "value": {"start": span["start"], "end": span["end"], "text": span["text"], "labels": [span["label"]]},
+            "score": span["score"],
+        }
+        for span in record["spans"]
+    ]
+    return {
+        "data": data,
+        "predictions": [{"model_version": "spacy-depner rank", "score": record["score"], "result": result}],
+    }

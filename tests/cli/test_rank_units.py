@@ -144,3 +144,19 @@ def test_span_and_region_tasks_come_back_as_training_docs(pipeline, corpus, tmp_
     assert {(e.start, e.end - 1, e.label_) for e in doc.ents} == {
         (s["token_start"], s["token_end"], s["label"]) for s in regions[0]["spans"]
     }
+
+
+def test_a_task_as_label_studio_imports_it_comes_back_with_its_spans(tmp_path):
+    """label_studio_task's prediction, exported as the annotation a person kept, reads back as the same entities."""
+    from spacy_depner.inference.review_tasks import label_studio_task
+    from spacy_depner.readers.annotation_tools import read_annotations
+
+    doc = two_sentences()
+    record = task_record(context_of(doc, 6, 8), [(5, 7, 1), (8, 10, 0)], [0.6, 0.7], LABELS, 0.4, {"id": 2})
+    task = label_studio_task(record)
+    assert task["predictions"][0]["score"] == 0.4 and task["data"]["meta"] == {"id": 2, "token_offset": 5}
+    assert [r["value"]["labels"] for r in task["predictions"][0]["result"]] == [["PER"], ["LOC"]]
+    exported = [{"id": 1, "data": task["data"], "annotations": [{"id": 1, "result": task["predictions"][0]["result"]}]}]
+    (tmp_path / "export.json").write_text(json.dumps(exported), encoding="utf8")
+    (back,) = read_annotations("label-studio", tmp_path / "export.json")
+    assert [(e.text, e.label_) for e in back.ents] == [("John Smith", "PER"), ("New York", "LOC")]
