@@ -286,7 +286,10 @@ def consistency(
             name: first_stage_documents(first_stage_file(folder, part), gold[name])
             for name, part in (("train", "train"), ("split", split))
         }
-    typer.echo(write_json(metrics, {"corpus": corpus, "split": split, **measures(gold, first, labels)}))
+    run = output / "crossval_seconds.json" if output else None
+    folds = json.loads(run.read_text()).get("folds") if run is not None and run.is_file() else None
+    result = {"corpus": corpus, "split": split, "folds": folds, **measures(gold, first, labels)}
+    typer.echo(write_json(metrics, result))
 
 
 @two_stage.command("report")

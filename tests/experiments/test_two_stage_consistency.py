@@ -133,3 +133,6 @@ def test_the_report_section_shows_each_corpus_bound_over_its_seeds():
     assert cells[4] == "65.00 ± 21.21"
     assert cells[5] == "75.00 ± 35.36"
     assert cells[6] == "100.00 ± 0.00"
+    reading = text.split("Reading (gum, test): ")[1]
+    assert reading.startswith("the first stage's F1 is 65.00 (recall 50.00). ")
+    assert "at most 75.00 (+10.00) with the first stage's own labels there, and 100.00 (+35.00)" in reading
