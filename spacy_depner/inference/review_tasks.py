@@ -109,10 +109,12 @@ def doc_tasks(
     proposals, probabilities = uncertainty.proposals, uncertainty.proposal_probabilities
     doubt = np.minimum(probabilities, 1.0 - probabilities)
     if unit == "span":
+        chosen = uncertain(probabilities)
         return [
             {**task_record(context_of(doc, start, end), [(start, end, label)], [p], labels, d, meta), "_view_id": "ner"}
-            for (start, end, label), p, d in zip(proposals.tolist(), probabilities.tolist(), doubt.tolist())
-            if PROPOSAL_FLOOR <= p <= 1.0 - PROPOSAL_FLOOR
+            for (start, end, label), p, d in zip(
+                proposals[chosen].tolist(), probabilities[chosen].tolist(), doubt[chosen].tolist()
+            )
         ]
     if unit != "region":
         raise ValueError(f"Unknown review unit {unit!r}: use one of {', '.join(UNITS)}")
