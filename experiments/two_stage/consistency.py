@@ -300,8 +300,9 @@ def reading(result: Dict) -> str:
     """What the counts of one corpus say about the second stage, in words (means over its seeds)."""
     seeds = list(result["seeds"].values())
 
-    def mean(get) -> float:
-        return 100 * float(np.mean([get(s) for s in seeds]))
+    def mean(get) -> Optional[float]:
+        values = [get(s) for s in seeds]
+        return None if None in values else 100 * float(np.mean(values))
 
     first = mean(lambda s: s["bound"]["first"]["first_stage"]["f"])
     recall = mean(lambda s: s["bound"]["first"]["first_stage"]["r"])
@@ -311,22 +312,29 @@ def reading(result: Dict) -> str:
     any_feature = mean(lambda s: s["feature_agreement"]["split"]["any_document_feature_names_gold_where_wrong"])
     train = mean(lambda s: s["first_stage_train_cross_validated"]["f"])
     folds = f"{result['folds']} folds" if result.get("folds") else "its folds"
+    if entity is None or any_feature is None:
+        features = "In some seed the first stage labels no token wrong here, so the features have nothing to fix. "
+    else:
+        features = (
+            "The second stage sees it through the majority features only, and on the tokens the first stage labels "
+            f"wrong the entity-majority feature names the gold label for {entity:.1f}% of them (any document "
+            f"feature: {any_feature:.1f}%)"
+            + (
+                ": a token the first stage missed counts as O in its own vote and in the votes of the other "
+                "occurrences it also missed, so the features seldom point to the fix. "
+                if any_feature < 25
+                else ". "
+            )
+        )
     return (
         f"Reading ({result['corpus']}, {result['split']}): the first stage's F1 is {first:.2f} (recall {recall:.2f}). "
         f"Fixing every error whose text recurs in its document by the majority of its other occurrences would "
         f"give at most {own:.2f} ({own - first:+.2f}) with the first stage's own labels there, and {oracle:.2f} "
         f"({oracle - first:+.2f}) with gold labels there (the oracle first stage): the ceiling of document "
-        f"consistency. The second stage sees it through the majority features only, and on the tokens the first "
-        f"stage labels wrong the entity-majority feature names the gold label for {entity:.1f}% of them (any "
-        f"document feature: {any_feature:.1f}%)"
-        + (
-            ": a token the first stage missed counts as O in its own vote and in the votes of the other "
-            "occurrences it also missed, so the features seldom point to the fix. "
-            if any_feature < 25
-            else ". "
-        )
-        + "On train "
-        f"the cross-validated first stage ({folds}, each fold's model trained on the rest) scores {train:.2f}, "
+        "consistency. "
+        + features
+        + f"On train the cross-validated first stage ({folds}, each fold's model trained on the rest) scores "
+        f"{train:.2f}, "
         + (
             f"{first - train:.2f} below its score here: the second stage learns how far to trust the features "
             "from output noisier than the one it meets at test."

@@ -136,3 +136,15 @@ def test_the_report_section_shows_each_corpus_bound_over_its_seeds():
     reading = text.split("Reading (gum, test): ")[1]
     assert reading.startswith("the first stage's F1 is 65.00 (recall 50.00). ")
     assert "at most 75.00 (+10.00) with the first stage's own labels there, and 100.00 (+35.00)" in reading
+
+
+def test_the_reading_says_when_the_first_stage_labels_nothing_wrong():
+    from experiments.two_stage.consistency import measures, report_section
+
+    tokens = ["Acme", "sued", "acme"]
+    gold = {"train": [(tokens, [(0, 1, "ORG"), (2, 3, "ORG")])]}
+    gold["split"] = gold["train"]
+    first = {0: {name: gold["train"] for name in ("train", "split")}}  # every token right
+    text = report_section([{"corpus": "gum", "split": "test", **measures(gold, first, ["ORG"])}])
+    assert "the first stage's F1 is 100.00" in text
+    assert "labels no token wrong here, so the features have nothing to fix" in text
