@@ -110,6 +110,15 @@ def rejected_mentions(rejected, n_tokens: int, n_labels: int, structure: str) ->
     return rejected
 
 
+def rejected_gold(mention, structure: str) -> ValueError:
+    """The error for a rejected mention [first, last, label] that is also a gold mention."""
+    first, last, label = (int(v) for v in mention)
+    return ValueError(
+        f"{structure}: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
+        "an annotation cannot both accept and reject it (drop one of the two)"
+    )
+
+
 def forbidden_in_runs(
     rejected,
     spans: np.ndarray,
@@ -133,11 +142,7 @@ def forbidden_in_runs(
     columns = rejected[:, 2] + first_label_column
     gold = (rows >= 0) & (gold_columns[np.maximum(rows, 0)] == columns)
     if gold.any():
-        first, last, label = (int(v) for v in rejected[np.flatnonzero(gold)[0]])
-        raise ValueError(
-            f"{structure}: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
-            "an annotation cannot both accept and reject it (drop one of the two)"
-        )
+        raise rejected_gold(rejected[np.flatnonzero(gold)[0]], structure)
     position = np.full(spans.shape[0], -1, dtype=np.int64)
     position[free] = np.arange(free.shape[0])
     inside = (rows >= 0) & ~touching_missing(rejected[:, :2], ~missing)

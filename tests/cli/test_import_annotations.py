@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import spacy
+from annotation_docs import ents, group, iob, write_lines
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import DocBin
 
@@ -31,23 +32,6 @@ def failure(capsys, *args) -> str:
 
 def read_back(path: Path):
     return list(DocBin().from_disk(path).get_docs(spacy.blank("en").vocab))
-
-
-def write_lines(path: Path, records) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf8")
-    return path
-
-
-def iob(doc) -> str:
-    return " ".join(t.ent_iob_ or "-" for t in doc)
-
-
-def ents(doc):
-    return [(e.text, e.label_) for e in doc.ents]
-
-
-def group(doc, key):
-    return sorted((s.start, s.end, s.label_) for s in doc.spans[key])
 
 
 def prodigy_tasks(path: Path) -> Path:

@@ -5,10 +5,10 @@ Label Studio task) and the cause."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 import spacy
+from annotation_docs import ents, group, iob, write_lines
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import DocBin
 
@@ -50,24 +50,6 @@ def prodigy_task(text, spans, answer, view="ner_manual", **extra) -> dict:
         "_view_id": view,
         **extra,
     }
-
-
-def write_lines(path: Path, records) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf8")
-    return path
-
-
-def iob(doc) -> str:
-    """The entity IOB of each token, "-" where missing."""
-    return " ".join(t.ent_iob_ or "-" for t in doc)
-
-
-def ents(doc):
-    return [(e.text, e.label_) for e in doc.ents]
-
-
-def group(doc, key):
-    return sorted((s.start, s.end, s.label_) for s in doc.spans[key])
 
 
 # --- Prodigy ----------------------------------------------------------------

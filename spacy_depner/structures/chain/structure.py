@@ -13,7 +13,7 @@ from typing import List
 
 import numpy as np
 
-from ..partial import Borders, Conditioned, drop_borders, missing_mask, rejected_mentions, runs_of
+from ..partial import Borders, Conditioned, drop_borders, missing_mask, rejected_gold, rejected_mentions, runs_of
 from ..protocol import Analysis, Layout, Marginals, Structure, inner_product, select_disjoint
 from ..shared import check_doc_offsets
 from . import _linear_chain as linear_chain
@@ -186,11 +186,7 @@ def _runs_rejected(rejected, mentions: np.ndarray, missing: np.ndarray, runs, n_
     gold = {tuple(m) for m in mentions.tolist()}
     clash = [m for m in rejected.tolist() if tuple(m) in gold]
     if clash:
-        first, last, label = clash[0]
-        raise ValueError(
-            f"chain: the rejected mention {first}..{last} (label {label}) is also a gold mention: "
-            "an annotation cannot both accept and reject it (drop one of the two)"
-        )
+        raise rejected_gold(clash[0], "chain")
     inside = runs.inside(rejected[:, :2])
     return np.concatenate([runs.compact(rejected[inside, :2]), rejected[inside, 2:]], axis=1).reshape(-1, 3)
 
