@@ -18,23 +18,48 @@ from .review import UNITS
 
 STRATEGIES = ("random", *MEASURES, *UNITS)
 NAMES = {"random": "random sentences", "region": "rank --unit region", "binary": "rank --unit span (accept/reject)"}
+CORPORA = {
+    "ewt": {
+        "title": "UNER English-EWT, chain_ner CRF",
+        "config": "chain_crf_ewt.cfg",
+        "component": "chain_ner",
+        "spans_key": None,
+        "score": "ents_f",
+        "twin": None,
+    },
+    "genia": {
+        "title": "GENIA nested mentions, nested_ner beside spancat",
+        "config": "genia_nested.cfg",
+        "component": "nested_ner",
+        "spans_key": "nested_ner",
+        "score": "spans_nested_ner_f",
+        "twin": "genia_spancat.cfg",
+    },
+}
+TWIN = " · spancat"  # the twin's rows: spaCy's spancat trained on the strategy's Docs
 
 
 def round_folder(output: Path, seed: int, strategy: str, round_: int) -> Path:
     return seed_folder(output, seed) / ("round_0" if round_ == 0 else f"{strategy}/round_{round_}")
 
 
-def learning_curves(output: Path, seeds: List[int], rounds: int) -> Dict[str, Dict[int, List[Optional[float]]]]:
-    """Test F1 per strategy, round and seed (None where missing)."""
+def learning_curves(
+    output: Path, seeds: List[int], rounds: int, corpus: str = "ewt"
+) -> Dict[str, Dict[int, List[Optional[float]]]]:
+    """Test F1 per strategy (and per strategy's twin, named strategy + TWIN),
+    round and seed (None where missing)."""
+    key = CORPORA[corpus]["score"]
 
     def score(path: Path):
-        return json.loads(path.read_text())["ents_f"] if path.is_file() else None
+        return json.loads(path.read_text())[key] if path.is_file() else None
 
+    files = {"": "test.json", TWIN: "test_twin.json"} if CORPORA[corpus]["twin"] else {"": "test.json"}
     return {
-        strategy: {
-            r: [score(round_folder(output, s, strategy, r) / "test.json") for s in seeds] for r in range(rounds + 1)
+        strategy + suffix: {
+            r: [score(round_folder(output, s, strategy, r) / name) for s in seeds] for r in range(rounds + 1)
         }
         for strategy in STRATEGIES
+        for suffix, name in files.items()
     }
 
 
@@ -91,13 +116,16 @@ def report(
     candidates: int,
     steps: int,
     budgets: Optional[Dict[str, int]] = None,
+    corpus: str = "ewt",
+    dev_limit: int = 0,
 ) -> str:
     """OUTPUT/report.md and OUTPUT/learning_curves.png."""
     budgets = budgets or {}
-    curves = learning_curves(output, seeds, rounds)
+    curves = learning_curves(output, seeds, rounds, corpus)
     tokens = reviewed(output, seeds, rounds)
     decisions = reviewed(output, seeds, rounds, "decisions")
-    ran = [s for s in STRATEGIES if any(v is not None for r in range(1, rounds + 1) for v in curves[s][r])]
+    tokens.update({s + TWIN: tokens[s] for s in STRATEGIES})
+    ran = [s for s in curves if any(v is not None for r in range(1, rounds + 1) for v in curves[s][r])]
 
     def cell(values):
         done = sum(v is not None for v in values)
@@ -109,7 +137,7 @@ def report(
     target = mean(curves["random"][rounds])
     random_tokens = mean(tokens["random"][rounds])
     shares = []
-    for strategy in [s for s in ran if s not in ("random", "binary")]:
+    for strategy in [s for s in ran if s not in ("random", "binary") and not s.endswith(TWIN)]:
         curve = [mean(curves[strategy][r]) for r in range(rounds + 1)]
         sizes = [mean(tokens[strategy][r]) for r in range(rounds + 1)]
         if target is None or random_tokens is None or None in curve or None in sizes:
@@ -145,14 +173,22 @@ def report(
         )
         if key in budgets and key in ran
     )
+    twin_text = (
+        f" Rows ending in `{TWIN.strip()}` are spaCy's `spancat` (the `{CORPORA[corpus]['twin']}` recipe) trained on "
+        "the same Docs as the strategy's model; it has no notion of a missing token, so it reads a reviewed "
+        "sentence's unreviewed tokens as holding no mention."
+        if CORPORA[corpus]["twin"]
+        else ""
+    )
     text = (
-        "# Active learning, simulated (UNER English-EWT, chain_ner CRF)\n\n"
+        f"# Active learning, simulated ({CORPORA[corpus]['title']})\n\n"
         f"Test F1 (%, mean ± sd over seeds {', '.join(map(str, seeds))}) by round: {start} random sentences, then "
         f"per round {step} more sentences, chosen at random or as the most uncertain of {candidates} pool "
         "sentences drawn at random by `python -m spacy_depner rank --measure M`, or the most uncertain regions "
         "or proposed entities of such a draw (`rank --unit region|span`), the rest of their sentences missing, "
-        f"rejected entities read by `incorrect_spans_key`; every model trained from scratch, {steps} steps."
-        f"{budget_text}\n\n"
+        f"rejected entities read by `incorrect_spans_key`; every model trained from scratch, {steps} steps"
+        + (f", model-best chosen on the first {dev_limit} dev sentences." if dev_limit else ".")
+        + f"{budget_text}{twin_text}\n\n"
         + table(
             ["strategy", *[f"round {r}" for r in range(rounds + 1)]],
             [[s] + [cell(curves[s][r]) for r in range(rounds + 1)] for s in ran],
@@ -181,12 +217,13 @@ def report(
     save_curves(
         output / "learning_curves.png",
         {
-            NAMES.get(s, f"rank --measure {s}"): [(mean(tokens[s][r]) or 0.0, curves[s][r]) for r in range(rounds + 1)]
+            NAMES.get(s.removesuffix(TWIN), f"rank --measure {s.removesuffix(TWIN)}")
+            + (TWIN if s.endswith(TWIN) else ""): [(mean(tokens[s][r]) or 0.0, curves[s][r]) for r in range(rounds + 1)]
             for s in ran
-            if s != "binary"
+            if not s.startswith("binary")
         },
         "tokens reviewed",
-        "Active learning, UNER English-EWT",
+        f"Active learning, {CORPORA[corpus]['title'].split(',')[0]}",
     )
     write_linked_report(output / "report.md", text)
     return text

@@ -1,4 +1,6 @@
-"""Active learning, simulated on UNER English-EWT: start from ``start``
+"""Active learning, simulated on UNER English-EWT (``chain_ner``'s CRF) or on
+GENIA's nested mentions (``nested_ner``, quadratic space, and beside it
+spaCy's ``spancat`` trained on the same Docs, the twin): start from ``start``
 training sentences drawn at random (per seed), then for ``rounds`` rounds
 add ``step`` sentences of the rest of the training split (the pool, whose
 gold entities play the annotator) and train again from scratch. The
@@ -12,8 +14,8 @@ region``) until ``region_tokens`` tokens a round, the rest of their
 sentences missing; ``binary`` accepts or rejects the ``decisions`` most
 uncertain proposed entities a round (``rank --unit span``). The model reads
 rejected entities (``incorrect_spans_key``) and marginalises missing tokens. Every training is ``spacy train`` of the recipe's
-linear-chain CRF config on a DocBin of the labelled sentences, ``steps``
-steps; test F1 of model-best by ``spacy evaluate``. Resumable: each
+corpus's config on a DocBin of the labelled sentences, ``steps`` steps;
+test F1 of model-best by ``spacy evaluate`` (the twin's in test_twin.json). Resumable: each
 round's labelled set, pipeline and score are kept and reused.
 
 Layout: OUTPUT/seed_<s>/round_0 (shared by every strategy), then
@@ -26,19 +28,28 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import typer
 from spacy.tokens import Doc, DocBin
 from thinc.api import Config
 
+from spacy_depner.readers.docbins import genia_docs
+
 from ..kit.outputs import write_json
 from ..kit.runs import run_logged, train_command
 from ..kit.seeds import parse_seeds, seed_folder
 from ..partial.study import docbin_config, test_f1, uner_docs
-from .report import STRATEGIES, report
-from .review import REJECTED, UNITS, Review, answer_binary, answer_region, chosen_tasks, training_doc
+from .report import CORPORA, STRATEGIES, report
+from .review import ANNOTATED, REJECTED, UNITS, Review, answer_binary, answer_region, chosen_tasks, training_doc
+
+
+def corpus_docs(corpus: str, data: Path, split: str, vocab) -> List[Doc]:
+    """The reference Docs (one sentence each) of a split of the study's corpus."""
+    if corpus == "ewt":
+        return uner_docs(data, split)
+    return genia_docs(vocab, data / "genia" / f"{split}.jsonl", CORPORA[corpus]["spans_key"])
 
 
 class Study:
@@ -56,45 +67,67 @@ class Study:
         steps: int,
         region_tokens: int = 1000,
         decisions: int = 200,
+        corpus: str = "ewt",
+        twins: Sequence[str] = ("region",),
+        dev_limit: int = 0,
     ):
         self.output, self.data, self.start, self.step, self.rounds = output, data, start, step, rounds
-        self.candidates, self.steps = candidates, steps
+        self.candidates, self.steps, self.corpus, self.twins = candidates, steps, corpus, tuple(twins)
         self.budgets = {"region": region_tokens, "binary": decisions}
-        corpus = output / "corpus"
-        corpus.mkdir(parents=True, exist_ok=True)
-        if not (corpus / "train.spacy").is_file():
-            DocBin(docs=uner_docs(data, "train")).to_disk(corpus / "train.spacy")
-            DocBin(docs=uner_docs(data, "test")).to_disk(corpus / "test.spacy")
+        self.spans_key = CORPORA[corpus]["spans_key"]
+        folder = output / "corpus"
+        folder.mkdir(parents=True, exist_ok=True)
         import spacy
 
         self.vocab = spacy.blank("en").vocab
-        self.pool = list(DocBin().from_disk(corpus / "train.spacy").get_docs(self.vocab))
-        self.test = corpus / "test.spacy"
-        self.config = output / "configs" / "chain.cfg"
-        docbin_config(configs / "chain_crf_ewt.cfg", self.config)
+        if not (folder / "train.spacy").is_file():
+            for split in ("test", "train"):
+                DocBin(docs=corpus_docs(corpus, data, split, self.vocab)).to_disk(folder / f"{split}.spacy")
+        self.pool = list(DocBin().from_disk(folder / "train.spacy").get_docs(self.vocab))
+        self.test = folder / "test.spacy"
+        self.config = output / "configs" / f"{corpus}.cfg"
+        docbin_config(configs / CORPORA[corpus]["config"], self.config)
         config = Config().from_disk(self.config, interpolate=False)
-        config["components"]["chain_ner"]["incorrect_spans_key"] = REJECTED
+        component = config["components"][CORPORA[corpus]["component"]]
+        component["incorrect_spans_key"] = REJECTED
+        if self.spans_key is not None:
+            component["annotated_key"] = ANNOTATED
+        config["corpora"]["dev"]["limit"] = dev_limit
         config.to_disk(self.config)
+        self.twin = None
+        if CORPORA[corpus]["twin"]:
+            self.twin = output / "configs" / f"{corpus}_twin.cfg"
+            docbin_config(configs / CORPORA[corpus]["twin"], self.twin)
+            config = Config().from_disk(self.twin, interpolate=False)
+            config["corpora"]["dev"]["limit"] = dev_limit
+            config.to_disk(self.twin)
 
-    def train(self, folder: Path, labelled, seed: int, docs: Optional[List[Doc]] = None) -> float:
+    def train(self, folder: Path, labelled, seed: int, docs: Optional[List[Doc]] = None, twin: bool = True) -> float:
         """Train on the pool sentences ``labelled`` (or on ``docs``, ``labelled``
-        then the record of their reviews) into FOLDER (kept if done); its test F1."""
+        then the record of their reviews) into FOLDER (kept if done), and, if
+        ``twin``, the corpus's twin on the same Docs into FOLDER/twin; the model's test F1."""
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / "labelled.json", labelled)
-        if not (folder / "test.json").is_file():
+        if not (folder / "train.spacy").is_file():
             DocBin(docs=[self.pool[i] for i in labelled] if docs is None else docs).to_disk(folder / "train.spacy")
+        runs = [(self.config, "model", "test.json", "train.log")]
+        if self.twin is not None and twin:
+            runs.append((self.twin, "twin", "test_twin.json", "train_twin.log"))
+        for config, model, result, log in runs:
+            if (folder / result).is_file():
+                continue
             command = train_command(
-                self.config,
-                folder / "model",
+                config,
+                folder / model,
                 self.data,
                 self.steps,
                 0,
                 ["--paths.train_spacy", str(folder / "train.spacy")],
                 seed=seed,
             )
-            run_logged(command, folder / "train.log")
-            test_f1(folder / "model" / "model-best", self.test, folder / "test.json")
-        return json.loads((folder / "test.json").read_text())["ents_f"]
+            run_logged(command, folder / log)
+            test_f1(folder / model / "model-best", self.test, folder / result, CORPORA[self.corpus]["score"])
+        return json.loads((folder / "test.json").read_text())[CORPORA[self.corpus]["score"]]
 
     def select(self, folder: Path, labelled: List[int], strategy: str, seed: int, round_: int) -> List[int]:
         """The ``step`` pool sentences to add after the model of FOLDER."""
@@ -161,13 +194,13 @@ class Study:
                     index = task["meta"]["index"]
                     review = reviews.setdefault(index, Review())
                     if strategy == "region":
-                        record["tokens"] += answer_region(self.pool[index], task, review)
+                        record["tokens"] += answer_region(self.pool[index], task, review, self.spans_key)
                     else:
-                        answer_binary(self.pool[index], task, review)
+                        answer_binary(self.pool[index], task, review, self.spans_key)
                         record["decisions"] += 1
                 record["reviews"] = {str(i): r.as_dict() for i, r in sorted(reviews.items())}
-            docs = [training_doc(self.pool[i], r) for i, r in sorted(reviews.items())]
-            scores[round_] = self.train(current, record, seed, docs)
+            docs = [training_doc(self.pool[i], r, self.spans_key) for i, r in sorted(reviews.items())]
+            scores[round_] = self.train(current, record, seed, docs, strategy in self.twins)
             previous = current
         return scores
 
@@ -182,15 +215,16 @@ class Study:
                 labelled = json.loads((current / "labelled.json").read_text())
             else:
                 labelled = sorted(labelled + self.select(previous, labelled, strategy, seed, round_))
-            scores[round_] = self.train(current, labelled, seed)
+            scores[round_] = self.train(current, labelled, seed, twin=strategy in self.twins)
             previous = current
         return scores
 
 
 def active_learning_study(
     output: Path = typer.Argument(..., help="Folder of the rounds and the report"),
-    data: Path = typer.Option(Path("../shared/data"), help="The data folder (ud_ewt, uner_ewt)"),
-    configs: Path = typer.Option(Path("configs"), help="The composed configs (chain_crf_ewt.cfg)"),
+    data: Path = typer.Option(Path("../shared/data"), help="The data folder (ud_ewt, uner_ewt, genia)"),
+    configs: Path = typer.Option(Path("configs"), help="The composed configs (chain_crf_ewt.cfg, genia_*.cfg)"),
+    corpus: str = typer.Option("ewt", help="ewt (chain_ner CRF) or genia (nested_ner beside spancat)"),
     seeds: str = typer.Option("0,1,2", help="Seeds (initial set, draws and training)"),
     strategies: str = typer.Option(",".join(STRATEGIES), help="Selection strategies"),
     start: int = typer.Option(500, help="Sentences of round 0"),
@@ -200,11 +234,29 @@ def active_learning_study(
     steps: int = typer.Option(1000, help="Training steps of every model"),
     region_tokens: int = typer.Option(1000, help="Tokens reviewed a round by the region strategy"),
     decisions: int = typer.Option(200, help="Accept/reject decisions a round by the binary strategy"),
+    twins: str = typer.Option("region", help="Strategies whose Docs also train the twin (genia: spancat)"),
+    dev_limit: int = typer.Option(0, help="Dev sentences that choose model-best (0: all)"),
     jobs: int = typer.Option(2, help="Strategies trained at once"),
 ) -> None:
-    """Simulate active learning on UNER English-EWT and report learning curves."""
+    """Simulate active learning on UNER English-EWT or GENIA and report learning curves."""
     seed_list = parse_seeds(seeds)
-    study = Study(output, data, configs, start, step, rounds, candidates, steps, region_tokens, decisions)
+    if corpus not in CORPORA:
+        raise typer.BadParameter(f"unknown corpus {corpus!r}: use {', '.join(CORPORA)}")
+    study = Study(
+        output,
+        data,
+        configs,
+        start,
+        step,
+        rounds,
+        candidates,
+        steps,
+        region_tokens,
+        decisions,
+        corpus,
+        [s for s in twins.split(",") if s],
+        dev_limit,
+    )
     chosen = [s for s in strategies.split(",") if s]
     for strategy in chosen:
         if strategy not in STRATEGIES:
@@ -227,4 +279,4 @@ def active_learning_study(
         ]
         for future in futures:
             future.result()
-    print(report(output, seed_list, start, step, rounds, candidates, steps, study.budgets))
+    print(report(output, seed_list, start, step, rounds, candidates, steps, study.budgets, corpus, dev_limit))

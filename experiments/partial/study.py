@@ -137,16 +137,16 @@ def plan(output: Path, data: Path, configs: Path, fractions, seeds, variants, st
     return runs
 
 
-def test_f1(model: Path, test: Path, result: Path) -> float:
+def test_f1(model: Path, test: Path, result: Path, key: str = "ents_f") -> float:
     """``spacy evaluate`` of MODEL on the DocBin TEST, its scores kept in RESULT (its folder made: spacy
-    evaluate does not make it); the entity F1."""
+    evaluate does not make it); the F1 under ``key`` (entities by default)."""
     result.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [sys.executable, "-m", "spacy", "evaluate", str(model), str(test), "--output", str(result)],
         check=True,
         capture_output=True,
     )
-    return json.loads(result.read_text())["ents_f"]
+    return json.loads(result.read_text())[key]
 
 
 def evaluate_all(output: Path, seeds) -> Dict[str, Dict[str, float]]:

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 import spacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 
 from experiments.active_learning.report import report
 from experiments.active_learning.review import (
+    ANNOTATED,
     REJECTED,
     Review,
     answer_binary,
@@ -51,6 +52,43 @@ def test_the_training_doc_knows_the_reviewed_tokens_only():
     assert [(s.start, s.end, s.label_) for s in doc.spans[REJECTED]] == [(2, 4, "ORG")]
 
 
+def nested_sentence():
+    """GENIA-like: "IL-2 gene expression in T cells" with a mention inside a mention inside a mention."""
+    doc = Doc(spacy.blank("en").vocab, words="IL-2 gene expression in human T cells".split())
+    doc.spans["nested_ner"] = [
+        Span(doc, 0, 1, label="protein"),
+        Span(doc, 0, 2, label="DNA"),
+        Span(doc, 5, 7, label="cell_type"),
+        Span(doc, 4, 7, label="cell_type"),
+    ]
+    return doc
+
+
+def test_a_nested_region_is_widened_until_it_cuts_no_mention():
+    doc = nested_sentence()
+    # [6, 7) cuts "T cells" [5, 7); widened to it, it cuts "human T cells" [4, 7): two steps
+    assert widened(doc, 6, 7, spans_key="nested_ner") == (4, 7)
+    assert widened(doc, 1, 2, spans_key="nested_ner") == (0, 2)
+    assert widened(doc, 2, 4, spans_key="nested_ner") == (2, 4)
+    assert widened(doc, 6, 7) == (6, 7)  # the flat view: no doc.ents to widen to
+    review = Review()
+    assert answer_region(doc, {"region": [6, 7]}, review, "nested_ner") == 3 and review.regions == [[4, 7]]
+    assert answer_binary(doc, {"spans": [{"token_start": 0, "token_end": 1, "label": "DNA"}]}, review, "nested_ner")
+
+
+def test_the_nested_training_doc_holds_the_reviewed_mentions_and_regions():
+    review = Review(regions=[[0, 1], [4, 7]])
+    doc = training_doc(nested_sentence(), review, "nested_ner")
+    # "IL-2 gene" [0, 2) is not wholly reviewed: unknown, not absent
+    assert [(s.start, s.end, s.label_) for s in doc.spans["nested_ner"]] == [
+        (0, 1, "protein"),
+        (4, 7, "cell_type"),
+        (5, 7, "cell_type"),
+    ]
+    assert [(s.start, s.end) for s in doc.spans[ANNOTATED]] == [(0, 1), (4, 7)]
+    assert not doc.has_annotation("ENT_IOB")  # the flat view is not written
+
+
 def test_tasks_within_the_budget():
     tasks = [{"region": [0, 3]}, {"region": [5, 9]}, {"region": [1, 6]}]
     assert chosen_tasks(tasks, "region", 6) == tasks[:2]  # 3 tokens, then 7: the budget is passed, stop
@@ -86,6 +124,23 @@ def test_the_report_counts_what_a_person_reviewed(tmp_path):
     assert "| binary | 10 | 10 |" in text and "| random | 10 | 80 |" in text
     assert "| binary | 0 | 50 |" in text  # the decisions table
     assert "entropy" not in text  # strategies that did not run have no rows
+
+
+def test_the_genia_report_has_the_spancat_twin_beside_each_strategy(tmp_path):
+    vocab = spacy.blank("en").vocab
+    (tmp_path / "corpus").mkdir()
+    DocBin(docs=[Doc(vocab, words=["w"] * n) for n in [10, 30]]).to_disk(tmp_path / "corpus" / "train.spacy")
+    seed = tmp_path / "seed_0"
+    write(seed / "round_0" / "labelled.json", [0])
+    write(seed / "round_0" / "test.json", {"spans_nested_ner_f": 0.40})
+    write(seed / "round_0" / "test_twin.json", {"spans_nested_ner_f": 0.30})
+    write(seed / "region" / "round_1" / "labelled.json", {"reviews": {}, "tokens": 15, "decisions": 0})
+    write(seed / "region" / "round_1" / "test.json", {"spans_nested_ner_f": 0.55})
+    write(seed / "region" / "round_1" / "test_twin.json", {"spans_nested_ner_f": 0.20})
+    text = report(tmp_path, [0], 1, 1, 1, 10, 100, {"region": 5}, corpus="genia")
+    assert "GENIA" in text
+    assert "| region | 40.00 | 55.00 |" in text and "| region · spancat | 30.00 | 20.00 |" in text
+    assert "| region · spancat | 10 | 15 |" in text  # the twin reviewed what its strategy reviewed
 
 
 @pytest.mark.parametrize("strategy", ["region", "binary"])
