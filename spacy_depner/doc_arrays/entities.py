@@ -96,8 +96,9 @@ def unannotated_tokens(
     group ``annotated_key`` (the annotated regions of a Doc; a Doc without
     that group is annotated throughout), or None when ``annotated_key`` is
     None or every token is annotated. A gold mention of ``mentions`` (M, 2)
-    [first, last] (batch coordinates) on an unannotated token is a ValueError
-    naming the Doc and the mention."""
+    [first, last] (batch coordinates) wholly on unannotated tokens is an
+    accepted mention (known present, all else there unknown: the caller's);
+    one partly on them is a ValueError naming the Doc and the mention."""
     if annotated_key is None:
         return None
     missing = np.zeros(int(doc_offsets[-1]), dtype=bool)
@@ -111,7 +112,7 @@ def unannotated_tokens(
     if not missing.any():
         return None
     mentions = np.asarray(mentions, dtype=np.int64).reshape(-1, 2)
-    bad = np.flatnonzero(touching_missing(mentions, missing))
+    bad = np.flatnonzero(touching_missing(mentions, missing) & touching_missing(mentions, ~missing))
     if bad.shape[0]:
         first, last = (int(v) for v in mentions[bad[0]])
         d = int(np.searchsorted(doc_offsets, first, side="right") - 1)
@@ -119,8 +120,8 @@ def unannotated_tokens(
         raise ValueError(
             f"'{component}': the gold mention {doc[first - doc_offsets[d] : last - doc_offsets[d] + 1].text!r} (tokens "
             f"{first - doc_offsets[d]}..{last - doc_offsets[d]} of Doc {d} of the batch, {doc.text[:60]!r}) lies partly "
-            f"outside the annotated regions doc.spans[{annotated_key!r}]: widen the region to cover the mention, or "
-            "drop the mention"
+            f"outside the annotated regions doc.spans[{annotated_key!r}]: widen the region to cover the mention, "
+            "shrink it off the mention (a mention wholly outside the regions is accepted as present), or drop it"
         )
     return missing
 

@@ -85,11 +85,15 @@ class Gold(NamedTuple):
     tokens the loss is the negative log-probability of the analyses that
     agree with the rest (``Structure.partial_nll``). ``rejected`` (R, 3)
     [first, last, label from 0] or None: mentions known to be wrong (the
-    span group ``incorrect_spans_key``), which no agreeing analysis contains."""
+    span group ``incorrect_spans_key``), which no agreeing analysis contains.
+    ``accepted`` (A, 3) or None: mentions on missing tokens known to be
+    right, which every agreeing analysis contains (nested_ner: gold mentions
+    outside the annotated regions)."""
 
     encoding: object
     missing: Optional[np.ndarray] = None
     rejected: Optional[np.ndarray] = None
+    accepted: Optional[np.ndarray] = None
 
 
 class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
@@ -342,12 +346,13 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """The training loss and its gradient with respect to ``scores``: the
         negative log-likelihood of the gold analysis (``Structure.nll``), or,
         with missing tokens, of the analyses that agree with the annotated
-        ones and contain no rejected mention (``Structure.partial_nll``, exact)."""
+        ones, contain no rejected mention and every accepted one
+        (``Structure.partial_nll``, exact)."""
         rejected = gold.rejected is not None and gold.rejected.shape[0] > 0
         if rejected or (gold.missing is not None and gold.missing.any()):
             missing = np.zeros(layout.n_tokens, dtype=bool) if gold.missing is None else gold.missing
             return self.structure.partial_nll(
-                scores, layout, gold.encoding, missing, gold.rejected, **self.structure_options()
+                scores, layout, gold.encoding, missing, gold.rejected, gold.accepted, **self.structure_options()
             )
         return self.structure.nll(scores, layout, gold.encoding, **self.structure_options())
 

@@ -48,6 +48,7 @@ from ..doc_arrays.batch import DocBatch
 from ..doc_arrays.entities import unannotated_tokens
 from ..structures.nested import NESTED
 from ..structures.nested import layout as nested_layout
+from ..structures.partial import touching_missing
 from ..structures.protocol import Layout
 from ..structures.trees.candidate_spans import merge_spans, span_index
 from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
@@ -247,8 +248,10 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         gold mentions added to the allowed spans), the gold analysis: the
         label of each span (S,) in the largest subset of the gold mentions the
         space holds (``largest_subset``) with the tokens outside the annotated
-        regions (``annotated_key``) and the rejected mentions
-        (``incorrect_spans_key``), and the number of gold mentions it cannot hold."""
+        regions (``annotated_key``), the gold mentions wholly outside them
+        as accepted ones (present, all else there unknown) and the rejected
+        mentions (``incorrect_spans_key``), and the number of gold mentions
+        the space cannot hold."""
         batch = self.read([eg.predicted for eg in examples])
         entities, ids = self.gold_entities(examples, batch.doc_offsets, self.spans_key)
         sentence_of = np.searchsorted(batch.sentence_offsets, entities, side="right") - 1
@@ -266,8 +269,12 @@ class NestedNER(EntityPipe, factory="nested_ner"):
         gold[rows[kept]] = mentions[kept, 2]
         n_lost = int(np.unique(np.concatenate([entities, ids[:, None]], axis=1), axis=0).shape[0] - kept.sum())
         missing = unannotated_tokens(examples, batch.doc_offsets, self.settings["annotated_key"], entities, self.name)
+        accepted = None
+        if missing is not None:
+            outside = kept & touching_missing(mentions[:, :2], missing)
+            accepted, gold[rows[outside]] = mentions[outside], -1
         rejected = self.rejected_entities(examples, batch.doc_offsets)
-        return batch, layout, Gold(gold, missing, rejected), {f"{self.name}_gold_outside_space": n_lost}
+        return batch, layout, Gold(gold, missing, rejected, accepted), {f"{self.name}_gold_outside_space": n_lost}
 
     def reference_labels(self, example: Example) -> Iterable[str]:
         return (span.label_ for span in example.reference.spans.get(self.settings["spans_key"], []))

@@ -19,9 +19,9 @@ Two modes:
 * ``nested``: accepted spans are ``doc.spans[spans_key]``, the reviewed
   regions ``doc.spans[annotated_key]`` (the nested component's
   ``annotated_key``; ``unannotated_tokens`` reads it). A binary Doc marks no
-  region annotated: its accepted spans are evidence on an otherwise
-  unannotated Doc, which a nested component reading ``annotated_key`` does
-  not train on yet (it refuses a gold mention outside the annotated regions).
+  region annotated: its accepted spans are accepted mentions on an otherwise
+  unannotated Doc, which ``nested_ner`` trains on exactly (the analyses that
+  hold them: ``structures.accepted``).
 
 In both modes rejected spans are ``doc.spans[incorrect_spans_key]`` (the
 convention of spaCy's ``ner`` ``incorrect_spans_key``), and a task's

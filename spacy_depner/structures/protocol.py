@@ -143,6 +143,7 @@ class Structure:
 
     name = ""
     takes_rejected = False  # whether ``conditioned`` takes the option ``rejected``
+    takes_accepted = False  # whether ``constrained`` takes ``accepted`` mentions (``accepted.held``)
     entropy_bound = SCORE_LENGTH_BOUND  # the largest |score| x length for which ``entropy`` is accurate (score_range)
 
     def entropy_rounding(self, score_length: float) -> float:
@@ -208,16 +209,30 @@ class Structure:
         return 0.0 if -rounding <= entropy < 0.0 else entropy
 
     def constrained(
-        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, **options
+        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, accepted=None, **options
     ) -> Tuple[float, Scores]:
         """The sum over units of log Z over the analyses that agree with the
         partial annotation (``gold``, an encoding, and ``missing`` (N,) bool:
-        ``partial``) and contain none of the ``rejected`` mentions (R, 3) (None:
-        none), and its gradient with respect to ``scores`` (the
-        expected indicator of those analyses), float64: from ``conditioned``,
-        the gold part's weight plus the runs' log Z, the gold part's indicator
-        plus the runs' marginals moved back (``Conditioned.expected_counts``)."""
+        ``partial``), contain none of the ``rejected`` mentions (R, 3) and all
+        of the ``accepted`` mentions (A, 3) (None: none; on missing tokens, in
+        a structure that takes them: ``takes_accepted``), and its gradient
+        with respect to ``scores`` (the expected indicator of those
+        analyses), float64: from ``conditioned``, the gold part's weight plus
+        the runs' log Z, the gold part's indicator plus the runs' marginals
+        moved back (``Conditioned.expected_counts``); with accepted mentions
+        the runs' sums over the analyses holding them (``accepted.held``)."""
         conditioned = self.conditioned(scores, layout, gold, missing, **self._with_rejected(rejected, options))
+        if accepted is not None and np.asarray(accepted).size:
+            from .accepted import held, in_runs
+
+            if not self.takes_accepted:
+                raise ValueError(
+                    f"the {self.name} structure takes no accepted mentions: give an accepted mention as gold on "
+                    "annotated tokens (its own), every other token missing"
+                )
+            compact = in_runs(accepted, conditioned, missing, self.name)
+            log_z, counts = held(self, conditioned.scores, conditioned.layout, compact, options)
+            return conditioned.fixed_score + float(log_z.sum()), conditioned.expected_counts(counts)
         if not conditioned.tokens.shape[0]:
             return conditioned.fixed_score, conditioned.expected_counts(None)
         marginals = self.marginals(conditioned.scores, conditioned.layout, **options)
@@ -244,14 +259,15 @@ class Structure:
         return {**options, "rejected": rejected}
 
     def partial_nll(
-        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, **options
+        self, scores: Scores, layout: Layout, gold, missing: np.ndarray, rejected=None, accepted=None, **options
     ) -> Tuple[float, Scores]:
         """Negative log-probability of the analyses that agree with a partial
-        annotation and avoid the ``rejected`` mentions (``constrained``):
-        sum(log Z) - constrained log Z, and its gradient marginals - their
-        expected indicators. With nothing missing or rejected, ``nll``."""
+        annotation, avoid the ``rejected`` mentions and hold the ``accepted``
+        ones (``constrained``): sum(log Z) - constrained log Z, and its
+        gradient marginals - their expected indicators. With nothing missing,
+        rejected or accepted, ``nll``."""
         marginals = self.marginals(scores, layout, **options)
-        log_z, expected = self.constrained(scores, layout, gold, missing, rejected, **options)
+        log_z, expected = self.constrained(scores, layout, gold, missing, rejected, accepted, **options)
         gradient = tuple(m - e for m, e in zip(_parts(marginals.scores), _parts(expected)))
         return float(marginals.log_z.sum()) - log_z, gradient if isinstance(scores, tuple) else gradient[0]
 

@@ -88,3 +88,46 @@ def test_the_perceptron_refuses_rejected_entities():
     ner.initialize(lambda: examples, nlp=nlp, labels=LABELS)
     with pytest.raises(ValueError, match="cannot learn from rejected entities"):
         ner.update(examples)
+
+
+def accepted_examples(nlp):
+    """Every TINY sentence with nothing annotated (an empty ``annotated`` group)
+    but its gold entities in ``nested_ner``'s span group: accepted mentions."""
+    examples = []
+    for words, heads, deps, tags in TINY:
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps)
+        reference.spans["annotated"] = []
+        reference.spans["nested_ner"] = [Span(reference, s, e, label) for s, e, label in gold_entities(tags)]
+        examples.append(Example(Doc(nlp.vocab, words=words, heads=heads, deps=deps), reference))
+    return examples
+
+
+def test_nested_ner_learns_accepted_mentions_outside_the_annotated_regions():
+    """A gold mention wholly outside the annotated regions is accepted: known
+    present, the rest of its sentence unknown. Training raises the accepted
+    mentions' marginals; without the annotated group the same Docs are fully
+    annotated and the mentions gold."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("nested_ner", config={"annotated_key": "annotated", "model": NESTED_CONFIG["model"]})
+    examples = accepted_examples(nlp)
+    ner.initialize(lambda: examples, nlp=nlp, labels=LABELS)
+    batch, layout, gold, _ = ner.training_batch(examples)
+    n_entities = sum(len(gold_entities(tags)) for *_, tags in TINY)
+    assert gold.accepted.shape == (n_entities, 3) and (gold.encoding == -1).all() and gold.missing.all()
+
+    def accepted_marginals():
+        scores = tuple(np.asarray(part, dtype=np.float64) for part in ner.model.predict(ner.model_input(batch)))
+        return ner.structure.marginals(scores, layout, **ner.structure_options()).of(gold.accepted)
+
+    before = accepted_marginals()
+    assert before.max() < 0.5
+    optimizer = nlp.create_optimizer()
+    losses = [ner.update(examples, sgd=optimizer, losses={})["nested_ner"] for _ in range(40)]
+    assert losses[0] > 1.0 and losses[-1] < losses[0] / 5
+    assert accepted_marginals().min() > 0.8
+    full = [Example(eg.predicted, eg.reference.copy()) for eg in examples]
+    for eg in full:
+        del eg.reference.spans["annotated"]
+    _, _, annotated, _ = ner.training_batch(full)  # annotated throughout: the same mentions are gold
+    assert annotated.missing is None and annotated.accepted is None and (annotated.encoding >= 0).sum() == n_entities

@@ -10,10 +10,11 @@ gives their best analysis and mention marginals (the chain: not its entity
 marginals). Accepted, in the flat spaces: a gold mention on annotated tokens
 with every other token missing holds exactly the analyses that contain it.
 In the nested spaces an accepted mention says nothing of the mentions inside
-or around it, so it is no annotated region; the log-sum over the analyses
-holding one mention m is log Z + log p(m), but its gradient (the conditional
-marginals) needs the second derivatives of the inside-outside pass, which no
-structure computes: not covered."""
+or around it, so it is no annotated region: ``structures.accepted`` sums the
+analyses that hold the accepted mentions by inclusion-exclusion over
+forbidden ones; against enumeration with a random partial annotation,
+rejected mentions and one or more accepted mentions per unit, and the
+errors for accepted mentions no analysis holds together."""
 
 import math
 
@@ -195,3 +196,94 @@ def test_accepted_mentions_are_annotated_tokens_in_the_flat_spaces(name):
         assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
         for g, e in zip(parts(gradient), expected):
             np.testing.assert_allclose(g, e, atol=1e-9)
+
+
+NESTED_ROWS = [name for name in ROWS if name.startswith("nested")]
+
+
+@pytest.mark.parametrize("name", NESTED_ROWS)
+def test_accepted_mentions_in_the_nested_spaces_hold_exactly(name):
+    """Nested spaces: a random partial annotation, rejected mentions, and
+    accepted ones (a random subset of the mentions of one agreeing analysis
+    that lie wholly on missing tokens); the constrained log-partition is the
+    log-sum over the agreeing analyses that hold every accepted mention and
+    no rejected one, its gradient their expected indicator."""
+    rng = np.random.default_rng(500 + NESTED_ROWS.index(name))
+    checked, several = 0, 0
+    for _ in range(3 * cases("partial.random")):
+        case = rejected_case(name, rng)
+        if case is None:
+            continue
+        row, scores, layout, options, units, gold, missing, kept, rejected = case
+        accepted = set()
+        for unit in units:
+            allowed = agreeing(unit, kept, missing, rejected)
+            analysis = allowed[int(rng.integers(len(allowed)))]
+            accepted |= {m for m in analysis.mentions if not touches(m, missing) and rng.random() < 0.6}
+        if not accepted:
+            continue
+        log_z, expected = 0.0, [np.zeros(np.shape(p)) for p in parts(scores)]
+        for unit in units:
+            mine = accepted & set().union(*(a.mentions for a in unit))
+            holding = [a for a in agreeing(unit, kept, missing, rejected) if mine <= set(a.mentions)]
+            z = logsumexp([a.weight for a in holding])
+            log_z += z
+            for a in holding:
+                for e, c in zip(expected, a.counts):
+                    e += math.exp(a.weight - z) * c
+        got, gradient = row.structure.constrained(
+            scores, layout, gold, missing, as_array(rejected), as_array(accepted), **options
+        )
+        assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
+        for g, e in zip(parts(gradient), expected):
+            np.testing.assert_allclose(g, e, atol=1e-9)
+        full = row.structure.log_partition(scores, layout, **options).sum()
+        loss, _ = row.structure.partial_nll(
+            scores, layout, gold, missing, as_array(rejected), as_array(accepted), **options
+        )
+        assert abs(loss - (full - log_z)) < 1e-8 * max(1.0, abs(full))
+        checked += 1
+        several += len(accepted) > 1
+    assert checked >= cases("partial.random") // 2 and several >= checked // 5
+
+
+def test_accepted_mentions_that_cannot_hold_together_are_refused():
+    from spacy_depner.structures.nested.structure import NESTED
+    from spacy_depner.structures.nested.structure import layout as nested_layout
+
+    offsets = np.array([0, 4])
+    spans = np.array([[f, l] for l in range(4) for f in range(l + 1)])
+    scores = np.random.default_rng(3).normal(size=(spans.shape[0], 2))
+    missing = np.ones(4, dtype=bool)
+    gold = -np.ones(spans.shape[0], dtype=np.int64)
+    for space in ("semi_markov", "cyk", "quadratic"):
+        with pytest.raises(ValueError, match="no analysis holds the accepted mentions"):  # 0..2 and 1..3 cross
+            NESTED.constrained(
+                scores,
+                nested_layout(spans, offsets),
+                gold,
+                missing,
+                None,
+                np.array([[0, 2, 0], [1, 3, 1]]),
+                space=space,
+            )
+    annotated = missing.copy()
+    annotated[0] = False
+    with pytest.raises(ValueError, match="not wholly on missing tokens"):
+        NESTED.constrained(scores, nested_layout(spans, offsets), gold, annotated, None, np.array([[0, 1, 0]]))
+    with pytest.raises(ValueError, match="also rejected"):
+        NESTED.constrained(
+            scores, nested_layout(spans, offsets), gold, missing, np.array([[1, 2, 0]]), np.array([[1, 2, 0]])
+        )
+    chain = TABLE["chain BIO"]
+    chain_scores, chain_layout, chain_options = chain.batch(np.random.default_rng(1))
+    with pytest.raises(ValueError, match="takes no accepted mentions"):
+        chain.structure.constrained(
+            chain_scores,
+            chain_layout,
+            np.zeros(chain_layout.n_tokens, dtype=np.int64),
+            np.ones(chain_layout.n_tokens, dtype=bool),
+            None,
+            np.array([[0, 0, 0]]),
+            **chain_options,
+        )

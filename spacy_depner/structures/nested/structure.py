@@ -65,6 +65,7 @@ def _forbidden(layout: Layout):
 class NestedMentions(Structure):
     name = "nested"
     takes_rejected = True
+    takes_accepted = True
 
     def log_partition(
         self, scores, layout: Layout, *, space: str = "quadratic", max_length: Optional[int] = None
