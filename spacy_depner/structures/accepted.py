@@ -72,31 +72,25 @@ def accepted_mentions(accepted, layout: Layout, n_labels: int, structure: str) -
 
 def in_runs(accepted, conditioned, missing, structure: str) -> np.ndarray:
     """The ``accepted`` mentions (A, 3) [first, last, label] in the compact
-    coordinates of ``conditioned``'s runs; a ValueError for one that touches
-    an annotated token (there the gold mentions are all the mentions)."""
+    coordinates of ``conditioned``'s runs; a ValueError for one that is not
+    wholly on the missing tokens of one run (on annotated tokens the gold
+    mentions are all the mentions)."""
     accepted = np.asarray(accepted)
     if accepted.ndim != 2 or accepted.shape[1] != 3 or accepted.dtype.kind not in "iu":
         raise ValueError(
             f"{structure}: accepted mentions must be (A, 3) integers [first, last, label], not {accepted.shape}"
         )
     accepted = accepted.astype(np.int64)
-    n_tokens = np.asarray(missing).shape[0]
-    outside = (accepted[:, 0] < 0) | (accepted[:, 1] >= n_tokens) | (accepted[:, 0] > accepted[:, 1])
-    tokens = conditioned.tokens
-    compact = np.searchsorted(tokens, np.clip(accepted[:, :2], 0, max(n_tokens - 1, 0)))
-    found = (
-        (compact < tokens.shape[0]) & (tokens[np.minimum(compact, max(tokens.shape[0] - 1, 0))] == accepted[:, :2])
-        if tokens.shape[0]
-        else np.zeros(accepted[:, :2].shape, dtype=bool)
-    )
-    offsets = conditioned.layout.offsets if tokens.shape[0] else np.zeros(1, dtype=np.int64)
-    run = np.searchsorted(offsets, compact, side="right") - 1
-    bad = np.flatnonzero(
-        outside
-        | ~found.all(axis=1)
-        | (run[:, 0] != run[:, 1])
-        | ((compact[:, 1] - compact[:, 0]) != (accepted[:, 1] - accepted[:, 0]))
-    )
+    missing = np.asarray(missing, dtype=bool)
+    inside = (accepted[:, 0] >= 0) & (accepted[:, 0] <= accepted[:, 1]) & (accepted[:, 1] < missing.shape[0])
+    ends = np.where(inside[:, None], accepted[:, :2], 0)
+    missing_before = np.concatenate([[0], np.cumsum(missing)])
+    on_missing = inside & (missing_before[ends[:, 1] + 1] - missing_before[ends[:, 0]] == ends[:, 1] - ends[:, 0] + 1)
+    compact = np.searchsorted(conditioned.tokens, ends)
+    if conditioned.tokens.shape[0]:
+        run = np.searchsorted(conditioned.layout.offsets, compact, side="right") - 1
+        on_missing &= run[:, 0] == run[:, 1]
+    bad = np.flatnonzero(~on_missing)
     if bad.shape[0]:
         first, last, label = (int(v) for v in accepted[bad[0]])
         raise ValueError(
