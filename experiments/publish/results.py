@@ -57,6 +57,13 @@ REPORTS = [
         (("learning_curves.png", "Test F1 against the annotated training sentences"),),
     ),
     Report(
+        "active_learning_genia",
+        "active_learning_genia/report.md",
+        "workflow `active_learning`, step `active-learning-genia` (`python -m experiments active-learning-study "
+        "--corpus genia`)",
+        (("learning_curves.png", "Test F1 against the tokens reviewed"),),
+    ),
+    Report(
         "transformers",
         "transformer/report.md",
         "workflow `transformers`, step `transformer-report` (`python -m experiments transformer-report`)",
