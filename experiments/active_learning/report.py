@@ -44,16 +44,25 @@ def round_folder(output: Path, seed: int, strategy: str, round_: int) -> Path:
 
 
 def learning_curves(
-    output: Path, seeds: List[int], rounds: int, corpus: str = "ewt"
+    output: Path, seeds: List[int], rounds: int, corpus: str = "ewt", split: str = "test"
 ) -> Dict[str, Dict[int, List[Optional[float]]]]:
-    """Test F1 per strategy (and per strategy's twin, named strategy + TWIN),
-    round and seed (None where missing)."""
+    """Test F1 (``split="dev"``: model-best's dev F1, which chose it) per
+    strategy (and per strategy's twin, named strategy + TWIN), round and
+    seed (None where missing)."""
     key = CORPORA[corpus]["score"]
 
     def score(path: Path):
-        return json.loads(path.read_text())[key] if path.is_file() else None
+        if not path.is_file():
+            return None
+        record = json.loads(path.read_text())
+        return record["performance"][key] if split == "dev" else record[key]
 
-    files = {"": "test.json", TWIN: "test_twin.json"} if CORPORA[corpus]["twin"] else {"": "test.json"}
+    if split == "dev":
+        files = {"": "model/model-best/meta.json", TWIN: "twin/model-best/meta.json"}
+    else:
+        files = {"": "test.json", TWIN: "test_twin.json"}
+    if not CORPORA[corpus]["twin"]:
+        del files[TWIN]
     return {
         strategy + suffix: {
             r: [score(round_folder(output, s, strategy, r) / name) for s in seeds] for r in range(rounds + 1)
@@ -102,6 +111,26 @@ def share_needed(curve: List[Optional[float]], sizes: List[int], target: float) 
     return None
 
 
+def shares_of_random(curves, tokens, ran, rounds: int, random_tokens: Optional[float]) -> List[str]:
+    """Per strategy that reviews (not random, binary or a twin): the tokens it
+    needs to reach random's last F1 of ``curves`` (mean curves, linear
+    between rounds), as a share of random's ``random_tokens``."""
+    target = mean(curves["random"][rounds])
+    shares = []
+    for strategy in [s for s in ran if s not in ("random", "binary") and not s.endswith(TWIN)]:
+        curve = [mean(curves[strategy][r]) for r in range(rounds + 1)]
+        sizes = [mean(tokens[strategy][r]) for r in range(rounds + 1)]
+        if target is None or random_tokens is None or None in curve or None in sizes:
+            shares.append(f"{strategy}: not complete")
+            continue
+        share = share_needed(curve, sizes, target)
+        shares.append(
+            f"{strategy}: "
+            + ("not reached" if share is None else f"{share * sizes[-1] / random_tokens:.0%} of random's tokens")
+        )
+    return shares
+
+
 def mean(values) -> Optional[float]:
     found = [v for v in values if v is not None]
     return float(np.mean(found)) if values and len(found) == len(values) else None
@@ -134,20 +163,10 @@ def report(
     def count(values):
         return "–" if None in values else f"{np.mean(values):,.0f}"
 
-    target = mean(curves["random"][rounds])
     random_tokens = mean(tokens["random"][rounds])
-    shares = []
-    for strategy in [s for s in ran if s not in ("random", "binary") and not s.endswith(TWIN)]:
-        curve = [mean(curves[strategy][r]) for r in range(rounds + 1)]
-        sizes = [mean(tokens[strategy][r]) for r in range(rounds + 1)]
-        if target is None or random_tokens is None or None in curve or None in sizes:
-            shares.append(f"{strategy}: not complete")
-            continue
-        share = share_needed(curve, sizes, target)
-        shares.append(
-            f"{strategy}: "
-            + ("not reached" if share is None else f"{share * sizes[-1] / random_tokens:.0%} of random's tokens")
-        )
+    dev = learning_curves(output, seeds, rounds, corpus, "dev")
+    shares = shares_of_random(curves, tokens, ran, rounds, random_tokens)
+    dev_shares = shares_of_random(dev, tokens, ran, rounds, random_tokens)
     per_thousand = []
     for strategy, counts, unit in (("binary", decisions, "decisions"), ("region", tokens, "reviewed tokens")):
         if strategy not in ran:
@@ -210,6 +229,8 @@ def report(
         + f"\n\nReview each strategy needs to reach random selection's round-{rounds} F1 (mean curves, linear "
         "between rounds), as a share of the tokens random selection reviewed: "
         + "; ".join(shares)
+        + ". The same on dev (model-best's dev F1, what chose it): "
+        + "; ".join(dev_shares)
         + ".\n\nF1 gained after round 0, per 1,000 decisions (binary) and per 1,000 reviewed tokens (region): "
         + ("; ".join(per_thousand) or "not run")
         + ".\n\n![Learning curves: test F1 by tokens reviewed](learning_curves.png)\n"

@@ -115,7 +115,10 @@ def test_the_report_counts_what_a_person_reviewed(tmp_path):
     write(seed / "region" / "round_1" / "test.json", {"ents_f": 0.70})
     write(seed / "binary" / "round_1" / "labelled.json", {"reviews": {}, "tokens": 10, "decisions": 50})
     write(seed / "binary" / "round_1" / "test.json", {"ents_f": 0.45})
+    for folder, f in (("round_0", 0.40), ("random/round_1", 0.60), ("region/round_1", 0.50)):  # dev: region misses
+        write(seed / folder / "model" / "model-best" / "meta.json", {"performance": {"ents_f": f}})
     text = report(tmp_path, [0], 1, 2, 1, 10, 100, {"region": 10, "binary": 50})
+    assert "The same on dev (model-best's dev F1, what chose it): region: not reached" in text
     # region reaches 0.60 between 10 tokens (0.40) and 20 (0.70): at 10 + 10 x 2/3 = 16.7 tokens, of random's 80
     assert "region: 21% of random's tokens" in text
     # binary: +5 F1 points over 50 decisions: +100 per 1,000; region: +30 over 10 tokens: +3,000 per 1,000
