@@ -116,7 +116,8 @@ def make_nested_ner(
     spans; annotated_key: null, or the span group of a reference Doc that
     marks its annotated regions: in training, mentions are known only there,
     and the loss marginalises the rest (a Doc without the group is annotated
-    throughout); incorrect_spans_key: null, or the span group of a reference
+    throughout; a gold mention wholly outside the regions is accepted:
+    present, the rest unknown); incorrect_spans_key: null, or the span group of a reference
     Doc that holds mentions known to be wrong (rejected in review; spaCy
     ``ner``'s setting of the same name): training gives them probability 0;
     probabilities: compute the marginals for attrs["scores"] (false:
