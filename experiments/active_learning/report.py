@@ -25,6 +25,7 @@ CORPORA = {
         "component": "chain_ner",
         "spans_key": None,
         "score": "ents_f",
+        "dev_score": "ents_f",  # the name of the F1 in model-best's meta.json performance
         "twin": None,
     },
     "genia": {
@@ -33,6 +34,7 @@ CORPORA = {
         "component": "nested_ner",
         "spans_key": "nested_ner",
         "score": "spans_nested_ner_f",
+        "dev_score": "f_nested_ner",
         "twin": "genia_spancat.cfg",
     },
 }
@@ -55,7 +57,7 @@ def learning_curves(
         if not path.is_file():
             return None
         record = json.loads(path.read_text())
-        return record["performance"][key] if split == "dev" else record[key]
+        return record["performance"][CORPORA[corpus]["dev_score"]] if split == "dev" else record[key]
 
     if split == "dev":
         files = {"": "model/model-best/meta.json", TWIN: "twin/model-best/meta.json"}

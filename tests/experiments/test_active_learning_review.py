@@ -140,7 +140,10 @@ def test_the_genia_report_has_the_spancat_twin_beside_each_strategy(tmp_path):
     write(seed / "region" / "round_1" / "labelled.json", {"reviews": {}, "tokens": 15, "decisions": 0})
     write(seed / "region" / "round_1" / "test.json", {"spans_nested_ner_f": 0.55})
     write(seed / "region" / "round_1" / "test_twin.json", {"spans_nested_ner_f": 0.20})
+    write(seed / "round_0" / "model" / "model-best" / "meta.json", {"performance": {"f_nested_ner": 0.4}})
+    write(seed / "region" / "round_1" / "model" / "model-best" / "meta.json", {"performance": {"f_nested_ner": 0.5}})
     text = report(tmp_path, [0], 1, 1, 1, 10, 100, {"region": 5}, corpus="genia")
+    assert "The same on dev (model-best's dev F1, what chose it): region: not complete" in text  # no random run
     assert "GENIA" in text
     assert "| region | 40.00 | 55.00 |" in text and "| region · spancat | 30.00 | 20.00 |" in text
     assert "| region · spancat | 10 | 15 |" in text  # the twin reviewed what its strategy reviewed
