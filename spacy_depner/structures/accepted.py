@@ -30,7 +30,6 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-from .protocol import Layout
 from .trees.candidate_spans import span_index
 
 MAX_ACCEPTED = 10
@@ -38,7 +37,7 @@ MARGIN = 3.0  # nats by which each shifted accepted mention outweighs its absenc
 CANCELLED = np.log(1e-8)  # below this share of the S = {} term, the sum is cancellation noise
 
 
-def accepted_mentions(accepted, layout: Layout, n_labels: int, structure: str) -> Tuple[np.ndarray, ...]:
+def accepted_mentions(accepted, layout, n_labels: int, structure: str) -> Tuple[np.ndarray, ...]:
     """The layout rows, labels and units of the ``accepted`` mentions (A, 3)
     [first, last, label] of a layout with spans; a ValueError naming
     ``structure`` for a mention that is no span of the layout, a label out
@@ -101,7 +100,7 @@ def in_runs(accepted, conditioned, missing, structure: str) -> np.ndarray:
     return np.concatenate([compact, accepted[:, 2:]], axis=1)
 
 
-def held(structure, scores: np.ndarray, layout: Layout, accepted, options: Dict) -> Tuple[np.ndarray, np.ndarray]:
+def held(structure, scores: np.ndarray, layout, accepted, options: Dict) -> Tuple[np.ndarray, np.ndarray]:
     """log Z (U,) over the analyses of each unit that hold all its ``accepted``
     mentions (A, 3), and the expected indicator of those analyses in the
     shape of ``scores`` (S, T) (module docstring); the layout's own
