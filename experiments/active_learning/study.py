@@ -52,6 +52,19 @@ def corpus_docs(corpus: str, data: Path, split: str, vocab) -> List[Doc]:
     return genia_docs(vocab, data / "genia" / f"{split}.jsonl", CORPORA[corpus]["spans_key"])
 
 
+def study_config(source: Path, target: Path, dev_limit: int, components: Optional[Dict[str, Dict]] = None) -> Path:
+    """``source`` as TARGET: its train corpus the DocBin ``${paths.train_spacy}``
+    (``docbin_config``), its dev corpus cut to ``dev_limit`` sentences (0:
+    all), and the ``components`` settings (component -> settings) set."""
+    docbin_config(source, target)
+    config = Config().from_disk(target, interpolate=False)
+    config["corpora"]["dev"]["limit"] = dev_limit
+    for name, settings in (components or {}).items():
+        config["components"][name].update(settings)
+    config.to_disk(target)
+    return target
+
+
 class Study:
     """The settings and the shared data of one study run."""
 
@@ -85,22 +98,20 @@ class Study:
                 DocBin(docs=corpus_docs(corpus, data, split, self.vocab)).to_disk(folder / f"{split}.spacy")
         self.pool = list(DocBin().from_disk(folder / "train.spacy").get_docs(self.vocab))
         self.test = folder / "test.spacy"
-        self.config = output / "configs" / f"{corpus}.cfg"
-        docbin_config(configs / CORPORA[corpus]["config"], self.config)
-        config = Config().from_disk(self.config, interpolate=False)
-        component = config["components"][CORPORA[corpus]["component"]]
-        component["incorrect_spans_key"] = REJECTED
+        settings = {"incorrect_spans_key": REJECTED}
         if self.spans_key is not None:
-            component["annotated_key"] = ANNOTATED
-        config["corpora"]["dev"]["limit"] = dev_limit
-        config.to_disk(self.config)
+            settings["annotated_key"] = ANNOTATED
+        self.config = study_config(
+            configs / CORPORA[corpus]["config"],
+            output / "configs" / f"{corpus}.cfg",
+            dev_limit,
+            {CORPORA[corpus]["component"]: settings},
+        )
         self.twin = None
         if CORPORA[corpus]["twin"]:
-            self.twin = output / "configs" / f"{corpus}_twin.cfg"
-            docbin_config(configs / CORPORA[corpus]["twin"], self.twin)
-            config = Config().from_disk(self.twin, interpolate=False)
-            config["corpora"]["dev"]["limit"] = dev_limit
-            config.to_disk(self.twin)
+            self.twin = study_config(
+                configs / CORPORA[corpus]["twin"], output / "configs" / f"{corpus}_twin.cfg", dev_limit
+            )
 
     def train(self, folder: Path, labelled, seed: int, docs: Optional[List[Doc]] = None, twin: bool = True) -> float:
         """Train on the pool sentences ``labelled`` (or on ``docs``, ``labelled``

@@ -39,15 +39,10 @@ CANCELLED = np.log(1e-8)  # below this share of the S = {} term, the sum is canc
 
 def accepted_mentions(accepted, layout, n_labels: int, structure: str) -> Tuple[np.ndarray, ...]:
     """The layout rows, labels and units of the ``accepted`` mentions (A, 3)
-    [first, last, label] of a layout with spans; a ValueError naming
-    ``structure`` for a mention that is no span of the layout, a label out
-    of range, a mention given twice or a unit with more than MAX_ACCEPTED."""
-    accepted = np.asarray(accepted)
-    if accepted.ndim != 2 or accepted.shape[1] != 3 or accepted.dtype.kind not in "iu":
-        raise ValueError(
-            f"{structure}: accepted mentions must be (A, 3) integers [first, last, label], not {accepted.shape}"
-        )
-    accepted = accepted.astype(np.int64)
+    [first, last, label] (int64, as ``in_runs`` gives them) of a layout with
+    spans; a ValueError naming ``structure`` for a mention that is no span of
+    the layout, a label out of range, a mention given twice or a unit with
+    more than MAX_ACCEPTED."""
     rows = span_index(layout.spans, accepted[:, :2], layout.n_tokens)
     bad = np.flatnonzero((rows < 0) | (accepted[:, 2] < 0) | (accepted[:, 2] >= n_labels))
     if bad.shape[0]:
@@ -149,9 +144,9 @@ def _signed_sum(structure, scores, layout, base, rows, labels, units, shifts, op
     the log of the signed sum's share of its S = {} term."""
     n_units = layout.offsets.shape[0] - 1
     k = np.bincount(units, minlength=n_units)
-    position = np.zeros(rows.shape[0], dtype=np.int64)
-    for u in np.unique(units):
-        position[units == u] = np.arange(int(k[u]))
+    order = np.argsort(units, kind="stable")
+    position = np.empty(rows.shape[0], dtype=np.int64)  # the rank of each accepted mention within its unit
+    position[order] = np.arange(rows.shape[0]) - np.searchsorted(units[order], units[order])
     shifted = scores.copy()
     shifted[rows, labels] += shifts
     span_unit = np.searchsorted(layout.offsets, layout.spans[:, 0], side="right") - 1
