@@ -20,6 +20,7 @@ from .partial.study import partial_study
 from .pretrain.tok2vec import pretrain
 from .publish.results import publish_results
 from .transformers.report import transformer_report_command
+from .two_stage.pretrained import pretrained_first_stage
 from .two_stage.study import two_stage
 
 app = typer.Typer(
@@ -28,6 +29,7 @@ app = typer.Typer(
 app.add_typer(study, name="study")
 app.add_typer(nested_study, name="nested-study")
 app.add_typer(two_stage, name="two-stage")
+app.add_typer(pretrained_first_stage, name="pretrained-first-stage")
 app.command("bench")(bench)
 app.command("bench-nested")(bench_nested)
 app.command("bench-apply")(bench_apply)

@@ -2,12 +2,13 @@
 statistics: today the ``spacy_depner.NonLocalFeatures.v1`` layers of a
 two-stage model's second stage (Krishnan & Manning 2006)."""
 
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, List, Sequence
 
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from .nonlocal_features import LAYER_NAME, configure_nonlocal_features, corpus_statistics
+from .majority_labels import CorpusStatistics
+from .nonlocal_features import FIRST_STAGE_LABELS, LAYER_NAME, configure_nonlocal_features, corpus_statistics
 
 
 def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Callable[[], Iterable[Doc]]) -> int:
@@ -19,5 +20,21 @@ def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Call
     own initialization."""
     layers = [node for node in model.walk() if node.name == LAYER_NAME]
     for layer in layers:
-        configure_nonlocal_features(layer, labels, corpus_statistics(get_docs(), spans_key=layer.attrs["spans_key"]))
+        statistics = corpus_statistics(get_docs(), spans_key=layer.attrs["spans_key"])
+        if layer.attrs.get("label_source") == FIRST_STAGE_LABELS:
+            layer.attrs["labels"] = first_stage_labels(statistics, layer.attrs["spans_key"])
+        configure_nonlocal_features(layer, labels, statistics)
     return len(layers)
+
+
+def first_stage_labels(statistics: CorpusStatistics, spans_key: str) -> List[str]:
+    """The labels of the first stage's entities counted in ``statistics``, sorted."""
+    found = sorted({label for by_label in statistics.entities.values() for label in by_label})
+    if not found:
+        raise ValueError(
+            f"NonLocalFeatures with labels = {FIRST_STAGE_LABELS!r} found no first-stage entity in "
+            f"doc.spans[{spans_key!r}] of the training Docs: put the first stage (e.g. a sourced, frozen "
+            "and annotating ner, then first_stage_spans) before this component in [training] "
+            "annotating_components, or list its labels in the config"
+        )
+    return found

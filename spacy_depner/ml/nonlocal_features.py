@@ -6,9 +6,11 @@ usable anywhere a tok2vec is (the ``tok2vec`` of ``chain_ner``'s
 
     docs: List[Doc], B docs of n_b tokens, each with the first stage's
         entities in ``doc.spans[spans_key]``
-    output: List[Floats2d], (n_b, tok2vec width + 6 * width) per doc: the
+    output: List[Floats2d], (n_b, tok2vec width + F * width) per doc: the
         wrapped tok2vec's vector of each token, then one embedding (``width``
-        each, one table per feature) of each of its six majority features
+        each, one table per feature) of each of its six majority features,
+        and with ``local = true`` a seventh: the first stage's own label of the
+        token with its position in the entity (B, I, L, U), or O (F = 6 or 7)
 
 The six features (document token-, entity-, superentity-majority, then the
 same at corpus level; values 0 = none, 1..K = a label) are computed in the
@@ -17,7 +19,11 @@ there for the definitions, sec. 4 of the paper, and the tie rule) from:
 
 - ``doc.spans[spans_key]``: the first stage's entities of that Doc. A missing
   key is a ValueError: the first stage's predictions must be copied there.
-- ``model.attrs["labels"]``: the label list (value 1 + k for ``labels[k]``).
+- ``model.attrs["labels"]``: the label list (value 1 + k for ``labels[k]``):
+  the component's labels (``labels = null``), a list given in the config, or
+  ``labels = "first_stage"``: the labels of the first stage's entities on the
+  training corpus, in its own label set (a pretrained pipeline's ``ner``, 18
+  OntoNotes types, read by a second stage that predicts PER, ORG and LOC).
 - ``model.attrs["corpus_statistics"]``: ``CorpusStatistics.to_dict()`` of the
   first stage's output over the corpus (``{}``: corpus features all 0).
 
@@ -60,7 +66,7 @@ How a pipeline uses it (the paper's two stages):
    paper's corpus features at test time are over the test corpus.
 """
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.attrs import ORTH
@@ -69,9 +75,11 @@ from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d
 
-from .majority_labels import N_FEATURES, CorpusStatistics, Span, Words, nonlocal_features
+from .majority_labels import N_FEATURES, CorpusStatistics, Span, Words, label_index, nonlocal_features
 
 LAYER_NAME = "nonlocal_features"
+FIRST_STAGE_LABELS = "first_stage"  # labels = "first_stage": the first stage's own label set, read from the corpus
+POSITIONS = 4  # B, I, L, U: the local feature's positions of a token in a first-stage entity
 
 
 @registry.architectures("spacy_depner.NonLocalFeatures.v1")
@@ -80,14 +88,27 @@ def build_nonlocal_features(
     width: int = 16,
     spans_key: str = "first_stage",
     n_labels: Optional[int] = None,
+    labels: Union[None, str, List[str]] = None,
+    local: bool = False,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A tok2vec whose token vectors are extended with embeddings of the six
-    two-stage majority features (Krishnan & Manning 2006, sec. 4).
+    two-stage majority features (Krishnan & Manning 2006, sec. 4), and with
+    ``local`` of the first stage's own label of each token.
 
-    width: embedding width per feature (output grows by 6 * width).
+    width: embedding width per feature (output grows by 6 or 7 * width).
     spans_key: ``doc.spans`` key holding the first stage's entities.
     n_labels: number of labels; None: ``len(model.attrs["labels"])`` at init.
+    labels: the first stage's labels the features count: None, the
+        component's; a list; or "first_stage", those of the first stage's
+        entities on the training corpus (its own label set).
+    local: add the token's own first-stage label and position (B/I/L/U),
+        one embedding per (label, position) and one for O.
     """
+    if isinstance(labels, str) and labels != FIRST_STAGE_LABELS:
+        raise ValueError(
+            f"labels must be null (the component's labels), a list of the first stage's labels or "
+            f"{FIRST_STAGE_LABELS!r} (those found on the training corpus), not {labels!r}"
+        )
     if width < 1:
         raise ValueError(f"width must be at least 1, not {width!r}")
     if n_labels is not None and n_labels < 1:
@@ -100,8 +121,25 @@ def build_nonlocal_features(
         dims={"nO": None, "width": width, "n_labels": n_labels},
         params={"embeddings": None},
         refs={"tok2vec": tok2vec},
-        attrs={"spans_key": spans_key, "labels": [], "corpus_statistics": {}},
+        attrs={
+            "spans_key": spans_key,
+            "labels": list(labels) if isinstance(labels, list) else [],
+            "label_source": "config" if isinstance(labels, list) else (labels or "component"),
+            "local": bool(local),
+            "corpus_statistics": {},
+        },
     )
+
+
+def n_features(model: Model) -> int:
+    """Number of embedded feature columns: the six majority features, and the local label."""
+    return N_FEATURES + int(bool(model.attrs.get("local")))
+
+
+def embedding_rows(model: Model) -> int:
+    """Rows of the embedding table: (n_labels + 1) per majority feature, 1 + 4 * n_labels for the local one."""
+    n_labels = model.get_dim("n_labels")
+    return N_FEATURES * (n_labels + 1) + (1 + POSITIONS * n_labels if model.attrs.get("local") else 0)
 
 
 def init_nonlocal_features(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
@@ -124,9 +162,8 @@ def init_nonlocal_features(model: Model, X: Optional[List[Doc]] = None, Y=None) 
         tok2vec_width = tok2vec.predict(X[:1])[0].shape[1]
     else:
         raise ValueError("NonLocalFeatures cannot infer the width of its tok2vec: initialize it with sample Docs")
-    model.set_dim("nO", tok2vec_width + N_FEATURES * width)
-    rows = N_FEATURES * (model.get_dim("n_labels") + 1)
-    model.set_param("embeddings", glorot_uniform_init(model.ops, (rows, width)))
+    model.set_dim("nO", tok2vec_width + n_features(model) * width)
+    model.set_param("embeddings", glorot_uniform_init(model.ops, (embedding_rows(model), width)))
     return model
 
 
@@ -166,7 +203,7 @@ def configure_nonlocal_features(
         if node.name != LAYER_NAME:
             continue
         found += 1
-        if labels is not None:
+        if labels is not None and node.attrs.get("label_source", "component") == "component":
             node.attrs["labels"] = list(labels)
         if corpus_statistics is not None:
             node.attrs["corpus_statistics"] = corpus_statistics.to_dict()
@@ -179,8 +216,32 @@ def _statistics_view(model: Model) -> Optional[CorpusStatistics]:
     return CorpusStatistics.from_dict(data, copy=False) if data else None
 
 
+def local_labels(doc: Doc, spans_key: str, index: dict) -> np.ndarray:
+    """(n,) int32 local feature of each token of ``doc``: 0 outside the first
+    stage's entities of ``index``'s labels, else 1 + 4 * k + position (0 B,
+    1 I, 2 L, 3 U) in the entity of label k (``index``: label -> 1 + k). Of
+    overlapping entities the last in the group wins."""
+    group = doc.spans[spans_key]
+    out = np.zeros(len(doc), dtype=np.int32)
+    label_ids = np.array([index.get(span.label_, 0) for span in group], dtype=np.int64)
+    known = label_ids > 0
+    if not known.any():
+        return out
+    starts = np.array([span.start for span in group], dtype=np.int64)[known]
+    ends = np.array([span.end for span in group], dtype=np.int64)[known]
+    label_ids = label_ids[known]
+    lengths = ends - starts
+    first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    offset = np.arange(int(lengths.sum()), dtype=np.int64) - first
+    length = np.repeat(lengths, lengths)
+    position = np.where(length == 1, 3, np.where(offset == 0, 0, np.where(offset == length - 1, 2, 1)))
+    out[np.repeat(starts, lengths) + offset] = 1 + POSITIONS * (np.repeat(label_ids, lengths) - 1) + position
+    return out
+
+
 def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
-    """(N, 6) int32 rows of the embedding table for the tokens of ``docs``."""
+    """(N, F) int32 rows of the embedding table for the tokens of ``docs``
+    (F = 6, or 7 with the local label)."""
     labels = list(model.attrs.get("labels") or [])
     n_labels = model.get_dim("n_labels")
     if not labels:
@@ -195,7 +256,13 @@ def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
     features = [nonlocal_features(*doc_document(doc, spans_key), labels, statistics) for doc in docs]
     values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
     offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
-    return (values + offsets[None, :]).astype(np.int32)
+    rows = (values + offsets[None, :]).astype(np.int32)
+    if not model.attrs.get("local"):
+        return rows
+    index = label_index(labels)
+    local = [local_labels(doc, spans_key, index) for doc in docs]
+    local_rows = (np.concatenate(local) if local else np.zeros(0, dtype=np.int32)) + N_FEATURES * (n_labels + 1)
+    return np.hstack([rows, local_rows.astype(np.int32)[:, None]])
 
 
 def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
@@ -206,7 +273,7 @@ def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
     width = model.get_dim("width")
     lengths = [v.shape[0] for v in vectors]
     rows = model.ops.asarray1i(rows_np.reshape(-1))
-    embedded = embeddings[rows].reshape(len(rows_np), N_FEATURES * width)
+    embedded = embeddings[rows].reshape(len(rows_np), rows_np.shape[1] * width)
     outputs, offset = [], 0
     for vector, length in zip(vectors, lengths):
         outputs.append(model.ops.xp.hstack([vector, embedded[offset : offset + length]]))

@@ -10,7 +10,7 @@ every structure is called through ``structures.protocol``."""
 
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import srsly
@@ -463,15 +463,21 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         them in training: annotated by the components before it that
         ``[training] annotating_components`` lists (e.g. a frozen parser
         whose trees the model reads)."""
-        docs = [eg.predicted.copy() for eg in examples]
+        return list(self.annotated_docs(examples, nlp))
+
+    def annotated_docs(self, examples: Iterable[Example], nlp=None, batch_size: int = 64) -> Iterator[Doc]:
+        """``annotated_sample`` streamed: copies of the predicted Docs, piped
+        in batches through the annotating components before this one."""
+        docs = (eg.predicted.copy() for eg in examples)
         if nlp is None:
-            return docs
+            yield from docs
+            return
         annotating = set(nlp.config.get("training", {}).get("annotating_components") or [])
         names = nlp.component_names
         for name in names[: names.index(self.name)] if self.name in names else []:
             if name in annotating:
-                docs = list(nlp.get_pipe(name).pipe(docs))
-        return docs
+                docs = nlp.get_pipe(name).pipe(docs, batch_size=batch_size)
+        yield from docs
 
     def initialize(
         self,
@@ -493,7 +499,7 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
             raise ValueError(
                 f"'{self.name}' has no labels: give labels to initialize or training examples with entities."
             )
-        initialize_corpus_layers(self.model, self.labels, lambda: (eg.predicted for eg in get_examples()))
+        initialize_corpus_layers(self.model, self.labels, lambda: self.annotated_docs(get_examples(), nlp))
         self.initialize_model(self.annotated_sample(islice(get_examples(), 10), nlp))
         self.initialized = True
         self.check_label_keys()

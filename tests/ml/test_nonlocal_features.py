@@ -481,3 +481,66 @@ def test_uner_reader_whole_documents_on_the_tiny_fixture():
     corpus.sentences[0].newdoc_id = None
     corpus.sentences[2].newdoc_id = "doc2"
     assert document_groups(corpus) == [[0, 1], [2]]
+
+
+# --- the first stage's own labels, and the local label feature ----------------
+
+
+def test_local_labels_give_each_token_its_first_stage_label_and_position(nlp):
+    from spacy_depner.ml.nonlocal_features import local_labels
+
+    doc = nlp.make_doc("Kim met the Bank of Rome today")
+    doc.spans["first_stage"] = [
+        Span(doc, 0, 1, label="PER"),
+        Span(doc, 3, 6, label="ORG"),
+        Span(doc, 6, 7, label="DATE"),  # not among the labels: O
+    ]
+    index = {"PER": 1, "LOC": 2, "ORG": 3}
+    # value 1 + 4 * k + position, k the label's index, position B 0, I 1, L 2, U 3
+    assert local_labels(doc, "first_stage", index).tolist() == [4, 0, 0, 9, 10, 11, 0]
+    doc.spans["first_stage"] = []
+    assert local_labels(doc, "first_stage", index).tolist() == [0] * 7
+
+
+def test_layer_with_the_local_label_embeds_it_in_a_seventh_column(nlp):
+    docs = make_docs(nlp)
+    docs[0].spans["first_stage"] = [Span(docs[0], 1, 3, label="ORG")]
+    layer = make_layer(docs, local=True)
+    n = len(LABELS)
+    assert layer.get_dim("nO") == TOK2VEC_WIDTH + 7 * WIDTH
+    assert layer.get_param("embeddings").shape == (6 * (n + 1) + 1 + 4 * n, WIDTH)
+    table, output = layer.get_param("embeddings"), layer.predict(docs)[0]
+    local = output[:, TOK2VEC_WIDTH + 6 * WIDTH :]
+    first_local_row = 6 * (n + 1)
+    np.testing.assert_allclose(local[0], table[first_local_row])  # O
+    np.testing.assert_allclose(local[1], table[first_local_row + 1 + 4 * (ORG - 1) + 0])  # B-ORG
+    np.testing.assert_allclose(local[2], table[first_local_row + 1 + 4 * (ORG - 1) + 2])  # L-ORG
+    # without it, the layer is the six majority features only
+    assert make_layer(docs).get_dim("nO") == TOK2VEC_WIDTH + 6 * WIDTH
+
+
+def test_first_stage_labels_are_read_from_the_corpus_not_the_component():
+    from spacy_depner.ml.corpus_layers import initialize_corpus_layers
+
+    nlp = spacy.blank("en")
+    docs = []
+    for text, spans in [("Kim saw Rome", [(0, 1, "PERSON"), (2, 3, "GPE")]), ("on Monday", [(1, 2, "DATE")])]:
+        doc = nlp.make_doc(text)
+        doc.spans["first_stage"] = [Span(doc, s, e, label=label) for s, e, label in spans]
+        docs.append(doc)
+    own = build_nonlocal_features(small_tok2vec(), width=WIDTH, labels="first_stage")
+    assert initialize_corpus_layers(own, ["PER", "LOC"], lambda: iter(docs)) == 1
+    assert own.attrs["labels"] == ["DATE", "GPE", "PERSON"]
+    component = build_nonlocal_features(small_tok2vec(), width=WIDTH)
+    initialize_corpus_layers(component, ["PER", "LOC"], lambda: iter(docs))
+    assert component.attrs["labels"] == ["PER", "LOC"]
+    listed = build_nonlocal_features(small_tok2vec(), width=WIDTH, labels=["GPE", "PERSON"])
+    initialize_corpus_layers(listed, ["PER", "LOC"], lambda: iter(docs))
+    assert listed.attrs["labels"] == ["GPE", "PERSON"]
+    for doc in docs:
+        doc.spans["first_stage"] = []
+    empty = build_nonlocal_features(small_tok2vec(), width=WIDTH, labels="first_stage")
+    with pytest.raises(ValueError, match="found no first-stage entity"):
+        initialize_corpus_layers(empty, ["PER"], lambda: iter(docs))
+    with pytest.raises(ValueError, match="labels must be null"):
+        build_nonlocal_features(small_tok2vec(), labels="ontonotes")

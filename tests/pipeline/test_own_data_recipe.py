@@ -156,22 +156,28 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
     assert scores["ents_f"] > 0.7
 
 
-@needs_sm
-def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, tmp_path):
-    """The README's first example: own_data_dgm.cfg with the real en_core_web_sm."""
+def train_on_sm(config: str, component: str, docbin: Path, tmp_path: Path):
+    """Train configs/own_data/CONFIG on the DocBin with the real en_core_web_sm, 60 steps; check that
+    the component's loss fell; the trained pipeline and en_core_web_sm."""
     train(
-        ROOT / "configs" / "own_data" / "own_data_dgm.cfg",
+        ROOT / "configs" / "own_data" / config,
         tmp_path / "out",
         overrides={
-            "paths.train": str(entity_docbin),
-            "paths.dev": str(entity_docbin),
+            "paths.train": str(docbin),
+            "paths.dev": str(docbin),
             "paths.pretrained": str(SM),
             **training_overrides(tmp_path / "log.jsonl", 60, 20),
         },
     )
-    (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", "dgm_ner")
+    (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", component)
     assert last_step == 60 and first > 0 and last < first / 5
-    trained, sm = spacy.load(tmp_path / "out" / "model-last"), spacy.load(SM)
+    return spacy.load(tmp_path / "out" / "model-last"), spacy.load(SM)
+
+
+@needs_sm
+def test_dgm_ner_added_to_en_core_web_sm_trains_loads_and_scores(entity_docbin, tmp_path):
+    """The README's first example: own_data_dgm.cfg with the real en_core_web_sm."""
+    trained, sm = train_on_sm("own_data_dgm.cfg", "dgm_ner", entity_docbin, tmp_path)
     assert trained.pipe_names == ["parser", "tok2vec", "dgm_ner"]
     for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):  # the released parser's trees, untouched
         assert [(t.head.i, t.dep_) for t in doc] == [(t.head.i, t.dep_) for t in sm_doc]
@@ -230,3 +236,22 @@ def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
     # one type per span): recall is at most 11/14.
     assert scores["spans_nested_ner_p"] > 0.9
     assert 0.7 <= scores["spans_nested_ner_r"] <= 11 / 14 + 1e-9
+
+
+@needs_sm
+def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(entity_docbin, tmp_path):
+    """own_data_two_stage.cfg: en_core_web_sm's ner, frozen, is the first stage; its entities,
+    in its own OntoNotes labels, are the features of chain_ner, which learns the data's labels."""
+    trained, sm = train_on_sm("own_data_two_stage.cfg", "chain_ner", entity_docbin, tmp_path)
+    assert trained.pipe_names == ["parser", "first_ner", "first_stage_spans", "tok2vec", "chain_ner"]
+    assert parameters(trained.get_pipe("first_ner").model) == parameters(sm.get_pipe("ner").model)  # frozen
+    layer = next(node for node in trained.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
+    assert set(layer.attrs["labels"]) <= set(sm.get_pipe("ner").labels) and "PERSON" in layer.attrs["labels"]
+    assert layer.attrs["local"] is True
+    for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):
+        assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
+            (e.start, e.end, e.label_) for e in sm_doc.ents
+        ]
+        assert {ent.label_ for ent in doc.ents} <= {"PER", "ORG", "LOC"}
+    assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
+    assert evaluate(str(tmp_path / "out" / "model-last"), entity_docbin)["ents_f"] > 0.7

@@ -1,0 +1,105 @@
+"""``python -m experiments pretrained-first-stage ...``: flat entities on
+UNER English-EWT with a pretrained pipeline (en_core_web_sm), the two-stage
+model over that pipeline's own ``ner`` against every spaCy baseline a user
+would try, in one run, on the same Docs.
+
+    train     every model of ``MODELS`` once per seed, to OUTPUT/seed_<s>/<model>: the user's
+              configs of ``configs/own_data/`` with the corpus replaced by whole UNER English-EWT
+              documents (``spacy_depner.UNERDocuments.v1``, the data's own tokens and sentences,
+              trees from the pipeline's parser), one recipe and one step budget for all
+    evaluate  P/R/F of every model and seed on EWT dev and test and on GUM's named mentions
+              (person, organization, place as PER, ORG, LOC; whole documents, out of domain),
+              the pipeline's own ner mapped without training beside them, and a paired bootstrap
+              of each model against each baseline per seed (``evaluate.py``)
+    report    the results page (``pretrained_report.py``)
+
+Models (``configs/own_data/``):
+
+    ner          own_data_ner.cfg: spaCy's ner from scratch on the pipeline's tok2vec (fine-tuned)
+    ner_sourced  own_data_ner_sourced.cfg: the pipeline's ner sourced and fine-tuned
+    two_stage    own_data_two_stage.cfg: the pipeline's ner frozen as a first stage, its entities
+                 read by a chain_ner (CRF, dependency features) through NonLocalFeatures in their
+                 own label set (local label + document and corpus majority features)
+"""
+
+from pathlib import Path
+from typing import Annotated, Dict, List, Optional
+
+import typer
+from thinc.api import Config
+
+from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
+from ..kit.runs import run_seeds, train_command
+from ..kit.seeds import parse_seeds
+
+MODELS = {
+    "ner": "own_data_ner.cfg",
+    "ner_sourced": "own_data_ner_sourced.cfg",
+    "two_stage": "own_data_two_stage.cfg",
+}
+BASELINES = ("ner", "ner_sourced")
+DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
+
+pretrained_first_stage = typer.Typer(
+    no_args_is_help=True, help="Two-stage model over a pretrained pipeline's ner, against spaCy's baselines"
+)
+
+
+def study_config(configs: Path, model: str, pretrained: str) -> Config:
+    """The own-data config of ``model`` on whole UNER English-EWT documents:
+    the corpora and data paths of CONFIGS/two_stage_second_ewt.cfg (no
+    first-stage file: the pipeline's ner gives the first stage), trees
+    predicted by the pipeline's parser, ``paths.pretrained`` set."""
+    config = Config().from_disk(configs / "own_data" / MODELS[model], interpolate=False)
+    documents = Config().from_disk(configs / DOCUMENTS_CONFIG, interpolate=False)
+    for key in ("data", "train_conllu", "train_iob2", "dev_conllu", "dev_iob2"):
+        config["paths"][key] = documents["paths"][key]
+    config["paths"]["dependencies"] = "predicted"
+    config["paths"]["pretrained"] = str(pretrained)
+    config["corpora"] = documents["corpora"]
+    for split in ("train", "dev"):
+        config["corpora"][split]["first_stage"] = None
+    return config
+
+
+def model_names(chosen: str) -> List[str]:
+    names = list(MODELS) if chosen.strip() == "all" else [name.strip() for name in chosen.split(",") if name.strip()]
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        raise typer.BadParameter(f"unknown models {unknown}: choose among {', '.join(MODELS)}", param_hint="--models")
+    return names
+
+
+@pretrained_first_stage.command("train")
+def train(
+    data: Path = DATA,
+    configs: Path = CONFIGS,
+    output: Path = TRAINED,
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
+    steps: Annotated[int, typer.Option(help="Training steps of every model")] = 3000,
+    seeds: str = TRAIN_SEEDS,
+    models: Annotated[str, typer.Option(help=f"Models, separated by commas, or all: {', '.join(MODELS)}")] = "all",
+    limit: Annotated[int, typer.Option(help="First N documents of train and dev (0: all)")] = 0,
+    jobs: int = JOBS,
+    resume: bool = RESUME,
+) -> None:
+    """Train every model once per seed, ``jobs`` at a time; with --resume the finished runs are kept."""
+    if pretrained_pipeline is None:
+        raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
+    names = model_names(models)
+    written = {}
+    for name in names:
+        path = output / "configs" / f"{name}.cfg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        study_config(configs, name, pretrained_pipeline).to_disk(path)
+        written[name] = path
+    runs: Dict[int, Dict[str, List[str]]] = {
+        seed: {
+            name: train_command(
+                written[name], output / f"seed_{seed}" / name, data, steps, limit, [], seed=seed, eval_frequency=200
+            )
+            for name in names
+        }
+        for seed in parse_seeds(seeds)
+    }
+    run_seeds(runs, output, jobs, resume=resume, steps=steps, limit=limit, pretrained_pipeline=pretrained_pipeline)
