@@ -135,12 +135,14 @@ def forbidden_in_runs(
     ``first_label_column``. A rejected mention that touches an annotated
     token excludes nothing more (the agreeing analyses hold exactly the gold
     mentions there), unless it is gold (``gold_columns`` (S,), the gold
-    column of each span): then a ValueError; one that is no span excludes nothing."""
+    column of each span): then a ValueError; one that is no span (of a batch
+    with no spans, too) excludes nothing: no analysis can contain it."""
     n_tokens = missing.shape[0]
     rejected = rejected_mentions(rejected, n_tokens, n_columns - first_label_column, structure)
     rows = span_index(spans, rejected[:, :2], n_tokens)
     columns = rejected[:, 2] + first_label_column
-    gold = (rows >= 0) & (gold_columns[np.maximum(rows, 0)] == columns)
+    gold = rows >= 0
+    gold[gold] = gold_columns[rows[gold]] == columns[gold]  # (a batch with no spans has no gold column to read)
     if gold.any():
         raise rejected_gold(rejected[np.flatnonzero(gold)[0]], structure)
     position = np.full(spans.shape[0], -1, dtype=np.int64)
