@@ -13,7 +13,16 @@ from ..inference.annotating import annotate_corpus
 from ..inference.corpus import input_kind
 from ..inference.ray_data import ray_annotate
 from ..util.pipelines import load_pipeline
-from .arguments import CODE_HELP, FORCE_FLAGS, PIPELINE_HELP, RESTART_HELP, TEXT_KEY_HELP, import_code
+from .arguments import (
+    CODE_HELP,
+    FORCE_FLAGS,
+    GPU_ID_HELP,
+    PIPELINE_HELP,
+    RESTART_HELP,
+    TEXT_KEY_HELP,
+    import_code,
+    use_gpu,
+)
 
 INPUT_HELP = (
     'Corpus: .txt (one document per line), .jsonl ({"text": ...} per line, other keys kept as '
@@ -41,7 +50,7 @@ def apply(
     code: Optional[Path] = typer.Option(None, "--code", "-c", help=CODE_HELP),
     text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
     force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run the pipeline on, or -1 for the CPU"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_ID_HELP),
     batch_size: int = typer.Option(256, "--batch-size", "-b", min=1, help="Documents per batch of nlp.pipe"),
     n_process: int = typer.Option(1, "--n-process", "-n", min=1, help=N_PROCESS_HELP),
     shard_size: int = typer.Option(1000, min=1, help=SHARD_SIZE_HELP),
@@ -58,16 +67,9 @@ def apply(
     arguments, keeps the shards done, also after lines of shards not done
     were corrected. Prints docs, words and words/s. The options of `spacy
     apply` have its names."""
-    from spacy.cli._util import setup_gpu
-
     input_kind(input_path)
-    if gpu_id >= 0 and n_process > 1:
-        raise ValueError(
-            f"--gpu-id {gpu_id} with --n-process {n_process}: worker processes cannot share a GPU; "
-            "run one process on the GPU (--n-process 1), or several on the CPU (--gpu-id -1)"
-        )
+    use_gpu(gpu_id, n_process)
     import_code(code)
-    setup_gpu(gpu_id, silent=True)
     nlp = load_pipeline(pipeline)
     summary = annotate_corpus(
         nlp,

@@ -25,6 +25,7 @@ RESTART_HELP = (
 )
 CODE_HELP = "Python file with additional code (registered functions) to import before loading PIPELINE"
 TEXT_KEY_HELP = "Key of the text in each line of a .jsonl INPUT (the other keys are kept as metadata)"
+GPU_ID_HELP = "GPU to run the pipeline on, or -1 for the CPU"
 NESTED_HELP = ".jsonl (GENIA JSON lines) or .conllu (UD English-GUM, its nested mentions in Entity=)"
 
 
@@ -48,3 +49,16 @@ def import_code(path: Optional[Path]) -> None:
     if not Path(path).is_file():
         raise ValueError(f"--code {path}: no such Python file (check the path)")
     import_file("python_code", path)
+
+
+def use_gpu(gpu_id: int, n_process: int = 1) -> None:
+    """Run on GPU ``gpu_id`` (-1: the CPU), as spaCy's commands' ``--gpu-id``;
+    a GPU with several worker processes is a ValueError saying how to run."""
+    from spacy.cli._util import setup_gpu
+
+    if gpu_id >= 0 and n_process > 1:
+        raise ValueError(
+            f"--gpu-id {gpu_id} with --n-process {n_process}: worker processes cannot share a GPU; "
+            "run one process on the GPU (--n-process 1), or several on the CPU (--gpu-id -1)"
+        )
+    setup_gpu(gpu_id, silent=True)

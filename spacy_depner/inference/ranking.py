@@ -19,6 +19,12 @@ where a span's ``score`` is its marginal probability, ``score`` the ranking
 measure's value, and ``meta`` the input's meta with every measure. With
 ``unit`` span or region a document gives one task per proposed mention or
 per region of uncertain tokens instead (``review_tasks``), ranked together.
+The shards hold the records; the output has them in the ``format`` of an
+annotation tool (``tool_tasks``).
+
+Everything that can be refused is checked before the progress bar starts
+(the arguments, the output, every line of a text or JSONL input), so a
+failing run prints its error and nothing else.
 """
 
 import heapq
@@ -27,12 +33,13 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.util import minibatch
 
-from ..pipeline.uncertainty import MEASURES, doc_uncertainties, only_entity_pipe
+from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
 from ..util.atomic_files import (
     atomic_path,
     check_manifest,
@@ -42,6 +49,7 @@ from ..util.atomic_files import (
 )
 from .annotating import run_job
 from .corpus import (
+    DOCBIN,
     JSONL,
     LINE_BREAKS,
     output_kind,
@@ -50,34 +58,51 @@ from .corpus import (
     run_summary,
     word_progress,
 )
-from .input_shards import InputShard, ShardReader, plan_shards
+from .input_shards import InputShard, ShardReader, plan_shards, shard_records
 from .output_shards import OutputShards
 from .review_tasks import UNITS, doc_tasks
 from .shard_pool import Report
+from .tool_tasks import CONVERTERS, check_task_format
 
 
 class RankJob:
     """Ranks one input shard: its task records (``review_tasks.doc_tasks``) to its output shard."""
 
-    def __init__(self, nlp: Language, pipe, outputs: OutputShards, measure: str, batch_size: int, unit: str = "doc"):
+    def __init__(
+        self,
+        nlp: Language,
+        pipe,
+        outputs: OutputShards,
+        measure: str,
+        batch_size: int,
+        unit: str = "doc",
+        text_key: str = "text",
+    ):
         self.nlp, self.pipe, self.outputs, self.measure, self.batch_size = nlp, pipe, outputs, measure, batch_size
         self.unit = unit
-        self.reader = ShardReader()
+        self.reader = ShardReader(text_key)
 
     def run(self, shard: InputShard, report: Report) -> None:
-        before = self.nlp.pipe_names[: self.nlp.pipe_names.index(self.pipe.name)]
         records = self.reader.records(shard, self.nlp.vocab)
-        with (
-            atomic_path(self.outputs.path(shard.index)) as temporary,
-            open(temporary, "w", encoding="utf8") as out,
-            self.nlp.select_pipes(enable=before),
-        ):
-            for chunk in minibatch(self.nlp.pipe(records, as_tuples=True, batch_size=self.batch_size), self.batch_size):
-                docs, metas = zip(*chunk)
-                for doc, meta, uncertainty in zip(docs, metas, doc_uncertainties(self.pipe, list(docs))):
+        with atomic_path(self.outputs.path(shard.index)) as temporary, open(temporary, "w", encoding="utf8") as out:
+            for scored in scored_batches(self.nlp, self.pipe, records, self.batch_size):
+                for doc, meta, uncertainty in scored:
                     for record in doc_tasks(doc, meta, uncertainty, self.pipe.labels, self.measure, self.unit):
                         out.write(json.dumps(record, ensure_ascii=False).translate(LINE_BREAKS) + "\n")
-                report(len(docs), sum(len(doc) for doc in docs))
+                report(len(scored), sum(len(doc) for doc, _, _ in scored))
+
+
+def scored_batches(
+    nlp: Language, pipe, records: Iterable[Tuple[Any, Any]], batch_size: int
+) -> Iterator[List[Tuple[Doc, Any, DocUncertainty]]]:
+    """Batches of ``batch_size`` (Doc, meta, ``DocUncertainty`` by the entity
+    component ``pipe``) of the (text or Doc, meta) ``records``, each Doc
+    through the components before ``pipe`` (e.g. the parser it reads)."""
+    before = nlp.pipe_names[: nlp.pipe_names.index(pipe.name)]
+    with nlp.select_pipes(enable=before):
+        for chunk in minibatch(nlp.pipe(records, as_tuples=True, batch_size=batch_size), batch_size):
+            docs, metas = zip(*chunk)
+            yield list(zip(docs, metas, doc_uncertainties(pipe, list(docs))))
 
 
 def rank_corpus(
@@ -95,14 +120,19 @@ def rank_corpus(
     shard_size: int = 1000,
     start_method: Optional[str] = None,
     unit: str = "doc",
+    format: str = "records",
+    text_key: str = "text",
 ) -> Dict[str, Any]:
-    """Rank the ``unit`` tasks (``review_tasks``: documents, proposed mentions or token regions) of the documents of ``input_path`` by ``measure`` of the entity
-    component ``component`` (default: the pipeline's only one) on
-    ``n_process`` processes, as ``annotate_corpus`` runs (shards of
-    ``shard_size`` documents), and write the ``top`` most uncertain (None:
-    all) to the .jsonl ``output``. Returns ``run_summary`` of the documents
-    scored in this run, with ``docs_kept`` (found in the partial) and
-    ``docs_written`` (``tasks_written`` for the units span and region)."""
+    """Rank the ``unit`` tasks (``review_tasks``: documents, proposed
+    mentions or token regions) of the documents of ``input_path`` (a JSONL
+    input's text under ``text_key``) by ``measure`` of the entity component
+    ``component`` (default: the pipeline's only one) on ``n_process``
+    processes, as ``annotate_corpus`` runs (shards of ``shard_size``
+    documents), and write the ``top`` most uncertain (None: all) to the
+    .jsonl ``output`` in the tool ``format`` (``tool_tasks``). Returns
+    ``run_summary`` of the documents scored in this run, with ``docs_kept``
+    (found in the partial) and ``tasks_written``, whatever the unit."""
+    check_task_format(format, unit)
     if measure not in MEASURES:
         raise ValueError(f"Unknown measure {measure!r}: use one of {', '.join(MEASURES)}")
     if unit not in UNITS:
@@ -117,34 +147,46 @@ def rank_corpus(
         raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
     # the whole input's fingerprint: a ranked shard's records are not the input's to check them against
     settings = {
-        **run_settings(pipeline_fingerprint(nlp), input_path, JSONL, shard_size),
+        **run_settings(pipeline_fingerprint(nlp), input_path, JSONL, shard_size, text_key),
         "input": path_fingerprint(input_path),
         "measure": measure,
         "component": pipe.name,
         "unit": unit,
     }
     shards = plan_shards(input_path, shard_size)  # before the manifest: an unreadable input leaves nothing
+    check_lines(shards, nlp, text_key)
     resume = check_manifest(output, settings, restart=overwrite)
     outputs = OutputShards(output, JSONL, resume)
     done = set(outputs.done()) if resume else set()
     kept = sum(complete_lines(outputs.path(number)) for number in done)
     started, bar = time.perf_counter(), word_progress(progress)
     bar.set_description("rank")
-    job = RankJob(nlp, pipe, outputs, measure, batch_size, unit)
+    job = RankJob(nlp, pipe, outputs, measure, batch_size, unit, text_key)
     counts = run_job(job, shards, done, outputs, n_process, start_method, bar, kept)
     if kept + counts["docs"] == 0:
         warnings.warn(f"The input {input_path} holds no document: {output} is empty")
-    written = write_ranked([outputs.path(number) for number in outputs.done()], output, top)
+    written = write_ranked([outputs.path(number) for number in outputs.done()], output, top, format)
     discard_partial(output)
-    written_key = "docs_written" if unit == "doc" else "tasks_written"
-    return {**run_summary(counts["docs"], counts["words"], started, output), "docs_kept": kept, written_key: written}
+    return {
+        **run_summary(counts["docs"], counts["words"], started, output),
+        "docs_kept": kept,
+        "tasks_written": written,
+    }
 
 
-def write_ranked(shards: List[Path], output: Path, top: Optional[int]) -> int:
+def check_lines(shards: List[InputShard], nlp: Language, text_key: str) -> None:
+    """Read every line of the text or JSONL ``shards`` (DocBin shards were
+    read whole when planned), so that a bad line is a ValueError naming
+    file:line before any progress is shown."""
+    for _ in shard_records([shard for shard in shards if shard.kind != DOCBIN], nlp.vocab, text_key):
+        pass
+
+
+def write_ranked(shards: List[Path], output: Path, top: Optional[int], format: str = "records") -> int:
     """The records of the ``shards`` files (in input order), most uncertain
     first (ties in input order), the ``top`` first (None: all) written to
-    ``output``; their number. With ``top``, memory holds ``top`` records,
-    else all of them."""
+    ``output`` in the tool ``format`` (``tool_tasks``); their number. With
+    ``top``, memory holds ``top`` records, else all of them."""
 
     def scored():
         lines = itertools.chain.from_iterable(open_lines(shard) for shard in shards)
@@ -152,8 +194,14 @@ def write_ranked(shards: List[Path], output: Path, top: Optional[int]) -> int:
             yield json.loads(line)["score"], -index, line
 
     ranked = heapq.nlargest(top, scored()) if top is not None else sorted(scored(), reverse=True)
+    convert = CONVERTERS.get(format)
     with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out:
-        out.writelines(line for _, _, line in ranked)
+        if convert is None:
+            out.writelines(line for _, _, line in ranked)
+        else:
+            for _, _, line in ranked:
+                task = json.dumps(convert(json.loads(line)), ensure_ascii=False)
+                out.write(task.translate(LINE_BREAKS) + "\n")
     return len(ranked)
 
 

@@ -1,7 +1,7 @@
 """The tasks ``python -m spacy_depner rank --unit`` writes: what a person is
 asked to review, in the record format annotation tools read (Prodigy's
-``ner_manual`` and binary ``ner.teach`` tasks; Label Studio and doccano
-through their converters), which ``import-annotations`` reads back.
+``ner_manual`` and binary ``ner.teach`` tasks; each tool's own format:
+``tool_tasks``), which ``import-annotations`` reads back.
 
 A task is ``{"text", "tokens": [{"text", "start", "end", "id", "ws"}],
 "spans": [{"start", "end", "token_start", "token_end", "label", "text",
@@ -20,8 +20,10 @@ orders by. Units:
   proposals that hold at least one uncertain proposal (as for ``span``), each
   widened by ``pad`` tokens on both sides within its sentences, which are
   the task's text; ``"region": [token_start, token_end_exclusive]`` marks the
-  tokens to review (annotate completely), its predicted mentions are the
-  pre-annotations. Score: the sum of min(p, 1 - p) over the region's proposals.
+  tokens to review (annotate completely), and ``"region_chars": [start_char,
+  end_char_exclusive]`` the same stretch as character offsets of the task's
+  text (also in ``meta``), which an importer maps back whatever its tokenizer;
+  its predicted mentions are the pre-annotations. Score: the sum of min(p, 1 - p) over the region's proposals.
 
 ``meta`` holds the input's meta, the document's measures, the ``unit`` and
 ``token_offset``: the first token of the task's text in the input document.
@@ -78,10 +80,14 @@ def task_record(
         for t in context
     ]
     record = {"text": context.text, "tokens": tokens, "spans": spans}
+    meta = {**meta, "token_offset": first}
     if region is not None:
+        reviewed = doc[region[0] : region[1]]
         record["region"] = [region[0] - first, region[1] - first]
+        record["region_chars"] = [reviewed.start_char - offset, reviewed.end_char - offset]
+        meta["region_chars"] = record["region_chars"]
     record["score"] = round(float(score), 6)
-    record["meta"] = {**meta, "token_offset": first}
+    record["meta"] = meta
     return record
 
 
@@ -155,28 +161,3 @@ def review_regions(proposals: np.ndarray, doubtful: np.ndarray) -> List[Tuple[in
     keep = np.zeros(group_start.shape[0], dtype=bool)
     keep[group[flagged]] = True
     return [(int(s), int(e)) for s, e in zip(group_start[keep], group_end[keep])]
-
-
-def label_studio_task(record: Dict[str, Any], from_name: str = "label", to_name: str = "text") -> Dict[str, Any]:
-    """A task record as Label Studio imports it: ``data`` the text (with the
-    region and meta), one prediction whose ``result`` holds the record's spans
-    as character-offset ``labels`` regions of the labeling config's control
-    ``from_name`` on its object ``to_name``, and whose ``score`` is the
-    record's; each span keeps its marginal as ``score``."""
-    data = {"text": record["text"], "meta": record.get("meta", {})}
-    if "region" in record:
-        data["region"] = record["region"]
-    result = [
-        {
-            "from_name": from_name,
-            "to_name": to_name,
-            "type": "labels",
-            "value": {"start": span["start"], "end": span["end"], "text": span["text"], "labels": [span["label"]]},
-            "score": span["score"],
-        }
-        for span in record["spans"]
-    ]
-    return {
-        "data": data,
-        "predictions": [{"model_version": "spacy-depner rank", "score": record["score"], "result": result}],
-    }

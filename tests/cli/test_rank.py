@@ -30,7 +30,7 @@ def test_records_are_the_documents_most_uncertain_first(pipeline, nlp, records, 
     done = cli(pipeline, corpus, tmp_path / "ranked.jsonl", "--measure", measure, "--batch-size", 5, "--no-progress")
     assert done.exit_code == 0, done.output
     ranked = lines(tmp_path / "ranked.jsonl")
-    assert len(ranked) == len(records) == json.loads(done.stdout)["docs_written"]
+    assert len(ranked) == len(records) == json.loads(done.stdout)["tasks_written"]
     scores = [record["score"] for record in ranked]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
     docs = {doc.text: doc for doc in nlp.pipe(text for text, _ in records)}

@@ -41,7 +41,9 @@ def test_a_task_is_its_sentences_with_offsets_relative_to_them():
     assert record["region"] == [1, 4]  # "Smith visited New", relative to the context
     assert [t["id"] for t in record["tokens"]] == list(range(6))
     assert record["tokens"][-1]["ws"] is False and record["tokens"][0]["ws"] is True
-    assert record["meta"] == {"id": 3, "token_offset": 5}
+    start, end = record["region_chars"]
+    assert record["text"][start:end] == "Smith visited New"  # the same stretch, in characters of the task's text
+    assert record["meta"] == {"id": 3, "token_offset": 5, "region_chars": [start, end]}
     no_sentences = Doc(doc.vocab, words=["a", "b"])
     assert context_of(no_sentences, 1, 2).start == 0 and context_of(no_sentences, 1, 2).end == 2
 
@@ -148,7 +150,7 @@ def test_span_and_region_tasks_come_back_as_training_docs(pipeline, corpus, tmp_
 
 def test_a_task_as_label_studio_imports_it_comes_back_with_its_spans(tmp_path):
     """label_studio_task's prediction, exported as the annotation a person kept, reads back as the same entities."""
-    from spacy_depner.inference.review_tasks import label_studio_task
+    from spacy_depner.inference.tool_tasks import label_studio_task
     from spacy_depner.readers.annotation_tools import read_annotations
 
     doc = two_sentences()

@@ -24,7 +24,7 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from spacy_depner.inference.review_tasks import label_studio_task
+from spacy_depner.inference.tool_tasks import label_studio_task
 from spacy_depner.readers.annotation_tools import read_annotations
 
 pytestmark = pytest.mark.slow
