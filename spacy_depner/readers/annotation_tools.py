@@ -1,50 +1,75 @@
 """Annotation-tool exports (Prodigy, Label Studio, doccano: read as tasks by
-``annotation_tasks.py``) as spaCy Docs that the package's components train
-on, and a DocBin of them.
+``prodigy_tasks.py``, ``label_studio_tasks.py`` and ``doccano_tasks.py``) as
+spaCy Docs that the package's components train on, and a DocBin of them.
 
-Tokens: a task's own tokens (Prodigy, ``rank`` records), else ``nlp``'s
-tokenizer (default ``spacy.blank(lang)``); every span must fall on token
-boundaries. A manual task (Prodigy ner_manual / spans_manual, Label Studio,
-doccano) makes one Doc; the binary tasks on one text (Prodigy ner.teach,
-grouped by ``_input_hash``, else by text) make one Doc together. An ignored
-task makes none; a rejected manual task rejects all its spans and reviews
-no token.
+**One Doc per input.** The tasks on one input (Prodigy's ``_input_hash``,
+else the same text; Label Studio's ``--annotators each`` keeps one Doc per
+annotation) make one Doc holding the union of their evidence: every span
+accepted, every span rejected, every region reviewed. Evidence that
+contradicts itself is a ValueError naming both places: a span accepted in one
+task and rejected in another, an accepted span inside a region that another
+task reviewed without it, two accepted spans that overlap in flat mode, or
+two tasks of one input with different texts or tokens.
+
+**Tokens.** A task's own tokens (Prodigy, ``rank`` records), else ``nlp``'s
+tokenizer (default ``spacy.blank(lang)``). Spans are placed as
+``annotation_alignment.py`` says (``--alignment-mode``); every span off token
+boundaries is listed in one error at the end, or skipped and counted with
+``--skip-misaligned`` (an accepted span skipped in a manual task leaves that
+task's region unreviewed: its tokens are not known to be outside an entity).
+
+**Evidence.** An accepted manual task (Prodigy ner_manual / spans_manual,
+Label Studio, doccano) reviews its region (``region_chars``, ``region``, else
+the whole text): its accepted spans are its entities, every other token of
+the region is outside any. A binary task (Prodigy ner.teach) reviews no
+token: it accepts or rejects its span only. A rejected manual task rejects
+its spans and reviews nothing. A span's own answer overrides its task's.
 
 Two modes:
 
 * ``flat``: accepted spans are ``doc.ents``; the other tokens of the
-  reviewed regions are O, every token outside them is missing
-  (``ent_iob_ == ""``, what ``missing_entity_tokens`` reads). A binary Doc
-  has its accepted spans as entities and every other token missing.
+  reviewed regions are O, every other token is missing (``ent_iob_ == ""``,
+  what ``missing_entity_tokens`` reads).
 * ``nested``: accepted spans are ``doc.spans[spans_key]``, the reviewed
-  regions ``doc.spans[annotated_key]`` (the nested component's
-  ``annotated_key``; ``unannotated_tokens`` reads it). A binary Doc marks no
-  region annotated: its accepted spans are accepted mentions on an otherwise
-  unannotated Doc, which ``nested_ner`` trains on exactly (the analyses that
-  hold them: ``structures.accepted``).
+  regions ``doc.spans[annotated_key]`` (disjoint; the nested component's
+  ``annotated_key``, read by ``unannotated_tokens``). An accepted span outside
+  them is an accepted mention, which ``nested_ner`` trains on exactly.
 
-In both modes rejected spans are ``doc.spans[incorrect_spans_key]`` (the
-convention of spaCy's ``ner`` ``incorrect_spans_key``), and a task's
-``meta`` is ``doc.user_data["meta"]``.
+In both modes rejected spans are ``doc.spans[incorrect_spans_key]`` (spaCy's
+``ner`` ``incorrect_spans_key`` convention). ``doc.user_data["meta"]`` is
+the first task's meta with ``source`` ("FILE:LINE" or the Label Studio
+task), ``task_id`` and ``annotator`` (where the tool gave them) of the first
+task, and ``tasks`` (each one's source, task id and annotator) when several
+tasks made the Doc; a key the tool's meta already has is kept, the import's
+then named ``import_KEY``.
 """
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
 
-from .annotation_tasks import Task, TaskSpan, doccano_tasks, label_studio_tasks, prodigy_tasks
+from .annotation_alignment import aligned_span, describe, reviewed_region
+from .annotation_tasks import ImportOptions, Task
+from .doccano_tasks import doccano_tasks
+from .label_studio_tasks import label_studio_tasks
+from .prodigy_tasks import prodigy_tasks
 
 FORMATS = {"prodigy": prodigy_tasks, "label-studio": label_studio_tasks, "doccano": doccano_tasks}
 MODES = ("flat", "nested")
+MISALIGNED = "misaligned span (--skip-misaligned)"
+REGION_DROPPED = "region left unreviewed: one of its accepted spans misaligned"
 
 
 @dataclass
 class ImportCounts:
     """What an import read: tasks, Docs made, accepted and rejected spans,
-    ignored tasks, and tokens in reviewed regions (binary tasks review none)."""
+    tasks the tool marked ignored (Prodigy's ignore, Label Studio's
+    cancelled annotations), tokens in reviewed regions, and everything else
+    left out, by reason."""
 
     tasks: int = 0
     docs: int = 0
@@ -52,9 +77,10 @@ class ImportCounts:
     rejected: int = 0
     ignored: int = 0
     tokens_reviewed: int = 0
+    skipped: Counter = field(default_factory=Counter)
 
-    def as_dict(self) -> Dict[str, int]:
-        return dict(self.__dict__)
+    def as_dict(self) -> Dict:
+        return {**self.__dict__, "skipped": dict(sorted(self.skipped.items()))}
 
 
 @dataclass
@@ -67,160 +93,153 @@ class SpanKeys:
     incorrect_spans_key: str = "incorrect_spans"
 
 
-def task_doc(task: Task, nlp: Language) -> Doc:
-    """The Doc of a task's text (its own tokens, else ``nlp``'s tokenizer), its ``meta`` in ``user_data``."""
-    doc = Doc(nlp.vocab, words=task.words, spaces=task.spaces) if task.words is not None else nlp.make_doc(task.text)
-    if task.meta is not None:
-        doc.user_data["meta"] = task.meta
+def group_tokens(tasks: List[Task], nlp: Language) -> Doc:
+    """The Doc of the text of ``tasks`` (one input): the tokens of the first
+    task that has its own, else ``nlp``'s; tasks with another text or other
+    tokens are a ValueError naming both."""
+    base = next((task for task in tasks if task.words is not None), tasks[0])
+    if base.words is not None:
+        doc = Doc(nlp.vocab, words=base.words, spaces=base.spaces)
+    else:
+        doc = nlp.make_doc(base.text)
+    for task in tasks:
+        if task.text != base.text or (
+            task.words is not None and (task.words, task.spaces) != (base.words, base.spaces)
+        ):
+            raise ValueError(
+                f"{task.where}: the task shares its input (_input_hash, or else its text) with {base.where}, but "
+                "not its text and tokens; give the tasks of one input the same text and tokens"
+            )
     return doc
 
 
-def _describe(span: Span) -> str:
-    return f"{span.text!r} ({span.label_}, tokens {span.start}..{span.end - 1}, characters {span.start_char}..{span.end_char})"
+def doc_meta(tasks: List[Task]) -> dict:
+    """The Doc's meta (module docstring); where the tool's meta has a key of
+    the same name (``source`` is common), the import's goes under ``import_KEY``."""
+
+    def ids(task: Task) -> dict:
+        found = {"source": task.where, "task_id": task.task_id, "annotator": task.annotator}
+        return {key: value for key, value in found.items() if value is not None}
+
+    meta = dict(tasks[0].meta or {})
+    own = ids(tasks[0])
+    if len(tasks) > 1:
+        own["tasks"] = [ids(task) for task in tasks]
+    for key, value in own.items():
+        meta[f"import_{key}" if key in meta else key] = value
+    return meta
 
 
-def aligned_span(doc: Doc, span: TaskSpan, where: str) -> Span:
-    """``span`` as a Span of ``doc``: by its token indices if it has them
-    (its character offsets, if any, must be theirs), else by its character
-    offsets, which must fall on token boundaries; else a ValueError naming
-    ``where``, the span and the fix."""
-    if span.token_start is not None:
-        if span.token_end > len(doc):
-            raise ValueError(
-                f"{where}: span {span.label!r} at tokens {span.token_start}..{span.token_end - 1} lies outside the "
-                f"{len(doc)} tokens of the task; fix token_start and token_end"
-            )
-        result = Span(doc, span.token_start, span.token_end, label=span.label)
-        if span.start is not None and (span.start, span.end) != (result.start_char, result.end_char):
-            raise ValueError(
-                f"{where}: span {span.label!r} at characters {span.start}..{span.end} is not its tokens "
-                f"{_describe(result)}; fix the offsets or the token indices"
-            )
-    else:
-        if span.end > len(doc.text):
-            raise ValueError(
-                f"{where}: span {span.label!r} at characters {span.start}..{span.end} lies outside the text of "
-                f"{len(doc.text)} characters; fix the offsets"
-            )
-        result = doc.char_span(span.start, span.end, label=span.label, alignment_mode="strict")
-        if result is None:
-            tokens = doc.char_span(span.start, span.end, alignment_mode="expand")
-            raise ValueError(
-                f"{where}: span {doc.text[span.start : span.end]!r} ({span.label}, characters {span.start}..{span.end}) "
-                f"does not fall on token boundaries (the tokens around it: {[t.text for t in tokens]}); re-tokenise with "
-                "the pipeline's tokenizer (--model) or fix the offsets"
-            )
-    if span.text is not None and span.text != result.text:
-        raise ValueError(
-            f"{where}: span text {span.text!r} is not the text at its place, {_describe(result)}; fix the offsets"
-        )
-    return result
-
-
-def reviewed_regions(doc: Doc, task: Task) -> List[Span]:
-    """The reviewed regions of an accepted manual task: its ``region``, else the whole Doc."""
-    if task.region is None:
-        return [doc[:]]
-    start, end = task.region
-    if end > len(doc):
-        raise ValueError(
-            f"{task.where}: region [{start}, {end}) lies outside the {len(doc)} tokens of the task; "
-            "fix the region (token indices, end exclusive)"
-        )
-    return [doc[start:end]]
-
-
-def unique_spans(spans: Iterable[Span]) -> List[Span]:
-    """``spans`` with each (start, end, label) once, in order."""
-    kept: Dict = {}
-    for span in spans:
-        kept.setdefault((span.start, span.end, span.label_), span)
-    return list(kept.values())
-
-
-def check_flat(spans: List[Span], where: str) -> None:
-    """A ValueError naming two of ``spans`` that overlap, if two do."""
-    ordered = sorted(spans, key=lambda s: (s.start, s.end))
-    for before, after in zip(ordered, ordered[1:]):
-        if after.start < before.end:
-            raise ValueError(
-                f"{where}: the spans {_describe(before)} and {_describe(after)} overlap, and doc.ents holds no "
-                "overlapping entities: import with --mode nested (span groups allow them) or fix the annotation"
-            )
-
-
-def unreviewed_stretches(doc: Doc, regions: List[Span]) -> List[Span]:
-    """The stretches of ``doc`` outside every one of ``regions`` (disjoint, in order)."""
-    stretches, position = [], 0
+def merged_regions(doc: Doc, regions: List[Span]) -> List[Span]:
+    """``regions`` joined where they overlap or touch: disjoint, in order."""
+    merged: List[List[int]] = []
     for region in sorted(regions, key=lambda s: s.start):
-        if region.start > position:
-            stretches.append(doc[position : region.start])
-        position = max(position, region.end)
+        if merged and region.start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], region.end)
+        else:
+            merged.append([region.start, region.end])
+    return [doc[start:end] for start, end in merged]
+
+
+def uncovered_stretches(doc: Doc, spans: List[Span]) -> List[Span]:
+    """The stretches of ``doc`` outside every one of ``spans`` (disjoint, in order)."""
+    stretches, position = [], 0
+    for span in sorted(spans, key=lambda s: s.start):
+        if span.start > position:
+            stretches.append(doc[position : span.start])
+        position = max(position, span.end)
     return stretches + ([doc[position:]] if position < len(doc) else [])
 
 
-def annotate(doc: Doc, accepted, rejected, regions, where: str, mode: str, keys: SpanKeys, binary: bool) -> Doc:
-    """Write the decisions into ``doc`` as ``mode`` says (module docstring)."""
+def check_flat(accepted: List, where: Dict) -> None:
+    """A ValueError naming two accepted spans that overlap, and where each was accepted, if two do."""
+    ordered = sorted(accepted, key=lambda s: (s.start, s.end))
+    for before, after in zip(ordered, ordered[1:]):
+        if after.start < before.end:
+            places = {where[before], where[after]}
+            raise ValueError(
+                f"{' and '.join(sorted(places))}: the spans {describe(before)} and {describe(after)} overlap, and "
+                "doc.ents holds no overlapping entities: import with --mode nested (span groups allow them) or fix "
+                "the annotation"
+            )
+
+
+def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, counts, options, misaligned) -> Doc:
+    """The Doc of the tasks on one input (module docstring); spans off token
+    boundaries are appended to ``misaligned`` ("WHERE: what")."""
+    doc = group_tokens(tasks, nlp)
+    decisions: Dict = {}  # (start, end, label) -> (answer, where, Span)
+    reviews = []  # (region, where, the keys its task accepted)
+    for task in tasks:
+        reviewed, own = task.answer == "accept" and not task.binary, set()
+        for task_span in task.spans:
+            answer = task_span.answer or task.answer
+            if answer == "ignore":
+                counts.skipped["span answered ignore"] += 1
+                continue
+            span = aligned_span(doc, task_span, task.where, options.alignment_mode)
+            if isinstance(span, str):
+                misaligned.append(f"{task.where}: {span}")
+                counts.skipped[MISALIGNED] += 1
+                if answer == "accept" and reviewed:
+                    reviewed = False
+                    counts.skipped[REGION_DROPPED] += 1
+                continue
+            key = (span.start, span.end, span.label_)
+            if key in decisions and decisions[key][0] != answer:
+                raise ValueError(
+                    f"{task.where}: span {describe(span)} is {answer}ed here and {decisions[key][0]}ed at "
+                    f"{decisions[key][1]}; drop one of the two answers"
+                )
+            decisions.setdefault(key, (answer, task.where, span))
+            if answer == "accept":
+                own.add(key)
+        if reviewed:
+            region = reviewed_region(doc, task)
+            for key in own:
+                span = decisions[key][2]
+                if not (region.start <= span.start and span.end <= region.end):
+                    shown = task.region if task.region_chars is None else f"region_chars {task.region_chars}"
+                    raise ValueError(
+                        f"{task.where}: span {describe(span)} lies outside the reviewed region {shown}; "
+                        "widen the region or drop the span"
+                    )
+            reviews.append((region, task.where, own))
+    for region, where, own in reviews:
+        for key, (answer, place, span) in decisions.items():
+            if answer == "accept" and key not in own and span.start < region.end and region.start < span.end:
+                raise ValueError(
+                    f"{place}: span {describe(span)} is accepted here, but {where} reviewed tokens "
+                    f"{region.start}..{region.end - 1} without it; drop one of the two annotations"
+                )
+    accepted = [span for answer, _, span in decisions.values() if answer == "accept"]
+    rejected = [span for answer, _, span in decisions.values() if answer == "reject"]
+    regions = merged_regions(doc, [region for region, _, _ in reviews])
     if mode == "flat":
-        check_flat(accepted, where)
-        if binary:
-            doc.set_ents(accepted, default="missing")
-        else:
-            doc.set_ents(accepted, missing=unreviewed_stretches(doc, regions), default="outside")
+        check_flat(accepted, {span: where for answer, where, span in decisions.values()})
+        doc.set_ents(accepted, missing=uncovered_stretches(doc, regions + accepted), default="outside")
     else:
         doc.spans[keys.spans_key] = accepted
         doc.spans[keys.annotated_key] = regions
     doc.spans[keys.incorrect_spans_key] = rejected
-    return doc
-
-
-def manual_doc(task: Task, nlp: Language, mode: str, keys: SpanKeys, counts: ImportCounts) -> Doc:
-    """The Doc of an accepted or rejected manual task."""
-    doc = task_doc(task, nlp)
-    spans = unique_spans(aligned_span(doc, span, task.where) for span in task.spans)
-    accepted, rejected = (spans, []) if task.answer == "accept" else ([], spans)
-    regions = reviewed_regions(doc, task) if task.answer == "accept" else []
-    for span in accepted:
-        if not any(region.start <= span.start and span.end <= region.end for region in regions):
-            raise ValueError(
-                f"{task.where}: span {_describe(span)} lies outside the reviewed region {task.region}; "
-                "widen the region or drop the span"
-            )
+    doc.user_data["meta"] = doc_meta(tasks)
     counts.accepted += len(accepted)
     counts.rejected += len(rejected)
     counts.tokens_reviewed += sum(len(region) for region in regions)
-    return annotate(doc, accepted, rejected, regions, task.where, mode, keys, binary=False)
+    return doc
 
 
-def binary_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, counts: ImportCounts) -> Doc:
-    """The Doc of the answered binary tasks on one text: the decision on each span."""
-    first = tasks[0]
-    doc = task_doc(first, nlp)
-    decisions = {}
-    for task in tasks:
-        if task.text != first.text or (task.words is not None and (task.words, task.spaces) != doc_words(doc)):
-            raise ValueError(
-                f"{task.where}: the task shares its _input_hash (or, without one, its text) with {first.where}, "
-                "but not its text and tokens; give the tasks of one text the same text and tokens"
-            )
-        for span in (aligned_span(doc, span, task.where) for span in task.spans):
-            key = (span.start, span.end, span.label_)
-            if decisions.get(key, (task.answer,))[0] != task.answer:
-                raise ValueError(
-                    f"{task.where}: span {_describe(span)} is {task.answer}ed here and {decisions[key][0]}ed at "
-                    f"{decisions[key][1]}; drop one of the two answers"
-                )
-            decisions[key] = (task.answer, task.where, span)
-    accepted = [span for answer, _, span in decisions.values() if answer == "accept"]
-    rejected = [span for answer, _, span in decisions.values() if answer == "reject"]
-    counts.accepted += len(accepted)
-    counts.rejected += len(rejected)
-    return annotate(doc, accepted, rejected, [], first.where, mode, keys, binary=True)
-
-
-def doc_words(doc: Doc):
-    """The words and spaces of ``doc``."""
-    return [t.text for t in doc], [bool(t.whitespace_) for t in doc]
+def misaligned_error(misaligned: List[str]) -> ValueError:
+    """One error listing every span off token boundaries, and the fixes."""
+    fix = (
+        "re-tokenise with the pipeline's tokenizer (--model), snap the spans with --alignment-mode contract or "
+        "expand, skip them with --skip-misaligned, or fix the offsets"
+    )
+    if len(misaligned) == 1:
+        return ValueError(f"{misaligned[0]}; {fix}")
+    return ValueError(
+        f"{len(misaligned)} spans do not fall on token boundaries: {'; '.join(misaligned)}. To fix: {fix}"
+    )
 
 
 def tasks_to_docs(
@@ -229,28 +248,30 @@ def tasks_to_docs(
     mode: str = "flat",
     keys: Optional[SpanKeys] = None,
     counts: Optional[ImportCounts] = None,
+    options: Optional[ImportOptions] = None,
 ) -> List[Doc]:
-    """The Docs of ``tasks`` (module docstring), in the order of each Doc's
-    first task, the span groups named by ``keys`` (default ``SpanKeys()``);
-    ``counts``, if given, counts them."""
+    """The Docs of ``tasks`` (module docstring), one per input in the order
+    of its first task, the span groups named by ``keys`` (default
+    ``SpanKeys()``); ``counts``, if given, counts them."""
     if mode not in MODES:
         raise ValueError(f"Unknown mode {mode!r}: use one of {', '.join(MODES)}")
     keys = SpanKeys() if keys is None else keys
     counts = ImportCounts() if counts is None else counts
-    made: List = []
+    options = ImportOptions() if options is None else options
     groups: Dict[str, List[Task]] = {}
     for task in tasks:
         counts.tasks += 1
-        if task.answer == "ignore":
+        counts.skipped.update(task.also_skipped)
+        if task.skip is not None:
+            counts.skipped[task.skip] += 1
+        elif task.answer == "ignore":
             counts.ignored += 1
-        elif not task.binary:
-            made.append(manual_doc(task, nlp, mode, keys, counts))
-        elif task.group in groups:
-            groups[task.group].append(task)
         else:
-            groups[task.group] = [task]
-            made.append(groups[task.group])
-    docs = [item if isinstance(item, Doc) else binary_doc(item, nlp, mode, keys, counts) for item in made]
+            groups.setdefault(task.group, []).append(task)
+    misaligned: List[str] = []
+    docs = [group_doc(group, nlp, mode, keys, counts, options, misaligned) for group in groups.values()]
+    if misaligned and not options.skip_misaligned:
+        raise misaligned_error(misaligned)
     counts.docs += len(docs)
     return docs
 
@@ -266,20 +287,25 @@ def read_annotations(
     annotated_key: str = "annotated",
     incorrect_spans_key: str = "incorrect_spans",
     counts: Optional[ImportCounts] = None,
+    options: Optional[ImportOptions] = None,
 ) -> List[Doc]:
     """The Docs of the export ``path`` in ``format`` (prodigy, label-studio,
     doccano), tokenised by ``nlp`` where a task has no tokens (default
     ``spacy.blank(lang)``), in ``mode`` (flat or nested) with the span
-    groups named; ``counts``, if given, counts what was read."""
+    groups named, read as ``options`` say (``ImportOptions``); ``counts``,
+    if given, counts what was read."""
     if format not in FORMATS:
         raise ValueError(f"Unknown annotation format {format!r}: use one of {', '.join(FORMATS)}")
+    if mode not in MODES:
+        raise ValueError(f"Unknown mode {mode!r}: use one of {', '.join(MODES)}")
     if nlp is None:
         try:
             nlp = spacy.blank(lang)
         except ImportError:
             raise ValueError(f"spaCy has no language {lang!r}: give a language code such as en or de") from None
+    options = ImportOptions() if options is None else options
     keys = SpanKeys(spans_key, annotated_key, incorrect_spans_key)
-    return tasks_to_docs(FORMATS[format](path), nlp, mode, keys, counts)
+    return tasks_to_docs(FORMATS[format](path, options), nlp, mode, keys, counts, options)
 
 
 def read_prodigy(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
@@ -288,7 +314,7 @@ def read_prodigy(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
 
 
 def read_label_studio(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
-    """``read_annotations`` of a Label Studio JSON export."""
+    """``read_annotations`` of a Label Studio JSON, JSON-MIN or CSV export."""
     return read_annotations("label-studio", path, nlp, **options)
 
 

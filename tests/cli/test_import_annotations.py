@@ -35,11 +35,18 @@ def read_back(path: Path):
 
 
 def prodigy_tasks(path: Path) -> Path:
-    """Prodigy ner_manual tasks written by hand (character spans; tokens where the tool gave them)."""
+    """Prodigy tasks written by hand (character spans; tokens where the tool gave them)."""
     return write_lines(
         path,
         [
-            {"text": ADA, "spans": [{"start": 0, "end": 12, "label": "PER"}], "answer": "accept", "meta": {"id": 1}},
+            {
+                "text": ADA,
+                "spans": [{"start": 0, "end": 12, "label": "PER"}],
+                "answer": "accept",
+                "meta": {"id": 1},
+                "_view_id": "ner_manual",
+            },
+            # no _view_id, one span without token indices: a binary decision (ner.teach), grouped with line 4
             {"text": GRACE, "spans": [{"start": 23, "end": 41, "label": "ORG"}], "answer": "reject"},
             {"text": GRACE, "spans": [], "answer": "ignore"},
             {
@@ -59,17 +66,20 @@ def test_prodigy_flat(capsys, tmp_path):
     assert summary == {
         "output": str(output),
         "tasks": 4,
-        "docs": 3,
+        "docs": 2,
         "accepted": 2,
         "rejected": 1,
         "ignored": 1,
         "tokens_reviewed": 8 + 3,
+        "skipped": {},
     }
     docs = read_back(output)
-    assert [ents(doc) for doc in docs] == [[("Ada Lovelace", "PER")], [], [("Cambridge", "LOC")]]
-    assert [iob(doc) for doc in docs] == ["B I O O O O O O", "- - - - - - - - -", "- - - - - - O B O"]
-    assert [group(doc, "incorrect_spans") for doc in docs] == [[], [(4, 6, "ORG")], []]
-    assert docs[0].user_data["meta"] == {"id": 1}
+    assert [ents(doc) for doc in docs] == [[("Ada Lovelace", "PER")], [("Cambridge", "LOC")]]
+    assert [iob(doc) for doc in docs] == ["B I O O O O O O", "- - - - - - O B O"]
+    assert [group(doc, "incorrect_spans") for doc in docs] == [[], [(4, 6, "ORG")]]
+    tasks = tmp_path / "tasks.jsonl"
+    assert docs[0].user_data["meta"] == {"id": 1, "source": f"{tasks}:1"}
+    assert docs[1].user_data["meta"]["tasks"] == ({"source": f"{tasks}:2"}, {"source": f"{tasks}:4"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prodigy.spacy", "tasks.jsonl"]
 
 
@@ -132,7 +142,7 @@ def test_errors_name_the_file_line_and_cause(capsys, tmp_path):
     write_lines(path, [{"text": ADA, "spans": [], "answer": "maybe"}])
     assert failure(capsys, "prodigy", path, output).startswith(f"error: {path}:1: answer 'maybe' is not one of")
     write_lines(path, [{"text": ADA, "spans": [], "answer": "ignore"}])
-    assert "holds no answered task (1 tasks, 1 ignored)" in failure(capsys, "prodigy", path, output)
+    assert "holds no answered task (1 tasks, 1 ignored, skipped: none)" in failure(capsys, "prodigy", path, output)
     assert not output.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["doccano.jsonl"]
 
 

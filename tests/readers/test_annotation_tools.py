@@ -12,6 +12,7 @@ from annotation_docs import ents, group, iob, write_lines
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import DocBin
 
+from spacy_depner.readers.annotation_tasks import ImportOptions
 from spacy_depner.readers.annotation_tools import (
     ImportCounts,
     read_annotations,
@@ -23,6 +24,7 @@ from spacy_depner.readers.annotation_tools import (
 
 ADA = "Ada Lovelace met Charles Babbage in London."  # Ada0 Lovelace1 met2 Charles3 Babbage4 in5 London6 .7
 GRACE = "Grace Hopper worked at Harvard University in Cambridge."  # ... Harvard4 University5 in6 Cambridge7 .8
+TURING = "Alan Turing worked at Bletchley Park."  # Alan0 Turing1 worked2 at3 Bletchley4 Park5 .6
 NLP = spacy.blank("en")
 
 
@@ -55,9 +57,10 @@ def prodigy_task(text, spans, answer, view="ner_manual", **extra) -> dict:
 # --- Prodigy ----------------------------------------------------------------
 
 
+GRACE_MA = GRACE[:-1] + ", Massachusetts."  # ... Harvard4 University5 in6 Cambridge7 ,8 Massachusetts9 .10
 MANUAL_TASKS = [
     prodigy_task(ADA, [(0, 2, "PER"), (3, 5, "PER"), (6, 7, "LOC")], "accept"),
-    prodigy_task(GRACE, [(4, 6, "ORG")], "reject"),
+    prodigy_task(TURING, [(4, 6, "ORG")], "reject"),
     prodigy_task(ADA, [(0, 2, "PER")], "ignore"),
     prodigy_task(GRACE, [(4, 6, "ORG"), (7, 8, "LOC")], "accept", meta={"id": 4, "region": [4, 9]}),
 ]
@@ -70,11 +73,12 @@ def test_prodigy_manual_flat(tmp_path):
     assert iob(docs[0]) == "B I O B I O B O"
     assert ents(docs[0]) == [("Ada Lovelace", "PER"), ("Charles Babbage", "PER"), ("London", "LOC")]
     assert group(docs[0], "incorrect_spans") == []
-    assert iob(docs[1]) == "- - - - - - - - -"  # rejected: no token reviewed
+    assert iob(docs[1]) == "- - - - - - -"  # rejected: no token reviewed
     assert ents(docs[1]) == [] and group(docs[1], "incorrect_spans") == [(4, 6, "ORG")]
     assert iob(docs[2]) == "- - - - B I O B O"  # region [4, 9)
     assert ents(docs[2]) == [("Harvard University", "ORG"), ("Cambridge", "LOC")]
-    assert docs[2].user_data["meta"] == {"id": 4, "region": [4, 9]} and "meta" not in docs[0].user_data
+    assert docs[2].user_data["meta"] == {"id": 4, "region": [4, 9], "source": f"{tmp_path / 'manual.jsonl'}:4"}
+    assert docs[0].user_data["meta"] == {"source": f"{tmp_path / 'manual.jsonl'}:1"}
     assert "annotated" not in docs[0].spans and "nested_ner" not in docs[0].spans
     assert counts.as_dict() == {
         "tasks": 4,
@@ -83,12 +87,13 @@ def test_prodigy_manual_flat(tmp_path):
         "rejected": 1,
         "ignored": 1,
         "tokens_reviewed": 8 + 5,
+        "skipped": {},
     }
 
 
 def test_prodigy_manual_nested_allows_overlaps(tmp_path):
     tasks = MANUAL_TASKS + [
-        prodigy_task(GRACE, [(4, 6, "ORG"), (4, 8, "ORG"), (7, 8, "LOC")], "accept", "spans_manual", region=[2, 9])
+        prodigy_task(GRACE_MA, [(4, 6, "ORG"), (4, 8, "ORG"), (7, 8, "LOC")], "accept", "spans_manual", region=[2, 9])
     ]
     docs = read_prodigy(write_lines(tmp_path / "spans.jsonl", tasks), mode="nested")
     assert [group(doc, "nested_ner") for doc in docs] == [
@@ -119,7 +124,15 @@ def test_prodigy_binary_tasks_of_one_text_make_one_doc(tmp_path):
     assert iob(docs[0]) == "B I - - - - - -" and ents(docs[0]) == [("Ada Lovelace", "PER")]
     assert group(docs[0], "incorrect_spans") == [(3, 5, "ORG")]
     assert iob(docs[1]) == "- - - - - - - B -" and group(docs[1], "incorrect_spans") == []
-    assert counts.as_dict() == {"tasks": 4, "docs": 2, "accepted": 2, "rejected": 1, "ignored": 1, "tokens_reviewed": 0}
+    assert counts.as_dict() == {
+        "tasks": 4,
+        "docs": 2,
+        "accepted": 2,
+        "rejected": 1,
+        "ignored": 1,
+        "tokens_reviewed": 0,
+        "skipped": {},
+    }
     nested = read_prodigy(tmp_path / "teach.jsonl", mode="nested", spans_key="nested_ner", annotated_key="seen")
     assert group(nested[0], "nested_ner") == [(0, 2, "PER")] and group(nested[0], "incorrect_spans") == [(3, 5, "ORG")]
     assert "seen" in nested[0].spans and group(nested[0], "seen") == []  # nothing marked annotated
@@ -160,7 +173,7 @@ def test_a_rank_record_answered_accept_imports_its_spans(tmp_path):
         read_prodigy(path)
     (doc,) = read_prodigy(write_lines(path, [{**record, "answer": "accept"}]))
     assert ents(doc) == [("Ada Lovelace", "PER"), ("London", "LOC")] and iob(doc) == "B I O O O O B O"
-    assert doc.user_data["meta"] == {"id": 7, "expected_errors": 1.31}
+    assert doc.user_data["meta"] == {"id": 7, "expected_errors": 1.31, "source": f"{path}:1"}
 
 
 # --- Label Studio -------------------------------------------------------------
@@ -179,8 +192,8 @@ LABEL_STUDIO = [
         "id": 101,
         "data": {"text": ADA},
         "annotations": [
-            {"result": [ls_result(0, 12, "Ada Lovelace", "PER")], "was_cancelled": False},
-            {"result": [ls_result(0, 12, "Ada Lovelace", "PER"), ls_result(36, 42, "London", "LOC")]},
+            {"id": 1, "result": [ls_result(0, 12, "Ada Lovelace", "PER")], "was_cancelled": False},
+            {"id": 2, "result": [ls_result(0, 12, "Ada Lovelace", "PER"), ls_result(36, 42, "London", "LOC")]},
             {"result": [ls_result(17, 32, "Charles Babbage", "ORG")], "was_cancelled": True},
         ],
         "predictions": [{"result": [ls_result(17, 32, "Charles Babbage", "PER")]}],
@@ -213,14 +226,20 @@ def test_label_studio_last_annotation_not_cancelled(tmp_path):
         [(4, 6, "LOC"), (4, 6, "ORG")],
     ]
     assert [group(doc, "annotated") for doc in docs] == [[(0, 8, "")], [(4, 9, "")]]
-    assert docs[0].user_data["meta"] == {"source": "web"}
+    assert docs[0].user_data["meta"] == {
+        "source": "web",  # the tool's meta is kept, the import's source beside it
+        "import_source": f"{path} task 1 (id 101)",
+        "annotation_id": 2,
+        "task_id": 101,
+    }
     assert counts.as_dict() == {
         "tasks": 4,
         "docs": 2,
         "accepted": 4,
         "rejected": 0,
-        "ignored": 2,
+        "ignored": 1,  # 103: its one annotation cancelled
         "tokens_reviewed": 13,
+        "skipped": {"annotation not kept (--annotators last)": 1, "not annotated": 1},  # 101's first; 104
     }
     with pytest.raises(ValueError, match=r"export\.json task 2 \(id 102\): the spans 'Harvard University' .*overlap"):
         read_label_studio(path)
@@ -235,14 +254,26 @@ def test_label_studio_last_annotation_not_cancelled(tmp_path):
 
 
 def test_doccano_both_forms(tmp_path):
+    """An unlabelled record (``"label": []``) is skipped by default; read as
+    reviewed with no entity it contradicts line 2 (same text, Cambridge LOC)."""
     lines = [
         {"id": 1, "text": ADA, "label": [[0, 12, "PER"], [36, 42, "LOC"]]},
         {"text": GRACE, "entities": [{"id": 9, "start_offset": 45, "end_offset": 54, "label": "LOC"}], "relations": []},
         {"text": GRACE, "label": []},
+        {"text": TURING, "label": []},
     ]
-    docs = read_doccano(write_lines(tmp_path / "doccano.jsonl", lines))
-    assert [ents(doc) for doc in docs] == [[("Ada Lovelace", "PER"), ("London", "LOC")], [("Cambridge", "LOC")], []]
-    assert [iob(doc) for doc in docs] == ["B I O O O O B O", "O O O O O O O B O", "O O O O O O O O O"]
+    counts = ImportCounts()
+    docs = read_doccano(write_lines(tmp_path / "doccano.jsonl", lines), counts=counts)
+    assert [ents(doc) for doc in docs] == [[("Ada Lovelace", "PER"), ("London", "LOC")], [("Cambridge", "LOC")]]
+    assert [iob(doc) for doc in docs] == ["B I O O O O B O", "O O O O O O O B O"]
+    assert counts.skipped == {"unlabelled record (--unlabelled skip)": 2} and counts.docs == 2
+    options = ImportOptions(unlabelled="outside")
+    with pytest.raises(
+        ValueError, match=r"doccano\.jsonl:2: span 'Cambridge' .* accepted here, but .*doccano\.jsonl:3 reviewed"
+    ):
+        read_doccano(tmp_path / "doccano.jsonl", options=options)
+    docs = read_doccano(write_lines(tmp_path / "doccano.jsonl", lines[:1] + lines[3:]), options=options)
+    assert [iob(doc) for doc in docs] == ["B I O O O O B O", "O O O O O O O"]
 
 
 def test_the_given_tokenizer_decides_alignment(tmp_path):
@@ -260,15 +291,19 @@ def test_the_docbin_keeps_entities_missing_tokens_groups_and_meta(tmp_path):
     docs = read_prodigy(write_lines(tmp_path / "manual.jsonl", MANUAL_TASKS))
     write_annotation_docbin(docs, tmp_path / "manual.spacy")
     back = list(DocBin().from_disk(tmp_path / "manual.spacy").get_docs(NLP.vocab))
-    assert [iob(doc) for doc in back] == ["B I O B I O B O", "- - - - - - - - -", "- - - - B I O B O"]
+    assert [iob(doc) for doc in back] == ["B I O B I O B O", "- - - - - - -", "- - - - B I O B O"]
     assert [group(doc, "incorrect_spans") for doc in back] == [[], [(4, 6, "ORG")], []]
-    assert back[2].user_data["meta"] == {"id": 4, "region": (4, 9)}  # DocBin's msgpack reads lists as tuples
+    assert back[2].user_data["meta"] == {
+        "id": 4,
+        "region": (4, 9),  # DocBin's msgpack reads lists as tuples
+        "source": f"{tmp_path / 'manual.jsonl'}:4",
+    }
 
 
 # --- errors -------------------------------------------------------------------
 
-GOOD = {"text": ADA, "label": [[0, 12, "PER"]]}
-GOOD_LINES = {"doccano": GOOD, "prodigy": prodigy_task(ADA, [(0, 2, "PER")], "accept")}
+GOOD = {"text": GRACE, "label": [[0, 12, "PER"]]}  # another text than the bad line's: not grouped with it
+GOOD_LINES = {"doccano": GOOD, "prodigy": prodigy_task(GRACE, [(0, 2, "PER")], "accept")}
 ADA_TOKENS = prodigy_task(ADA, [], "accept")["tokens"]
 
 
@@ -328,7 +363,7 @@ ADA_TOKENS = prodigy_task(ADA, [], "accept")["tokens"]
         (
             "prodigy",
             {**prodigy_task(ADA, [], "accept"), "tokens": ADA_TOKENS[:1] + ADA_TOKENS[2:]},
-            r"token 1 'met' \(ws True\) is not the text at character 4",
+            r"token 1 'met' says characters 13\.\.16, but the tokens before it spell the text up to character 4",
         ),
         (
             "prodigy",
@@ -338,7 +373,7 @@ ADA_TOKENS = prodigy_task(ADA, [], "accept")["tokens"]
         (
             "prodigy",
             {**prodigy_task(ADA, [], "accept"), "tokens": [{"text": "Ada"}]},
-            r"token 0 .* needs a non-empty \"text\" and a true/false \"ws\"",
+            r"token 0 'Ada' has no \"ws\" and no \"start\"/\"end\" to derive it from",
         ),
         ("prodigy", prodigy_task(ADA, [], "accept", region=[2, 20]), r"region \[2, 20\) lies outside the 8 tokens"),
         (
@@ -368,7 +403,9 @@ def test_contradicting_binary_answers_name_both_tasks(tmp_path):
     ):
         read_prodigy(path)
     other_text = {**BINARY_TASKS[0], "text": GRACE, "tokens": prodigy_task(GRACE, [], "accept")["tokens"], "spans": []}
-    with pytest.raises(ValueError, match=r"teach\.jsonl:2: the task shares its _input_hash .*with .*teach\.jsonl:1"):
+    with pytest.raises(
+        ValueError, match=r"teach\.jsonl:2: the task shares its input \(_input_hash.*with .*teach\.jsonl:1"
+    ):
         read_prodigy(write_lines(path, [BINARY_TASKS[0], other_text]))
 
 

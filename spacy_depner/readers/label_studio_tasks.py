@@ -1,0 +1,289 @@
+"""Label Studio's exports read as ``Task``s (``annotation_tasks.py``).
+
+* **JSON** (Export > JSON): one list of tasks ``{"id", "data": {TEXT_KEY,
+  ...}, "annotations": [{"id", "completed_by", "ground_truth",
+  "was_cancelled", "result": [{"from_name", "to_name", "type": "labels",
+  "value": {"start", "end", "text", "labels"}}]}], "predictions"}``
+  (Label Studio's "Export annotations" and "Label Studio JSON format of
+  annotated tasks" docs). Predictions are not read.
+* **JSON-MIN** (a list of flat records ``{"id", TEXT_KEY, FROM_NAME:
+  [{"start", "end", "text", "labels"}], "annotator", "annotation_id",
+  "created_at", "updated_at", "lead_time"}``) and **CSV** (the same columns,
+  the label list a JSON cell): one record per annotation; records of one
+  ``id`` are the annotations of one task. A record without its label list
+  is a task no one labelled (skipped, counted).
+
+What this reader does with it: the text is ``data[--text-key]`` (an error
+lists the data keys found). The NER control is the ``Labels`` control named
+by ``--from-name``/``--to-name``, by default the only one in the export
+(several: an error listing them). A cancelled annotation is ignored; an
+annotation whose result holds no span of that control but other results
+(choices, image, hypertext labels) is skipped, counted by reason, while an
+empty result is a reviewed text with no entity. Of several annotations
+``--annotators`` keeps the last, the first, the ground truth, each (one Doc
+each) or the majority (the spans more than half of them marked; each
+span's votes in ``meta["span_votes"]``); annotations not kept are counted.
+Offsets counted in UTF-16 code units (what the browser counts for text with
+characters beyond U+FFFF) are detected where ``value.text`` is the text at
+the UTF-16 offsets and not at the character offsets, and converted.
+"""
+
+import json
+from collections import Counter
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from ..util.text_lines import readable_file
+from .annotation_tasks import (
+    ImportOptions,
+    Task,
+    TaskSpan,
+    char_span,
+    items,
+    mapping,
+    refuse_other_format,
+    task_regions,
+    task_text,
+)
+from .export_files import csv_records, first_character, json_lines_format
+
+FLAT_ANNOTATION_KEYS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time")
+
+
+def label_studio_export(path) -> List[Tuple[str, dict]]:
+    """("FILE task N (id ID)" or "FILE:LINE", record) of each record of a
+    Label Studio JSON, JSON-MIN or CSV export."""
+    path = readable_file(path, "Label Studio")
+    start = first_character(path)
+    if path.suffix.lower() == ".csv" or start not in ("[", "{", ""):
+        return [(f"{path}:{line}", record) for line, record in csv_records(path)]
+    try:
+        export = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text; export the project again as JSON") from None
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data" and start == "{":
+            raise ValueError(
+                f"{path}: the file is {json_lines_format(path)}, not a Label Studio export (one JSON list of "
+                "tasks: Export > JSON, JSON-MIN or CSV)"
+            ) from None
+        raise ValueError(
+            f"{path}:{error.lineno}: not valid JSON ({error.msg} at column {error.colno}); "
+            "a Label Studio export is one JSON list of tasks (Export > JSON)"
+        ) from None
+    export = items(export, str(path), "a Label Studio export (Export > JSON)")
+    records = []
+    for index, record in enumerate(export, start=1):
+        where = f"{path} task {index}"
+        record = mapping(record, where, "a task")
+        records.append((where + (f" (id {record['id']})" if "id" in record else ""), record))
+    return records
+
+
+def _label_lists(record: dict, options: ImportOptions) -> List[str]:
+    if options.from_name is not None:
+        return [options.from_name] if options.from_name in record else []
+    return [
+        key
+        for key, value in record.items()
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "labels" in v for v in value)
+    ]
+
+
+def full_task(record: dict, where: str, options: ImportOptions) -> dict:
+    """``record`` as a task of the JSON export: itself, or a JSON-MIN / CSV
+    record with its label list as one annotation's ``labels`` results."""
+    refuse_other_format(record, where, "Label Studio")
+    if "data" in record:
+        return record
+    keys = _label_lists(record, options)
+    if len(keys) > 1:
+        raise ValueError(f"{where}: the record has label lists {', '.join(keys)}; choose one with --from-name")
+    data = {key: value for key, value in record.items() if key not in keys and key not in FLAT_ANNOTATION_KEYS}
+    task = {"id": record.get("id"), "data": data, "annotations": []}
+    if keys:
+        results = [{"type": "labels", "from_name": keys[0], "value": value} for value in record[keys[0]]]
+        annotation = {"id": record.get("annotation_id"), "completed_by": record.get("annotator"), "result": results}
+        task["annotations"].append(annotation)
+    return task
+
+
+def labels_controls(tasks: List[Tuple[str, dict]]) -> List[Tuple[str, Optional[str]]]:
+    """The (from_name, to_name) of every ``labels`` result of the export, each once, in order."""
+    found: Dict = {}
+    for where, task in tasks:
+        for annotation in items(task.get("annotations", []), where, '"annotations"'):
+            for item in items(mapping(annotation, where, "an annotation").get("result", []), where, '"result"'):
+                if mapping(item, where, "a result item").get("type") == "labels":
+                    found.setdefault((item.get("from_name"), item.get("to_name")), None)
+    return list(found)
+
+
+def chosen_control(tasks, options: ImportOptions) -> Optional[Tuple[str, Optional[str]]]:
+    """The NER control read: the one ``--from-name``/``--to-name`` name, or the only one."""
+    controls = labels_controls(tasks)
+    matching = [
+        (name, target)
+        for name, target in controls
+        if options.from_name in (None, name) and (options.to_name is None or target in (None, options.to_name))
+    ]
+    listed = ", ".join(f"from_name {name!r} to_name {target!r}" for name, target in controls) or "none"
+    if len(matching) > 1:
+        raise ValueError(
+            f"The export has several Labels controls ({listed}): choose the NER one with --from-name (and --to-name)"
+        )
+    if not matching and (options.from_name or options.to_name):
+        raise ValueError(
+            f"The export has no Labels control named from_name {options.from_name!r} to_name {options.to_name!r} "
+            f"(it has {listed}); fix --from-name / --to-name"
+        )
+    return matching[0] if matching else None
+
+
+def utf16_offsets(text: str) -> Dict[int, int]:
+    """{UTF-16 code-unit offset: character offset} at every character boundary of ``text``."""
+    offsets, units = {}, 0
+    for i, character in enumerate(text):
+        offsets[units] = i
+        units += 2 if ord(character) > 0xFFFF else 1
+    offsets[units] = len(text)
+    return offsets
+
+
+def result_spans(items_: List[dict], text: str, where: str) -> List[TaskSpan]:
+    """The spans of an annotation's ``labels`` results (one span per label),
+    offsets in UTF-16 code units converted (module docstring)."""
+    spans = []
+    astral = any(ord(character) > 0xFFFF for character in text)
+    for item in items_:
+        value = mapping(item.get("value"), where, "a labels result's value")
+        start, end, shown = value.get("start"), value.get("end"), value.get("text")
+        if astral and isinstance(shown, str) and isinstance(start, int) and isinstance(end, int):
+            if text[start:end] != shown:
+                offsets = utf16_offsets(text)
+                if start in offsets and end in offsets and text[offsets[start] : offsets[end]] == shown:
+                    start, end = offsets[start], offsets[end]
+        for label in items(value.get("labels"), where, '"labels"'):
+            spans.append(char_span(label, start, end, where, shown))
+    return spans
+
+
+def annotator_of(annotation: dict):
+    annotator = annotation.get("completed_by")
+    if isinstance(annotator, dict):
+        return annotator.get("email", annotator.get("id"))
+    return annotator
+
+
+def majority_spans(annotations: List[Tuple[dict, List[TaskSpan]]]) -> List[TaskSpan]:
+    """The spans that more than half of ``annotations`` marked, each with its votes."""
+    votes = Counter()
+    first: Dict = {}
+    for _, spans in annotations:
+        for span in {(s.start, s.end, s.label): s for s in spans}.values():
+            votes[span.start, span.end, span.label] += 1
+            first.setdefault((span.start, span.end, span.label), span)
+    return [
+        TaskSpan(span.label, span.start, span.end, text=span.text, votes=votes[key])
+        for key, span in first.items()
+        if 2 * votes[key] > len(annotations)
+    ]
+
+
+def label_studio_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
+    """The tasks of a Label Studio JSON, JSON-MIN or CSV export (module docstring)."""
+    options = ImportOptions() if options is None else options
+    merged: Dict = {}
+    for where, record in label_studio_export(path):
+        task = full_task(record, where, options)
+        flat = "data" not in record and task["id"] is not None
+        key = ("record of id", task["id"]) if flat else ("task", where)
+        if key in merged:
+            merged[key][1]["annotations"].extend(task["annotations"])
+        else:
+            merged[key] = (where, task)
+    tasks = list(merged.values())
+    control = chosen_control(tasks, options)
+    for where, task in tasks:
+        yield from _tasks_of(where, task, control, options)
+
+
+def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iterator[Task]:
+    data = mapping(record.get("data"), where, '"data"')
+    if options.text_key not in data:
+        raise ValueError(
+            f'{where}: data has no "{options.text_key}" (its keys: {", ".join(map(str, data)) or "none"}); '
+            "give the key of the text with --text-key"
+        )
+    text = task_text(data[options.text_key], where, f'"data.{options.text_key}"')
+    annotations = items(record.get("annotations", []), where, '"annotations"')
+    kept, dropped = [], Counter()
+    for annotation in annotations:
+        annotation = mapping(annotation, where, "an annotation")
+        if annotation.get("was_cancelled"):
+            continue
+        result = [
+            mapping(item, where, "a result item") for item in items(annotation.get("result", []), where, '"result"')
+        ]
+        labels = [
+            item
+            for item in result
+            if item.get("type") == "labels"
+            and control is not None
+            and item.get("from_name") == control[0]
+            and (control[1] is None or item.get("to_name") in (None, control[1]))
+        ]
+        if result and not labels:
+            kinds = sorted({str(item.get("type")) for item in result})
+            dropped[f"annotation without a span of the labels control ({', '.join(kinds)})"] += 1
+            continue
+        kept.append((annotation, result_spans(labels, text, where)))
+    if not kept:
+        reason = "not annotated" if not annotations else None
+        if reason is None and sum(dropped.values()) == 0:
+            yield Task(where, "", "ignore")  # every annotation cancelled
+            return
+        yield Task(where, "", "ignore", skip=reason or next(iter(dropped)))
+        return
+    chosen = _chosen(kept, options.annotators)
+    if not chosen:
+        yield Task(where, "", "ignore", skip="no ground-truth annotation (--annotators ground-truth)")
+        return
+    if len(chosen) < len(kept) and options.annotators != "majority":
+        dropped[f"annotation not kept (--annotators {options.annotators})"] += len(kept) - len(chosen)
+    region, region_chars = task_regions(data, where)
+    meta = record.get("meta") or data.get("meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    for number, (annotation, spans) in enumerate(chosen):
+        annotator = annotator_of(annotation)
+        if options.annotators == "majority":
+            spans = majority_spans(kept)
+            annotator = [annotator_of(a) for a, _ in kept]
+            meta = {**meta, "annotators": len(kept), "span_votes": [[s.start, s.end, s.label, s.votes] for s in spans]}
+        if annotation.get("id") is not None and options.annotators != "majority":
+            meta = {**meta, "annotation_id": annotation["id"]}
+        each = options.annotators == "each"
+        yield Task(
+            where + (f" annotation {annotation.get('id', number + 1)}" if each else ""),
+            text,
+            "accept",
+            spans,
+            region=region,
+            region_chars=region_chars,
+            group=f"text:{text}" + (f"\0annotation {where} {number}" if each else ""),
+            meta=meta or None,
+            task_id=record.get("id"),
+            annotator=annotator,
+            also_skipped=dict(dropped) if number == 0 else {},
+        )
+
+
+def _chosen(kept, policy: str):
+    if policy == "first":
+        return kept[:1]
+    if policy == "last":
+        return kept[-1:]
+    if policy == "ground-truth":
+        return [item for item in kept if item[0].get("ground_truth")][-1:]
+    if policy == "majority":
+        return kept[:1]  # one Task, its spans the majority's
+    return kept
