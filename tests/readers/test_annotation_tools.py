@@ -8,7 +8,7 @@ import re
 
 import pytest
 import spacy
-from annotation_docs import ents, group, iob, write_lines
+from annotation_docs import ADA, GRACE, NLP, ents, group, iob, prodigy_task, write_lines
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import DocBin
 
@@ -22,36 +22,7 @@ from spacy_depner.readers.annotation_tools import (
     write_annotation_docbin,
 )
 
-ADA = "Ada Lovelace met Charles Babbage in London."  # Ada0 Lovelace1 met2 Charles3 Babbage4 in5 London6 .7
-GRACE = "Grace Hopper worked at Harvard University in Cambridge."  # ... Harvard4 University5 in6 Cambridge7 .8
 TURING = "Alan Turing worked at Bletchley Park."  # Alan0 Turing1 worked2 at3 Bletchley4 Park5 .6
-NLP = spacy.blank("en")
-
-
-def prodigy_task(text, spans, answer, view="ner_manual", **extra) -> dict:
-    """A Prodigy task of ``text`` (blank English tokens) with ``spans``
-    [(first token, end token, label)], as ``prodigy db-out`` writes it."""
-    doc = NLP.make_doc(text)
-    tokens = [
-        {"text": t.text, "start": t.idx, "end": t.idx + len(t.text), "id": t.i, "ws": bool(t.whitespace_)} for t in doc
-    ]
-    return {
-        "text": text,
-        "tokens": tokens,
-        "spans": [
-            {
-                "start": doc[s:e].start_char,
-                "end": doc[s:e].end_char,
-                "token_start": s,
-                "token_end": e - 1,
-                "label": label,
-            }
-            for s, e, label in spans
-        ],
-        "answer": answer,
-        "_view_id": view,
-        **extra,
-    }
 
 
 # --- Prodigy ----------------------------------------------------------------
