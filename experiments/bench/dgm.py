@@ -10,7 +10,9 @@ lattices, every figure a ratio against a baseline measured in the same run.
    ``semi_markov`` (L=8), ``dgm_s`` and ``dgm`` on the corpus's trees.
 3. Every structure (lattices, chain, nested spaces, hypergraph): Viterbi and
    marginals through the structure protocol, and their time ratio
-   (``structures``).
+   (``structures``); the DGM's training iteration and Viterbi against the
+   semi-Markov CRF's at L=8 on the same spans' scores, beside the limit the
+   ratio of their spans gives (``lattice_iteration``).
 4. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
    (unbounded span length), relative to n = 50.
 5. With ``--long-conllu``: seconds and peak memory of each component on one
@@ -28,6 +30,7 @@ from ..kit.outputs import write_file
 from ..kit.tables import machine, records_table
 from ..kit.timing import best_time, pipeline_seconds
 from .decoders import batches_of, decode, decoder_rows, decoder_setup
+from .lattice_iteration import iteration_section
 from .long import long_section
 from .pipelines import LABELS, MODELS, build_pipeline
 from .structures import structure_section
@@ -100,6 +103,7 @@ def bench(
         f"## Decoder only, {n_labels} labels + O, batches of ~1,000 tokens: tokens/s (candidate spans + Viterbi; candidate spans + forward-backward)",
         records_table(decoder_rows(batches_of(docs, 1000), n_labels, repeats, rng)),
         *structure_section(batches_of(docs, 1000), n_labels, repeats, rng),
+        *iteration_section(batches_of(docs, 1000), n_labels, repeats, rng),
         "## DGM (unbounded length) on uniformly random trees: time per token (candidate spans + Viterbi)",
         records_table(scaling_rows([50, 200, 1000], synthetic_tokens, n_labels, repeats, rng)),
     ]

@@ -3,8 +3,10 @@
 bench's data, random normal scores (scale 1), the two operations of a row
 interleaved in the same rounds so that their ratio sees one machine load.
 
-``python -m experiments bench-structures``: this table and the decoder-only
-table of ``bench`` (``decoders.decoder_rows``), without the pipelines.
+``python -m experiments bench-structures``: this table, the decoder-only
+table of ``bench`` (``decoders.decoder_rows``) and the DGM's training
+iteration against the semi-Markov CRF's (``lattice_iteration``), without
+the pipelines.
 """
 
 from pathlib import Path
@@ -19,6 +21,7 @@ from ..kit.outputs import write_file
 from ..kit.tables import machine, records_table
 from ..kit.timing import interleaved_best_times
 from .decoders import batches_of, decoder_rows
+from .lattice_iteration import iteration_section
 
 NESTED_SPACES = NESTED.spaces
 CHAIN_SCHEME = "BILOU"
@@ -164,5 +167,6 @@ def bench_structures(
         "candidate spans + forward-backward)",
         records_table(decoder_rows(batches, n_labels, repeats, np.random.default_rng(0))),
         *structure_section(batches, n_labels, repeats, np.random.default_rng(0), nested_longest),
+        *iteration_section(batches, n_labels, repeats, np.random.default_rng(0)),
     ]
     typer.echo(write_file(output, "\n\n".join(sections) + "\n"))

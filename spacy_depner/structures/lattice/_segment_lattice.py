@@ -27,7 +27,10 @@ gradient of sum(log Z) with respect to scores and transitions), ``viterbi``
 (the MAP segmentation), ``transition_counts`` (of a given segmentation),
 ``posterior_decode`` (the minimum-Bayes-risk segmentation, ``shared``).
 The forward recursion shares the transition sum over all spans that start at
-the same position, so a document costs O(n K^2 + S K).
+the same position, so a document costs O(n K^2 + S K): in the scaled
+probabilities of ``scaled`` (log Z and the marginals), K^2 multiply-adds per
+token and one exp per span label, no exp or log per transition term; in log
+space (``kernels``) for transitions spread wider than ``scaled.SCALED_SPREAD``.
 """
 
 from typing import Tuple
@@ -39,6 +42,7 @@ from .. import interval_selection
 from ..score_range import check_scores
 from ..shared import check_marginals, check_penalty
 from .kernels import _log_partition, _marginals, _transition_counts, _viterbi
+from .scaled import scaled_log_partition, scaled_marginals, transitions_fit
 
 
 def _check_layout(spans, span_offsets, doc_offsets):
@@ -138,7 +142,8 @@ def log_partition(spans, span_offsets, doc_offsets, scores, transitions, forbidd
     ``forbidden`` (S, K) bool or None: span labels no segmentation may use (``_forbid``)."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.log_partition", args[2], args[3], args[4])
-    return _log_partition(*_forbid(args, forbidden))
+    args = _forbid(args, forbidden)
+    return scaled_log_partition(*args) if transitions_fit(args[4]) else _log_partition(*args)
 
 
 def marginals(
@@ -151,7 +156,8 @@ def marginals(
     ``forbidden`` (S, K) bool or None: span labels no segmentation may use (their marginals are 0)."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.marginals", args[2], args[3], args[4])
-    return _marginals(*_forbid(args, forbidden))
+    args = _forbid(args, forbidden)
+    return scaled_marginals(*args) if transitions_fit(args[4]) else _marginals(*args)
 
 
 def viterbi(spans, span_offsets, doc_offsets, scores, transitions, forbidden=None) -> Tuple[np.ndarray, np.ndarray]:
