@@ -27,7 +27,7 @@ from ..ml.corpus_layers import initialize_corpus_layers
 from ..structures.protocol import Analysis, Layout, Marginals, Scores, Structure
 from .confidence_settings import CONFIDENCE_DEFAULTS, ConfidenceSettings, check_confidence
 from .given_decoding import Given, GivenDecoding
-from .span_groups import keeping_preset, write_flat_view, write_span_group
+from .span_groups import in_span_order, keeping_preset, write_flat_view, write_span_group
 from .suggesters import positive_or_null
 
 # The tok2vec of a component's default model (spaCy's efficiency CNN), as config text.
@@ -310,10 +310,13 @@ class EntityPipe(ConfidenceSettings, GivenDecoding, TrainablePipe):
         """The confident mentions to the span group ``spans_key`` (with
         ``attrs["scores"]`` with the setting ``probabilities``) and to ``doc.ents`` (a flat
         component), or the flat view ``ents`` of them; beside the entities
-        ``doc.ents`` already has (``keeping_preset``) unless ``overwrite_ents``."""
+        ``doc.ents`` already has (``keeping_preset``) unless ``overwrite_ents``.
+        Every Doc's mentions in one order, whatever the batch: (start, end,
+        label in the component's label order) (``in_span_order``)."""
         docs = list(docs)
         doc_offsets, mentions, probabilities = predictions
         probabilities, mentions = self.confident(probabilities, mentions)
+        probabilities, mentions = in_span_order(probabilities, mentions)
         written = self.written_scores(probabilities)
         scored = scored_entity_spans(docs, doc_offsets, mentions[:, :2], mentions[:, 2] + 1, self.labels, written)
         for doc, (spans, doc_probabilities) in zip(docs, scored):

@@ -22,6 +22,17 @@ def write_span_group(doc: Doc, key: str, spans: Sequence[Span], scores: Optional
     return group
 
 
+def in_span_order(probabilities: Optional[np.ndarray], mentions: np.ndarray):
+    """``(probabilities, mentions)`` with the rows of ``mentions`` (M, >= 3:
+    first, last in batch coordinates, label id, ...) and of ``probabilities``
+    (M,) or None sorted by (first, last, label id): since the Docs of a batch
+    lie one after another, each Doc's mentions in (start, end, label) order,
+    the same whatever the other Docs of its batch (empty ones included)."""
+    mentions = np.asarray(mentions)
+    order = np.lexsort((mentions[:, 2], mentions[:, 1], mentions[:, 0]))
+    return (None if probabilities is None else np.asarray(probabilities)[order]), mentions[order]
+
+
 def keeping_preset(doc: Doc, spans: Sequence[Span]) -> List[Span]:
     """The entities ``doc.ents`` already has (set by an earlier component),
     then those of ``spans`` that overlap none of them: what a component that

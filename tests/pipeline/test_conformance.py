@@ -231,6 +231,56 @@ def test_batch_sizes_give_the_same_output(name, baseline):
         assert_same(dumps(nlp, batch_size=batch_size), expected)
 
 
+# Empty and whitespace-only Docs among others: a batch of them must not change any Doc's output, nor its order.
+MIXED = ["", "John Smith visited New York.", "  \n\t ", "Paris", *TEXTS[2:5], " ", *TEXTS[5:]]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_batch_mixing_empty_docs_gives_the_output_one_by_one_in_span_order(name, baseline):
+    """The same output whatever the batch, and every span group of ours in one order: (start, end, label, in
+    the component's label order). spaCy's spancat keeps one order too, its suggester's (by length, then start)."""
+    nlp, _ = baseline(name)
+    one_by_one = dumps(nlp, MIXED, batch_size=1)
+    for batch_size in (2, 5, 1000):
+        assert_same(dumps(nlp, MIXED, batch_size=batch_size), one_by_one)
+    if name not in OURS:
+        return
+    for doc in one_by_one:
+        for key, group in doc["spans"].items():
+            labels = {label: i for i, label in enumerate(writer_labels(nlp, key))}
+            order = [(start, end, labels.get(label, -1)) for start, end, label in group["spans"]]
+            assert order == sorted(order), (key, group["spans"])
+
+
+SAVED = HERE.parent / "data" / "saved_pipelines"
+
+
+@pytest.mark.parametrize("folder", ["nested_ner", "hypergraph_ner", "dgm_ner", "chain_ner"])
+def test_many_overlapping_mentions_come_in_span_order_whatever_the_batch(folder):
+    """The pipelines saved with their first weights (tests/data/saved_pipelines) write many overlapping
+    mentions, where the order of a group once depended on the other Docs of the batch."""
+    nlp = spacy.load(SAVED / folder)
+    one_by_one = dumps(nlp, MIXED, batch_size=1)
+    assert sum(len(group["spans"]) for doc in one_by_one for group in doc["spans"].values()) > 10
+    for batch_size in (2, 5, 1000):
+        assert_same(dumps(nlp, MIXED, batch_size=batch_size), one_by_one)
+    for doc in one_by_one:
+        for key, group in doc["spans"].items():
+            labels = {label: i for i, label in enumerate(writer_labels(nlp, key))}
+            order = [(start, end, labels[label]) for start, end, label in group["spans"]]
+            assert order == sorted(order), (key, group["spans"])
+
+
+def writer_labels(nlp, key):
+    """The labels, in order, of the component that writes the span group ``key`` (ours: spans_key, and its
+    "_heads" group; spaCy's spancat: key); () for a group no component writes with labels (a copy of doc.ents)."""
+    for _, pipe in nlp.pipeline:
+        own = getattr(pipe, "spans_key", None) or getattr(pipe, "key", None)
+        if own is not None and key in (own, f"{own}_heads"):
+            return tuple(getattr(pipe, "labels", ()))
+    return ()
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_a_doc_as_input_gives_the_output_of_its_text(name, baseline):
     nlp, expected = baseline(name)
