@@ -114,7 +114,10 @@ def labels_controls(tasks: List[Tuple[str, dict]]) -> List[Tuple[str, Optional[s
         for annotation in items(task.get("annotations", []), where, '"annotations"'):
             for item in items(mapping(annotation, where, "an annotation").get("result", []), where, '"result"'):
                 if mapping(item, where, "a result item").get("type") == "labels":
-                    found.setdefault((item.get("from_name"), item.get("to_name")), None)
+                    control = item.get("from_name"), item.get("to_name")
+                    if not all(name is None or isinstance(name, str) for name in control):
+                        raise ValueError(f"{where}: a labels result names its control {control!r}, not two names")
+                    found.setdefault(control, None)
     return list(found)
 
 
@@ -221,9 +224,9 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
         annotation = mapping(annotation, where, "an annotation")
         if annotation.get("was_cancelled"):
             continue
-        result = [
-            mapping(item, where, "a result item") for item in items(annotation.get("result", []), where, '"result"')
-        ]
+        if "result" not in annotation:
+            raise ValueError(f'{where}: an annotation without "result"; export the project again (Export > JSON)')
+        result = [mapping(item, where, "a result item") for item in items(annotation["result"], where, '"result"')]
         labels = [
             item
             for item in result
@@ -232,6 +235,12 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
             and item.get("from_name") == control[0]
             and (control[1] is None or item.get("to_name") in (None, control[1]))
         ]
+        for item in result:
+            if control is not None and item.get("from_name") == control[0] and item.get("type") != "labels":
+                raise ValueError(
+                    f"{where}: a result of the Labels control {control[0]!r} has type {item.get('type')!r}, not "
+                    '"labels"; export the project again or fix the result'
+                )
         if result and not labels:
             kinds = sorted({str(item.get("type")) for item in result})
             dropped[f"annotation without a span of the labels control ({', '.join(kinds)})"] += 1

@@ -203,6 +203,11 @@ def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Tas
                 f"{where}: answer {answer!r} is not one of {', '.join(ANSWERS)}; annotate the task "
                 '(a rank record has none until then) or set its "answer"'
             )
+        if "spans" not in record and answer != "ignore":
+            raise ValueError(
+                f'{where}: the task has no "spans"; an annotated text with no entity has "spans": [] (a task of '
+                "another interface than ner, ner_manual or spans_manual cannot be imported)"
+            )
         spans = [prodigy_span(span, where) for span in items(record.get("spans", []), where, '"spans"')]
         binary = is_binary(record, spans, where, options.prodigy_kind)
         if answer == "ignore":
