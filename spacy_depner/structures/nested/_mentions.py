@@ -46,9 +46,10 @@ document, W the longest allowed span.
 Inputs:
     scores (S, T) float: the score of each span for each label, S =
         dense_span_offsets(doc_offsets)[-1]. Must be finite everywhere (also
-        on excluded spans, whose values are ignored). float32 scores (what a
-        thinc model produces) are read as they are, other real types as
-        float64; the charts and every sum are float64 either way.
+        on excluded spans, whose values are ignored). Real scores of any type
+        (float32 from a thinc model) are read as float64, so that every
+        kernel is compiled for one signature; the charts and every sum are
+        float64.
     doc_offsets (D + 1,) int: words of document d are
         doc_offsets[d]:doc_offsets[d+1] (starts at 0, never decreases; empty
         documents allowed: they have the empty analysis only).
@@ -67,8 +68,9 @@ score (D,) and the label of each span (S,) int64, -1 for no mention),
 ``posterior_decode`` (the minimum-Bayes-risk analysis, ``shared``: the
 Viterbi of the same space with marginal - penalty as the mention scores).
 
-Modules: this one holds the public operations, the input checks and the
-batch drivers that dispatch on ``structure``; ``charts`` the shared
+Modules: this one holds the public operations and the input checks;
+``drivers`` the compiled batch drivers, one set per structure (a structure
+compiles only its own passes on first use); ``charts`` the shared
 layout, axioms, charts and rules (g)-(i); ``semi_markov``, ``cyk`` and
 ``quadratic`` the inside and outside passes (and back-traces) of
 each structure. The charts are described in ``charts``.
@@ -81,25 +83,11 @@ O(n W T), i.e. O(n^2 T): every quadratic rule has at most two free positions.
 from typing import Optional, Tuple
 
 import numpy as np
-from numba import njit
 
 from ..score_range import check_scores
 from ..shared import check_doc_offsets, check_marginals, check_penalty
-from .charts import (
-    _best_label,
-    _charts,
-    _mention_axioms,
-    _mention_axioms_weights,
-    _record,
-    _row,
-    _widths,
-    dense_rows,
-    dense_span_offsets,
-    dense_spans,
-)
-from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
-from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
-from .semi_markov import _inside_semi_markov, _marginals_semi_markov
+from .charts import dense_rows, dense_span_offsets, dense_spans
+from .drivers import DRIVERS, SPACES
 
 __all__ = [
     "SPACES",
@@ -111,182 +99,6 @@ __all__ = [
     "dense_spans",
     "dense_rows",
 ]
-
-SPACES = ("semi_markov", "cyk", "quadratic")
-SEMI_MARKOV, CYK, QUADRATIC = 0, 1, 2
-
-
-# ---------------------------------------------------------------------------
-# Dispatch on the structure
-# ---------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _inside(code, n, W, mention, part, full, ready, left, unit, prefix, use_max):
-    """Dispatch to the inside pass of the structure ``code``; returns the goal [->, n]."""
-    if code == SEMI_MARKOV:
-        return _inside_semi_markov(n, W, mention, prefix, use_max)
-    if code == CYK:
-        return _inside_cyk(n, W, mention, part, full, ready, prefix, use_max)
-    return _inside_quadratic(n, W, mention, part, full, ready, left, unit, prefix, use_max)
-
-
-@njit(cache=True)
-def _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit, prefix, labels, stack):
-    """Follow the max-semiring charts from the goal [->, n]: rules (a)/(b)
-    (semi-Markov) or (h)/(i), then each mention's internal structure."""
-    top = 0
-    j = n
-    while j > 0:
-        if prefix[j] == prefix[j - 1]:  # (b) / (i) won (ties prefer no mention)
-            j -= 1
-            continue
-        start = max(0, j - W)  # the first start that reaches the max by (a) / (h)
-        while (
-            start < j - 1
-            and prefix[start] + (mention[start, j - start] if code == SEMI_MARKOV else full[start, j - start])
-            != prefix[j]
-        ):
-            start += 1
-        if code == SEMI_MARKOV:
-            labels[_row(row0, start, j)] = _best_label(scores, _row(row0, start, j))
-        else:
-            top = _record(scores, row0, start, j, labels, stack, top)
-        j = start
-    while top > 0:
-        top -= 1
-        i = stack[top, 0]
-        k = stack[top, 1]
-        if code == CYK:
-            top = _expand_cyk(scores, row0, i, k, mention, part, full, ready, labels, stack, top)
-        else:
-            top = _expand_quadratic(scores, row0, i, k, mention, part, full, ready, left, unit, labels, stack, top)
-
-
-# ---------------------------------------------------------------------------
-# Batch drivers: one compiled call per batch
-# ---------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _log_partition(code, scores, doc_offsets, span_offsets, mask, max_length):
-    """log Z of every document (rules of ``code``'s inside pass)."""
-    D = doc_offsets.shape[0] - 1
-    widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
-    log_z = np.zeros(D)
-    for d in range(D):
-        n = doc_offsets[d + 1] - doc_offsets[d]
-        W = widths[d]
-        if W == 0:
-            continue  # no allowed span: the empty analysis only
-        _mention_axioms(scores, mask, span_offsets[d], n, W, False, mention)
-        log_z[d] = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, False)
-    return log_z
-
-
-@njit(cache=True)
-def _marginals(code, scores, doc_offsets, span_offsets, mask, max_length):
-    """log Z and mention marginals: inside pass, then its outside pass."""
-    D = doc_offsets.shape[0] - 1
-    widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
-    out_full = np.empty(part.shape)
-    out_ready = np.empty(part.shape)
-    out_left = np.empty(part.shape)
-    out_unit = np.empty(unit.shape)
-    out_prefix = np.empty(prefix.shape)
-    rows = part.shape[0] if code == QUADRATIC else 0
-    shares = (
-        np.empty((rows, part.shape[1])),
-        np.empty((rows, part.shape[1])),
-        np.empty((rows, part.shape[1])),
-        np.empty((rows, part.shape[1])),
-        np.empty((rows, part.shape[1])),
-        np.empty((rows, part.shape[1])),
-    )
-    first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
-    need = 0
-    if code == CYK:
-        for d in range(D):
-            need = max(need, _stash_size(doc_offsets[d + 1] - doc_offsets[d], widths[d]))
-    stash = np.empty(need if need <= STASH_LIMIT else 0)
-    where = np.empty(part.shape if need > 0 else (0, 0), dtype=np.int64)
-    log_z = np.zeros(D)
-    marginals = np.zeros(scores.shape)
-    for d in range(D):
-        n = doc_offsets[d + 1] - doc_offsets[d]
-        W = widths[d]
-        if W == 0:
-            continue
-        row0 = span_offsets[d]
-        _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
-        if code == SEMI_MARKOV:
-            log_z[d] = _marginals_semi_markov(n, W, row0, mention, prefix, part, unit, out_unit, out_prefix, marginals)
-            continue
-        if code == CYK:
-            log_z[d] = _marginals_cyk(
-                n,
-                W,
-                row0,
-                mention,
-                part,
-                full,
-                ready,
-                left,
-                prefix,
-                first_level,
-                out_full,
-                out_ready,
-                out_prefix,
-                marginals,
-                stash,
-                where,
-            )
-            continue
-        log_z[d] = _marginals_quadratic(
-            n,
-            W,
-            row0,
-            mention,
-            part,
-            full,
-            ready,
-            left,
-            unit,
-            prefix,
-            first_level,
-            shares,
-            out_full,
-            out_ready,
-            out_left,
-            out_unit,
-            out_prefix,
-            marginals,
-        )
-    return log_z, marginals
-
-
-@njit(cache=True)
-def _viterbi(code, scores, doc_offsets, span_offsets, mask, max_length):
-    """MAP score and labels: max-semiring inside pass, then the back-trace."""
-    D = doc_offsets.shape[0] - 1
-    widths = _widths(doc_offsets, span_offsets, mask, max_length)
-    mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
-    stack = np.empty((prefix.shape[0] + 1, 2), dtype=np.int64)
-    best = np.zeros(D)
-    labels = np.full(scores.shape[0], -1, dtype=np.int64)
-    for d in range(D):
-        n = doc_offsets[d + 1] - doc_offsets[d]
-        W = widths[d]
-        if W == 0:
-            continue
-        row0 = span_offsets[d]
-        _mention_axioms(scores, mask, row0, n, W, True, mention)
-        best[d] = _inside(code, n, W, mention, part, full, ready, left, unit, prefix, True)
-        _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit, prefix, labels, stack)
-    return best, labels
-
 
 # ---------------------------------------------------------------------------
 # Input checks and public operations
@@ -301,7 +113,7 @@ def _check(scores, doc_offsets, structure, max_length, mask):
         raise ValueError(f"scores must have shape (n_spans, n_labels >= 1), not {scores.shape}")
     if scores.dtype.kind not in "iuf":
         raise ValueError(f"scores must be real numbers, not {scores.dtype}")
-    scores = np.ascontiguousarray(scores, dtype=np.float32 if scores.dtype == np.float32 else np.float64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)  # one compiled signature per kernel
     doc_offsets = check_doc_offsets(doc_offsets)
     span_offsets = dense_span_offsets(doc_offsets)
     if scores.shape[0] != span_offsets[-1]:
@@ -326,13 +138,19 @@ def _check(scores, doc_offsets, structure, max_length, mask):
         if mask.shape != (scores.shape[0],):
             raise ValueError(f"mask must have shape ({scores.shape[0]},) like the rows of scores, not {mask.shape}")
         mask = np.ascontiguousarray(mask)
-    return SPACES.index(structure), scores, doc_offsets, span_offsets, mask, bound
+    return structure, scores, doc_offsets, span_offsets, mask, bound
 
 
 def check(scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None) -> None:
     """The ValueError ``marginals`` would raise for these inputs, if any."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
+
+
+def _run(operation: int, args):
+    """Call the compiled driver ``operation`` (0 log_partition, 1 marginals,
+    2 viterbi) of the space ``args[0]`` on the rest of the checked arguments."""
+    return DRIVERS[args[0]][operation](*args[1:])
 
 
 def _forbid(args, forbidden):
@@ -356,7 +174,7 @@ def log_partition(
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold (``_forbid``)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.log_partition ({structure})", args[2], args[1])
-    return _log_partition(*_forbid(args, forbidden))
+    return _run(0, _forbid(args, forbidden))
 
 
 def marginals(
@@ -370,7 +188,7 @@ def marginals(
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold (marginal 0)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
-    return _marginals(*_forbid(args, forbidden))
+    return _run(1, _forbid(args, forbidden))
 
 
 def viterbi(
@@ -381,7 +199,7 @@ def viterbi(
     label, no mention rather than a mention of score 0). Not bounded by
     ``score_range``: a maximum of float64 sums, right at any magnitude.
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold."""
-    return _viterbi(*_forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden))
+    return _run(2, _forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden))
 
 
 def posterior_decode(

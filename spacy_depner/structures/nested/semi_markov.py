@@ -7,7 +7,7 @@ Sarawagi & Cohen 2004): the analyses are sets of pairwise disjoint mentions
 from the axiom [->, 0] to the goal [->, n]. The inside pass runs in the log
 or the max semiring; ``_marginals_semi_markov`` gives the mention marginals
 by the reverse mode of the same rules; the Viterbi back-trace of (a)/(b) is the first-level loop of
-``nested_mentions._backtrack``. O(n W T) per document.
+``drivers._backtrack``. O(n W T) per document.
 """
 
 import numpy as np
