@@ -89,11 +89,13 @@ def _grow(spans, labels, values, m):
     if m < spans.shape[0]:
         return spans, labels, values
     bigger = np.empty((2 * spans.shape[0], 2), dtype=np.int64)
-    bigger[:m] = spans[:m]
     more_labels = np.empty(2 * spans.shape[0], dtype=np.int64)
-    more_labels[:m] = labels[:m]
     more_values = np.empty(2 * spans.shape[0])
-    more_values[:m] = values[:m]
+    for r in range(m):  # element by element: an array-to-slice copy compiles numba's shape-error formatting
+        bigger[r, 0] = spans[r, 0]
+        bigger[r, 1] = spans[r, 1]
+        more_labels[r] = labels[r]
+        more_values[r] = values[r]
     return bigger, more_labels, more_values
 
 

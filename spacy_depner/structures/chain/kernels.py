@@ -62,7 +62,7 @@ def _first_infeasible_doc(doc_offsets, allowed):
                     if reach[z] and allowed[z, y]:
                         step[y] = True
                         break
-            reach[:] = step
+            reach, step = step, reach  # (an array copy would compile numba's shape-error formatting)
         for y in range(T):
             if reach[y] and allowed[y, B]:
                 feasible[n] = True
@@ -139,7 +139,7 @@ def _backward(scores, first, n, transitions, allowed, succ_ptr, succ, beta, buff
             beta[t, a] = _log_sum(buffer, hi - lo, top)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _charts(doc_offsets, T):
     """Scratch for one document at a time: alpha (m, T), beta (m, T) and a
     buffer (T,), m the longest document (at least 1)."""
@@ -147,7 +147,7 @@ def _charts(doc_offsets, T):
     return np.empty((m, T)), np.empty((m, T)), np.empty(T)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _forward_backward(scores, first, n, transitions, allowed, sparse, alpha, beta, buffer):
     """alpha and beta of the document of n tokens at ``first`` (``sparse``:
     ``_sparse(allowed)``); its log-partition."""
@@ -173,7 +173,7 @@ def _log_partition(scores, doc_offsets, transitions, allowed):
     return log_z
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exp_transitions(transitions, allowed):
     """exp(T[z, y] - max) over the allowed pairs of tags (0 elsewhere), the
     max, and whether they spread over at most ``EXP_SPREAD``. When they do,
@@ -198,7 +198,7 @@ def _exp_transitions(transitions, allowed):
     return out, top, top - low <= EXP_SPREAD
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _forward_weights(
     scores, first, n, transitions, allowed, pred_ptr, pred, exp_transitions, shift, fast, alpha, weights, shifted
 ):

@@ -153,7 +153,9 @@ def _first_invalid(edges, doc_offsets, owner, bits, n_slots):
 def _append(out, m, first, last, t, hf, hl):
     if m == out.shape[0]:
         bigger = np.empty((2 * out.shape[0], 5), dtype=np.int64)
-        bigger[:m] = out[:m]
+        for r in range(m):  # element by element: an array-to-slice copy compiles numba's shape-error formatting
+            for c in range(5):
+                bigger[r, c] = out[r, c]
         out = bigger
     out[m, 0] = first
     out[m, 1] = last

@@ -122,7 +122,8 @@ def _inside(scores, first, n, penalty, src, dst, kinds, pen, split, use_max, cha
                     top[dst[r]] = v
                     back[h + 1, t, dst[r]] = r  # first maximum
             if use_max:
-                chart[h + 1, t, :] = top
+                for c in range(top.shape[0]):  # not chart[h + 1, t, :] = top (numba's shape-error formatting)
+                    chart[h + 1, t, c] = top[c]
             else:
                 _log_sum_into(values, dst, lo, hi, top, acc, chart[h + 1, t])
     total = 0.0
