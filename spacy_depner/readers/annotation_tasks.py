@@ -91,7 +91,9 @@ class Task:
     decision on its spans only, no token reviewed), the ``group`` of tasks on
     one input (one Doc), its ``meta`` and the tool's ``task_id`` and
     ``annotator``. A task with a ``skip`` reason makes nothing and is counted
-    under that reason; ``also_skipped`` counts parts of it left out, by reason."""
+    under that reason; ``also_skipped`` counts parts of it left out, by reason.
+    ``new_record`` is False for the second and later Tasks of one record of
+    the export (Label Studio's ``--annotators each``): one task read."""
 
     where: str
     text: str
@@ -108,6 +110,7 @@ class Task:
     annotator: Any = None
     skip: Optional[str] = None
     also_skipped: Dict[str, int] = field(default_factory=dict)
+    new_record: bool = True
 
     def __post_init__(self):
         if self.group is None:

@@ -260,7 +260,7 @@ def tasks_to_docs(
     options = ImportOptions() if options is None else options
     groups: Dict[str, List[Task]] = {}
     for task in tasks:
-        counts.tasks += 1
+        counts.tasks += task.new_record
         counts.skipped.update(task.also_skipped)
         if task.skip is not None:
             counts.skipped[task.skip] += 1

@@ -283,6 +283,7 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
             task_id=record.get("id"),
             annotator=annotator,
             also_skipped=dict(dropped) if number == 0 else {},
+            new_record=number == 0,
         )
 
 

@@ -151,3 +151,55 @@ def test_unknown_format_and_output_suffix(capsys, tmp_path):
     error = failure(capsys, "brat", path, tmp_path / "out.spacy")
     assert "'brat' is not one of 'prodigy', 'label-studio', 'doccano'" in error
     assert "must be a .spacy file" in failure(capsys, "doccano", path, tmp_path / "out.json")
+
+
+def test_the_options_of_each_tool_and_the_summary_by_reason(capsys, tmp_path):
+    """--text-key and --annotators each (Label Studio), --unlabelled, --alignment-mode and
+    --skip-misaligned (doccano), --prodigy-kind; what is left out is counted by reason."""
+    result = {"from_name": "label", "to_name": "text", "type": "labels"}
+    tasks = [
+        {
+            "id": 9,
+            "data": {"ner": ADA},
+            "annotations": [
+                {
+                    "id": 1,
+                    "completed_by": 5,
+                    "result": [{**result, "value": {"start": 0, "end": 12, "labels": ["PER"]}}],
+                },
+                {
+                    "id": 2,
+                    "completed_by": 6,
+                    "result": [{**result, "value": {"start": 36, "end": 42, "labels": ["LOC"]}}],
+                },
+            ],
+        }
+    ]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks), encoding="utf8")
+    output = tmp_path / "out.spacy"
+    assert 'data has no "text" (its keys: ner)' in failure(capsys, "label-studio", export, output)
+    summary = import_annotations(capsys, "label-studio", export, output, "--text-key", "ner", "--annotators", "each")
+    assert (summary["tasks"], summary["docs"], summary["accepted"], summary["skipped"]) == (1, 2, 2, {})
+    assert [ents(doc) for doc in read_back(output)] == [[("Ada Lovelace", "PER")], [("London", "LOC")]]
+    assert [doc.user_data["meta"]["annotator"] for doc in read_back(output)] == [5, 6]
+
+    lines = [{"text": ADA, "label": [[0, 11, "PER"]]}, {"text": GRACE, "label": []}]
+    path = write_lines(tmp_path / "doccano.jsonl", lines)
+    assert "--alignment-mode contract or expand" in failure(capsys, "doccano", path, output)
+    summary = import_annotations(capsys, "doccano", path, output, "--skip-misaligned", "--unlabelled", "outside")
+    assert summary["skipped"] == {
+        "misaligned span (--skip-misaligned)": 1,
+        "region left unreviewed: one of its accepted spans misaligned": 1,
+    }
+    assert [iob(doc) for doc in read_back(output)] == ["- - - - - - - -", "O O O O O O O O O"]
+    summary = import_annotations(capsys, "doccano", path, output, "--alignment-mode", "expand")
+    assert summary["skipped"] == {"unlabelled record (--unlabelled skip)": 1} and summary["docs"] == 1
+    assert [ents(doc) for doc in read_back(output)] == [[("Ada Lovelace", "PER")]]
+
+    scored = {"text": ADA, "spans": [{"start": 36, "end": 42, "token_start": 6, "token_end": 6, "label": "LOC"}]}
+    scored["spans"][0]["score"] = 0.8
+    path = write_lines(tmp_path / "teach.jsonl", [{**scored, "answer": "accept"}])
+    assert "--prodigy-kind binary or manual" in failure(capsys, "prodigy", path, output)
+    import_annotations(capsys, "prodigy", path, output, "--prodigy-kind", "binary")
+    assert [iob(doc) for doc in read_back(output)] == ["- - - - - - B -"]
