@@ -366,3 +366,30 @@ for case, (spans, span_offsets, doc_offsets) in {cases!r}.items():
     assert outcome == [
         f"{case} {operation} ValueError" for case in cases for operation in ("log_partition", "marginals", "viterbi")
     ], "\n".join(outcome)
+
+
+@pytest.mark.parametrize("operation", ["log_partition", "marginals", "viterbi"])
+def test_a_duplicated_span_is_refused_through_the_protocol(operation):
+    """A span listed twice would count each segmentation through it twice (a
+    wrong log Z, silently): every operation refuses the layout, naming the row."""
+    from spacy_depner.structures.lattice import LATTICE
+    from spacy_depner.structures.lattice import layout as lattice_layout
+
+    spans = np.array([[0, 0], [0, 1], [0, 1], [1, 1]])
+    scores = (np.zeros((4, 2)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"listed twice.*span row 2: \[0, 1\]"):
+        getattr(LATTICE, operation)(scores, lattice_layout(spans, [0, 2]))
+    with pytest.raises(ValueError, match=r"listed twice.*span row 3: \[0, 1\]"):
+        getattr(LATTICE, operation)(scores, lattice_layout(spans[[0, 1, 3, 1]], [0, 2]))
+
+
+@pytest.mark.parametrize("kind", ["dgm", "dgm_s"])
+def test_heads_with_a_cycle_are_refused_by_the_tree_spans(kind):
+    """Heads [1, 2, 0] once listed [0, 2] twice; a cycle is a ValueError naming
+    it, and an arc across a sentence end is still ignored, not a fault."""
+    from spacy_depner.structures.trees.candidate_spans import candidate_spans
+
+    with pytest.raises(ValueError, match=r"0 -> 1 -> 2 -> 0 form a cycle"):
+        candidate_spans(kind, [1, 2, 0], [0, 3], None)
+    across = candidate_spans(kind, [-1, 2, -1], [0, 2, 3], None)  # token 1's head is in the next sentence
+    assert sorted(map(tuple, across.tolist())) == [(0, 0), (1, 1), (2, 2)]

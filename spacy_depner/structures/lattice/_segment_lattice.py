@@ -58,9 +58,10 @@ def _check_layout(spans, span_offsets, doc_offsets):
         or span_offsets[-1] != spans.shape[0]
     ):
         raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
-    problem = _layout_problem(spans, span_offsets, doc_offsets)
+    problem, row = _layout_problem(spans, span_offsets, doc_offsets)
     if problem:
-        raise ValueError(_LAYOUT_PROBLEMS[problem])
+        where = f" (span row {row}: {spans[row].tolist()})" if 0 <= row < spans.shape[0] else ""
+        raise ValueError(_LAYOUT_PROBLEMS[problem] + where)
     return spans, span_offsets, doc_offsets
 
 
@@ -83,35 +84,44 @@ _LAYOUT_PROBLEMS = {
     2: "every span must lie inside its own document and have first <= last",
     3: "the spans of a document must be sorted by their last token",
     4: "every token must be a candidate span of its own, exactly once, in its own document",
+    5: (
+        "a span is listed twice: each segmentation would count once per copy (a wrong log Z); list each "
+        "candidate span once (merge_spans), and check that the heads the spans came from form a forest "
+        "(trees.forest.check: a cycle of heads lists spans twice)"
+    ),
 }
 
 
 @njit(cache=True)
 def _layout_problem(spans, span_offsets, doc_offsets):
-    """0 if the batch layout is one the recursions can run on, else a key of
-    ``_LAYOUT_PROBLEMS``. O(S + N)."""
+    """(0, -1) if the batch layout is one the recursions can run on, else
+    (a key of ``_LAYOUT_PROBLEMS``, the first span row at fault or -1). O(S + N)."""
     D = doc_offsets.shape[0] - 1
     if D < 0 or span_offsets[0] != 0 or doc_offsets[0] != 0:
-        return 1
+        return 1, -1
     for d in range(D):
         if span_offsets[d + 1] < span_offsets[d] or doc_offsets[d + 1] < doc_offsets[d]:
-            return 1
+            return 1, -1
+    last_with_first = np.full(doc_offsets[D], -1, dtype=np.int64)  # the last token of the latest span from each token
     for d in range(D):
         first, end = doc_offsets[d], doc_offsets[d + 1]
         expected = first  # the next token whose one-token span is due
         for s in range(span_offsets[d], span_offsets[d + 1]):
             i, j = spans[s, 0], spans[s, 1]
             if i < first or j >= end or i > j:
-                return 2
+                return 2, s
             if s > span_offsets[d] and j < spans[s - 1, 1]:
-                return 3
+                return 3, s
+            if last_with_first[i] == j:
+                return 5, s
+            last_with_first[i] = j
             if i == j:
                 if i != expected:
-                    return 4
+                    return 4, s
                 expected += 1
         if expected != end:
-            return 4
-    return 0
+            return 4, -1
+    return 0, -1
 
 
 def _forbid(args, forbidden):

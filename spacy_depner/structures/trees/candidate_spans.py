@@ -5,11 +5,12 @@ Pure numpy/numba: no spaCy. A batch is flat: ``heads[t]`` is the absolute index
 ``sentence_offsets`` (n_sentences + 1,) marks where sentences start. An arc whose
 two ends lie in different sentences is ignored, like an arc to the root.
 
-Precondition of every function that takes heads: the heads form a forest
-within each sentence (no cycle; several roots and crossing arcs are fine),
-checked once by ``forest.first_fault`` at the boundary
-(``spacy_depner.pipeline.doc_arrays.tree_arrays``, the readers), not here. On
-a cycle the spans are wrong: heads [1, 2, 0] list the span [0, 2] twice.
+The heads must form a forest within each sentence (no cycle; several roots
+and crossing arcs are fine): on a cycle the spans would be wrong (heads
+[1, 2, 0] list the span [0, 2] twice). ``valid_spans`` and
+``single_arc_spans`` check it (``forest.check``, O(N): a ValueError naming
+the cycle), as the Doc glue (``spacy_depner.pipeline.doc_arrays.tree_arrays``)
+and the readers do where trees enter the package.
 
 Every function returns ``spans``, an int64 array of shape (S, 2) holding the
 first and the last token (inclusive) of each span, in batch coordinates, sorted
@@ -35,6 +36,8 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from .forest import check as check_forest
+
 UNBOUNDED = -1
 
 
@@ -57,6 +60,17 @@ def _as_batch(heads, sentence_offsets):
         raise ValueError("sentence_offsets must be non-decreasing")
     if problem == 2:
         raise ValueError("heads must be token indices of the batch, or -1 for a root")
+    return heads, sentence_offsets
+
+
+def _as_forest(heads, sentence_offsets):
+    """``_as_batch``, and a ValueError naming the token and the cycle unless
+    the arcs within each sentence form a forest (``forest.check``; an arc
+    across a sentence end is ignored, as everywhere here)."""
+    heads, sentence_offsets = _as_batch(heads, sentence_offsets)
+    sentence = np.repeat(np.arange(sentence_offsets.shape[0] - 1), np.diff(sentence_offsets))
+    inside = (heads >= 0) & (sentence[np.maximum(heads, 0)] == sentence)
+    check_forest(np.where(inside, heads, -1), sentence_offsets)
     return heads, sentence_offsets
 
 
@@ -207,20 +221,19 @@ def valid_spans(heads, sentence_offsets, max_length: Optional[int] = None) -> np
     """DGM valid spans (Jie et al. 2017, Definition 1; the set S_L(x) of eq. 6).
 
     heads: (N,) int, absolute head of each token, -1 or itself for a root;
-    they form a forest within each sentence (checked by ``forest.first_fault``
-    at the boundary, not here).
+    they form a forest within each sentence (else a ValueError naming the cycle).
     sentence_offsets: (n_sentences + 1,) int.
     Returns (S, 2) int64 [first, last] sorted by (last, first).
     """
-    heads, sentence_offsets = _as_batch(heads, sentence_offsets)
+    heads, sentence_offsets = _as_forest(heads, sentence_offsets)
     return _tree_spans(heads, sentence_offsets, _as_bound(max_length), False)
 
 
 def single_arc_spans(heads, sentence_offsets, max_length: Optional[int] = None) -> np.ndarray:
     """DGM-S spans (Jie et al. 2017): single words and the two ends of one arc.
     Arguments and result as ``valid_spans`` (heads: a forest within each
-    sentence, checked by ``forest.first_fault`` at the boundary)."""
-    heads, sentence_offsets = _as_batch(heads, sentence_offsets)
+    sentence, else a ValueError)."""
+    heads, sentence_offsets = _as_forest(heads, sentence_offsets)
     return _tree_spans(heads, sentence_offsets, _as_bound(max_length), True)
 
 
@@ -238,8 +251,7 @@ CANDIDATE_SETS = {"dgm": valid_spans, "dgm_s": single_arc_spans}
 def candidate_spans(kind: str, heads, sentence_offsets, max_length: Optional[int]) -> np.ndarray:
     """The candidate spans of ``kind`` ("dgm", "dgm_s" or "semi_markov": every
     span up to ``max_length``); heads as in ``valid_spans`` (a forest within
-    each sentence, checked by ``forest.first_fault`` at the boundary; unused
-    by "semi_markov")."""
+    each sentence, else a ValueError; unused by "semi_markov")."""
     if kind == "semi_markov":
         return all_spans(sentence_offsets, max_length)
     if kind not in CANDIDATE_SETS:
