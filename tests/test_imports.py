@@ -87,6 +87,7 @@ def test_every_module_imports_on_its_own():
                 "apply-ray",
                 "pretrain-text",
                 "rank",
+                "serve",
                 "package",
                 "first-stage-folds",
                 "import-annotations",

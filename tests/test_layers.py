@@ -20,6 +20,7 @@ LAYERS = [
     "evaluation",
     "inference",
     "workflows",
+    "serving",
     "cli",
     "experiments",
 ]

@@ -15,6 +15,7 @@ from . import (
     package,
     pretrain_text,
     rank,
+    serve,
     tune,
 )
 
@@ -58,6 +59,7 @@ COMMANDS = (
     ("import-annotations", import_annotations.import_annotations),
     ("pretrain-text", pretrain_text.pretrain_text),
     ("package", package.package),
+    ("serve", serve.serve),
 )
 for name, function in COMMANDS:
     command(name, function)

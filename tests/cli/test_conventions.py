@@ -11,6 +11,7 @@ PIPELINE_COMMANDS = {
     "apply",
     "apply-ray",
     "rank",
+    "serve",
     "evaluate",
     "evaluate-nested",
     "find-threshold",
@@ -25,7 +26,7 @@ def arguments(command):
 
 
 def test_every_summary_fits_one_line_of_the_command_list():
-    assert len(COMMANDS) == 15
+    assert len(COMMANDS) == 16
     for name, command in COMMANDS.items():
         summary = command.get_short_help_str(limit=10_000)
         assert "\n" not in summary and 10 <= len(summary) <= 58, (name, summary)

@@ -1,0 +1,113 @@
+"""Training an entity component on the annotations a Label Studio ML backend
+received: the annotated tasks (a Label Studio JSON export: ``[{"id", "data",
+"annotations": [{"id", "result", ...}]}]``) are read exactly as
+``import-annotations label-studio`` reads an export
+(``readers.annotation_tools.read_annotations``: a task's ``region_chars``
+or ``region`` in ``data`` is the reviewed stretch, every token outside it
+missing), and the component of a fresh copy of the pipeline trains on them
+(the components before it frozen: they only annotate its input, e.g. the
+parser whose trees it reads; a listening tok2vec is read as it is)."""
+
+import json
+import random
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import minibatch
+
+from ..pipeline.uncertainty import only_entity_pipe
+from ..readers.annotation_tools import read_annotations
+from ..util.pipelines import load_pipeline
+
+
+def import_settings(pipe) -> Dict[str, str]:
+    """``read_annotations``' mode and span groups for the component ``pipe``:
+    ``flat`` for a component writing ``doc.ents``, else ``nested`` with its
+    own span groups."""
+    settings = {"incorrect_spans_key": pipe.settings.get("incorrect_spans_key") or "incorrect_spans"}
+    if pipe.writes_ents:
+        return {**settings, "mode": "flat"}
+    return {
+        **settings,
+        "mode": "nested",
+        "spans_key": pipe.spans_key,
+        "annotated_key": pipe.settings.get("annotated_key") or "annotated",
+    }
+
+
+def annotated_docs(tasks: List[Dict[str, Any]], nlp: Language, component: Optional[str], text_key: str) -> List[Doc]:
+    """The training Docs of Label Studio ``tasks`` (export format), tokenised
+    by ``nlp``, the text taken from ``data[text_key]``, as ``import-annotations``
+    reads an export."""
+    pipe = only_entity_pipe(nlp, component)
+    exported = []
+    for task in tasks:
+        data = dict(task.get("data") or {})
+        if text_key != "text" and text_key in data:
+            data["text"] = data[text_key]
+        exported.append({**task, "data": data})
+    with tempfile.TemporaryDirectory(prefix="spacy-depner-annotations-") as folder:
+        path = Path(folder) / "export.json"
+        path.write_text(json.dumps(exported, ensure_ascii=False), encoding="utf8")
+        return read_annotations("label-studio", path, nlp, **import_settings(pipe))
+
+
+def training_examples(nlp: Language, pipe_name: str, docs: List[Doc]) -> List[Example]:
+    """Examples whose predicted Docs have the reference's tokens and the
+    annotations of the components before ``pipe_name``."""
+    before = [nlp.get_pipe(name) for name in nlp.pipe_names[: nlp.pipe_names.index(pipe_name)]]
+    examples = []
+    for reference in docs:
+        predicted = Doc(nlp.vocab, words=[t.text for t in reference], spaces=[bool(t.whitespace_) for t in reference])
+        for component in before:
+            predicted = component(predicted)
+        examples.append(Example(predicted, reference))
+    return examples
+
+
+def check_labels(docs: List[Doc], pipe) -> None:
+    """A ValueError naming the labels of ``docs`` that the component does not know."""
+    found = {span.label_ for doc in docs for span in doc.ents}
+    found |= {span.label_ for doc in docs for span in doc.spans.get(pipe.spans_key, [])}
+    unknown = sorted(found - set(pipe.labels))
+    if unknown:
+        raise ValueError(
+            f"The annotations hold labels the component {pipe.name} does not know: {', '.join(unknown)} "
+            f"(it knows {', '.join(pipe.labels)}); keep the labeling config's labels to those, "
+            "or train a pipeline with them"
+        )
+
+
+def retrained_pipeline(
+    pipeline: str,
+    component: Optional[str],
+    tasks: List[Dict[str, Any]],
+    text_key: str = "text",
+    epochs: int = 10,
+    batch_size: int = 8,
+    seed: int = 0,
+) -> Tuple[Language, Dict[str, float]]:
+    """A fresh copy of ``pipeline`` whose entity component ``component``
+    trained ``epochs`` passes (batches of ``batch_size``, shuffled with
+    ``seed``) on the annotated Label Studio ``tasks``; with the last pass's
+    losses. No annotated Doc is a ValueError."""
+    nlp = load_pipeline(pipeline)
+    pipe = only_entity_pipe(nlp, component)
+    docs = [doc for doc in annotated_docs(tasks, nlp, component, text_key) if len(doc)]
+    if not docs:
+        raise ValueError("No annotation to train on: every task received was skipped, cancelled or empty")
+    check_labels(docs, pipe)
+    examples = training_examples(nlp, pipe.name, docs)
+    optimizer = nlp.resume_training()
+    order = random.Random(seed)
+    losses: Dict[str, float] = {}
+    for _ in range(epochs):
+        losses = {}
+        order.shuffle(examples)
+        for batch in minibatch(examples, batch_size):
+            pipe.update(batch, sgd=optimizer, losses=losses)
+    return nlp, losses
