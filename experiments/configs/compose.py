@@ -18,6 +18,7 @@ apart from the studies'. ``configs/transformer/<name>.cfg`` (own data:
 parts and run this command; ``--check`` fails when a composed config is stale.
 """
 
+import re
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -42,6 +43,12 @@ TRANSFORMER_HEADER = (
     '(pip install "spacy-depner[{extra}]"; configs/[own_data/]transformer/{prefix}<name>.cfg, paths.transformer: '
     "a Hugging Face name or folder)."
 )
+TORCH_HEADER = (
+    '# Needs torch, from the project extra (pip install "spacy-depner[project]"): its encoder is a torch layer '
+    "({layers}); without torch, spacy train, spacy debug config and spacy init fill-config end in "
+    "ModuleNotFoundError: No module named 'torch'."
+)
+TORCH_LAYER = re.compile(r'^@architectures = "(spacy\.Torch[^"]*)"', re.MULTILINE)
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
 
 
@@ -96,7 +103,9 @@ def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
 
 def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
     """The text of the config of the model part ``part``: its leading
-    comment, a line naming its parts, then the ``composed`` config; with an
+    comment, the extra it needs when a layer is torch's (spaCy's
+    ``spacy.Torch*`` architectures), a line naming its parts, then the
+    ``composed`` config; with an
     ``encoder``, on the transformer of its part RECIPE/<encoder.part>
     (``transformer.with_transformer``) instead of the CNN tok2vec."""
     header, names, config = composed(part, recipe)
@@ -104,6 +113,9 @@ def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
         config = with_transformer(config, recipe, encoder=encoder)
         names = names + [Path(encoder.part).stem]
         header = header + [TRANSFORMER_HEADER.format(extra=encoder.extra, prefix=encoder.prefix)]
+    torch_layers = sorted(set(TORCH_LAYER.findall(config.to_str())))
+    if torch_layers and encoder is None:  # an encoder's extra brings torch, as its header says
+        header = header + [TORCH_HEADER.format(layers=", ".join(torch_layers))]
     sources = " + ".join([f"recipe/{name}.cfg" for name in names] + [f"models/{part.name}"])
     return "\n".join(header + [GENERATED.format(parts=sources), config.to_str(), ""])
 

@@ -36,6 +36,7 @@ def data_dir(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.extra("project")  # the GENIA configs' BiLSTM encoder needs torch
 def test_project_run_nested_fills_every_table(data_dir, tmp_path):
     data, split = data_dir
     before = sorted(data.rglob("*"))
