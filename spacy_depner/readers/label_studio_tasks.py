@@ -11,7 +11,8 @@
   "created_at", "updated_at", "lead_time"}``) and **CSV** (the same columns,
   the label list a JSON cell): one record per annotation; records of one
   ``id`` are the annotations of one task. A record without its label list
-  is a task no one labelled (skipped, counted).
+  is a task no one annotated, or (with an ``annotation_id``) an annotation
+  without a span of the control (each skipped, counted).
 
 What this reader does with it: the text is ``data[--text-key]`` (an error
 lists the data keys found). The NER control is the ``Labels`` control named
@@ -20,8 +21,8 @@ by ``--from-name``/``--to-name``, by default the only one in the export
 annotation whose result holds no span of that control but other results
 (choices, image, hypertext labels) is skipped, counted by reason, while an
 empty result is a reviewed text with no entity. Of several annotations
-``--annotators`` keeps the last, the first, the ground truth, each (one Doc
-each) or the majority (the spans more than half of them marked; each
+``--annotators`` keeps the last, the first (as created: ``created_at``, else
+the export's order), the ground truth, each (one Doc each) or the majority (the spans more than half of them marked; each
 span's votes in ``meta["span_votes"]``); annotations not kept are counted.
 Offsets counted in UTF-16 code units (what the browser counts for text with
 characters beyond U+FFFF) are detected where ``value.text`` is the text at
@@ -81,7 +82,7 @@ def label_studio_export(path) -> List[Tuple[str, dict]]:
 
 def _label_lists(record: dict, options: ImportOptions) -> List[str]:
     if options.from_name is not None:
-        return [options.from_name] if options.from_name in record else []
+        return [options.from_name] if isinstance(record.get(options.from_name), list) else []
     return [
         key
         for key, value in record.items()
@@ -102,8 +103,17 @@ def full_task(record: dict, where: str, options: ImportOptions) -> dict:
     task = {"id": record.get("id"), "data": data, "annotations": []}
     if keys:
         results = [{"type": "labels", "from_name": keys[0], "value": value} for value in record[keys[0]]]
-        annotation = {"id": record.get("annotation_id"), "completed_by": record.get("annotator"), "result": results}
-        task["annotations"].append(annotation)
+    elif record.get("annotation_id") not in (None, ""):
+        results = [{"type": "no label list in the record"}]  # annotated, but no span of a Labels control
+    else:
+        return task  # a task no one annotated
+    annotation = {
+        "id": record.get("annotation_id"),
+        "completed_by": record.get("annotator"),
+        "created_at": record.get("created_at"),
+        "result": results,
+    }
+    task["annotations"].append(annotation)
     return task
 
 
@@ -253,6 +263,8 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
             return
         yield Task(where, "", "ignore", skip=reason or next(iter(dropped)))
         return
+    if all(isinstance(annotation.get("created_at"), str) for annotation, _ in kept):
+        kept.sort(key=lambda item: item[0]["created_at"])  # ISO 8601 times: first and last as created
     chosen = _chosen(kept, options.annotators)
     if not chosen:
         yield Task(where, "", "ignore", skip="no ground-truth annotation (--annotators ground-truth)")

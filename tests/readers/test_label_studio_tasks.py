@@ -225,3 +225,36 @@ def test_json_lines_given_as_label_studio(tmp_path):
     path.write_text(json.dumps({"text": ADA, "spans": [], "answer": "accept"}) + "\n" + "{}\n", encoding="utf8")
     with pytest.raises(ValueError, match=r"teach\.jsonl: the file is Prodigy JSON lines \(import it as prodigy\)"):
         read_label_studio(path)
+
+
+def test_json_min_records_of_one_task_are_its_annotations_as_created(tmp_path):
+    """JSON-MIN writes one record per annotation, not in the order they were
+    made; a record with an annotation_id and no label list is an annotation
+    without a span (here a choice only)."""
+    common = {"id": 2, "text": GRACE, "lead_time": None}
+    records = [
+        {
+            **common,
+            "label": [{"start": 45, "end": 54, "text": "Cambridge", "labels": ["LOC"]}],
+            "annotator": 1,
+            "annotation_id": 3,
+            "created_at": "2024-01-05T10:00:09.000000Z",
+        },
+        {
+            **common,
+            "label": [{"start": 0, "end": 12, "text": "Grace Hopper", "labels": ["PER"]}],
+            "annotator": 1,
+            "annotation_id": 2,
+            "created_at": "2024-01-05T10:00:01.000000Z",
+        },
+        {"id": 3, "text": ADA, "topic": "news", "annotator": 1, "annotation_id": 4, "created_at": "2024-01-05T10:01"},
+    ]
+    counts = ImportCounts()
+    (doc,) = read_label_studio(export(tmp_path, records), counts=counts)
+    assert ents(doc) == [("Cambridge", "LOC")] and doc.user_data["meta"]["annotation_id"] == 3
+    assert counts.skipped == {
+        "annotation not kept (--annotators last)": 1,
+        "annotation without a span of the labels control (no label list in the record)": 1,
+    }
+    (doc,) = read_label_studio(export(tmp_path, records), options=ImportOptions(annotators="first"))
+    assert ents(doc) == [("Grace Hopper", "PER")]
