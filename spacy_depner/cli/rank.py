@@ -35,7 +35,9 @@ def rank(
     pipeline: str = typer.Argument(..., metavar="PIPELINE", help=PIPELINE_HELP),
     input_path: Path = typer.Argument(..., metavar="INPUT", help=INPUT_HELP),
     output: Path = typer.Argument(
-        ..., metavar="OUTPUT", help="The .jsonl file of tasks (--format), most uncertain first"
+        ...,
+        metavar="OUTPUT",
+        help="The .jsonl file of tasks (--format), most uncertain first; for label-studio also .json (one JSON list, as Label Studio imports it)",
     ),
     measure: str = typer.Option("expected_errors", help=f"Ranking measure: {', '.join(MEASURES)}"),
     component: Optional[str] = typer.Option(None, help="The entity component (default: the pipeline's only one)"),

@@ -143,8 +143,7 @@ def rank_corpus(
             "give at least 1 for each"
         )
     pipe = only_entity_pipe(nlp, component)
-    if output_kind(output, overwrite, [input_path]) != JSONL:
-        raise ValueError(f"OUTPUT {output} must be a .jsonl file: rank writes one task record per line")
+    check_output(Path(output), overwrite, input_path, format)
     # the whole input's fingerprint: a ranked shard's records are not the input's to check them against
     settings = {
         **run_settings(pipeline_fingerprint(nlp), input_path, JSONL, shard_size, text_key),
@@ -174,6 +173,22 @@ def rank_corpus(
     }
 
 
+def check_output(output: Path, overwrite: bool, input_path: Path, format: str) -> None:
+    """OUTPUT is a .jsonl file (one task a line) or, for ``label-studio``, a
+    .json file (one JSON list of tasks: what Label Studio's import reads);
+    an existing one is refused unless ``overwrite``."""
+    if output.suffix.lower() != ".json" or format != "label-studio":
+        if output_kind(output, overwrite, [input_path]) != JSONL:
+            raise ValueError(
+                f"OUTPUT {output} must be a .jsonl file (one task a line; with --format label-studio also a "
+                ".json file, the JSON list Label Studio imports)"
+            )
+    elif output.is_dir():
+        raise ValueError(f"OUTPUT {output} is a directory: give a .json file path")
+    elif output.exists() and not overwrite:
+        raise ValueError(f"OUTPUT {output} exists: pass --force to replace it, or choose another path")
+
+
 def check_lines(shards: List[InputShard], nlp: Language, text_key: str) -> None:
     """Read every line of the text or JSONL ``shards`` (DocBin shards were
     read whole when planned), so that a bad line is a ValueError naming
@@ -186,7 +201,8 @@ def write_ranked(shards: List[Path], output: Path, top: Optional[int], format: s
     """The records of the ``shards`` files (in input order), most uncertain
     first (ties in input order), the ``top`` first (None: all) written to
     ``output`` in the tool ``format`` (``tool_tasks``); their number. With
-    ``top``, memory holds ``top`` records, else all of them."""
+    ``top``, memory holds ``top`` records, else all of them. An ``output``
+    ending in .json gets one JSON list."""
 
     def scored():
         lines = itertools.chain.from_iterable(open_lines(shard) for shard in shards)
@@ -195,13 +211,16 @@ def write_ranked(shards: List[Path], output: Path, top: Optional[int], format: s
 
     ranked = heapq.nlargest(top, scored()) if top is not None else sorted(scored(), reverse=True)
     convert = CONVERTERS.get(format)
+    json_list = Path(output).suffix.lower() == ".json"  # one JSON list (Label Studio's import), else JSON lines
     with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out:
         if convert is None:
             out.writelines(line for _, _, line in ranked)
         else:
-            for _, _, line in ranked:
-                task = json.dumps(convert(json.loads(line)), ensure_ascii=False)
-                out.write(task.translate(LINE_BREAKS) + "\n")
+            out.write("[\n" if json_list else "")
+            for number, (_, _, line) in enumerate(ranked):
+                task = json.dumps(convert(json.loads(line)), ensure_ascii=False).translate(LINE_BREAKS)
+                out.write((",\n" if json_list and number else "") + task + ("" if json_list else "\n"))
+            out.write("\n]\n" if json_list else "")
     return len(ranked)
 
 

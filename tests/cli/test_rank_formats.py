@@ -79,6 +79,17 @@ def test_label_studio_tasks_hold_one_prediction_with_exact_span_probabilities(pi
         assert len({item["id"] for item in prediction["result"]}) == len(prediction["result"])
 
 
+def test_label_studio_output_as_json_is_one_list_label_studio_imports(pipeline, corpus, tmp_path):
+    lines_, _ = ranked(pipeline, corpus, tmp_path / "studio.jsonl", "--format", "label-studio", "--top", 5)
+    done = cli(pipeline, corpus, tmp_path / "studio.json", "--format", "label-studio", "--top", 5, "--no-progress")
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "studio.json").read_text(encoding="utf8")) == lines_
+    refused = cli(pipeline, corpus, tmp_path / "records.json", "--no-progress")
+    assert isinstance(refused.exception, ValueError) and ".jsonl" in str(refused.exception)
+    again = cli(pipeline, corpus, tmp_path / "studio.json", "--format", "label-studio", "--no-progress")
+    assert isinstance(again.exception, ValueError) and "--force" in str(again.exception)
+
+
 def test_doccano_lines_are_text_and_label_triples(pipeline, corpus, tmp_path):
     records, _ = ranked(pipeline, corpus, tmp_path / "records.jsonl")
     tasks, _ = ranked(pipeline, corpus, tmp_path / "doccano.jsonl", "--format", "doccano")
