@@ -43,7 +43,7 @@ from typing import Callable, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from . import interval_selection
-from .score_range import SCORE_LENGTH_BOUND, entropy_rounding, score_length
+from .score_range import SCORE_LENGTH_BOUND, derived_from_checked, entropy_rounding, score_length
 from .shared import check_penalty
 
 Scores = Union[np.ndarray, Tuple[np.ndarray, ...]]
@@ -220,8 +220,18 @@ class Structure:
         analyses), float64: from ``conditioned``, the gold part's weight plus
         the runs' log Z, the gold part's indicator plus the runs' marginals
         moved back (``Conditioned.expected_counts``); with accepted mentions
-        the runs' sums over the analyses holding them (``accepted.held``)."""
+        the runs' sums over the analyses holding them (``accepted.held``).
+        The range of the scores is that of ``log_partition`` (``score_range``:
+        the runs' folded border scores are not checked against it again)."""
+        weights = [v for v in options.values() if isinstance(v, float)]  # the numbers that weigh an analysis
+        score_length(f"{self.name}.constrained", layout.offsets, SCORE_LENGTH_BOUND, *_parts(scores), *weights)
         conditioned = self.conditioned(scores, layout, gold, missing, **self._with_rejected(rejected, options))
+        with derived_from_checked():  # the runs' folded scores share the given scores' range (score_range)
+            return self._constrained_runs(conditioned, missing, accepted, options)
+
+    def _constrained_runs(self, conditioned, missing: np.ndarray, accepted, options: dict) -> Tuple[float, Scores]:
+        """``constrained`` from ``conditioned``: the gold part's weight plus the runs' log Z (or their sums
+        over the analyses holding the ``accepted`` mentions), and the expected indicator."""
         if accepted is not None and np.asarray(accepted).size:
             from .accepted import held, in_runs
 

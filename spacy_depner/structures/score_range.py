@@ -42,8 +42,19 @@ hundred tokens), where that error is below 1e-5 nats, and refuses more with
 a ValueError. ``Structure.entropy`` returns a result below 0 by no more
 than its structure's bound as 0 (the true entropy is then within the bound
 of 0): the entropy is never negative.
+
+One range for every operation: the bound is on the scores as given, and
+an operation that builds a problem of its own from them (``constrained``
+and ``partial_nll``: the runs of missing tokens, whose border spans or tags
+fold in the transitions across the run's borders, up to |score| + 4
+|transition|) takes what ``log_partition`` takes. A folded path's weight is
+the weight of the same path in the given problem, so its rounding is that of
+the given scores: the derived problem is checked for NaN and inf only
+(``derived_from_checked``).
 """
 
+import contextlib
+import contextvars
 from typing import Tuple
 
 import numpy as np
@@ -99,14 +110,29 @@ def entropy_rounding(log_z: np.ndarray, score_length: float) -> float:
     return 64 * np.finfo(float).eps * (max(1.0, float(np.abs(log_z).sum())) + log_z.shape[0] * score_length)
 
 
+_DERIVED = contextvars.ContextVar("derived_from_checked", default=False)
+
+
+@contextlib.contextmanager
+def derived_from_checked():
+    """Within this context ``check_scores`` refuses NaN and inf only: the
+    scores are derived (folded) from scores already checked against the
+    bound, whose range they share (module docstring)."""
+    token = _DERIVED.set(True)
+    try:
+        yield
+    finally:
+        _DERIVED.reset(token)
+
+
 def check_scores(name: str, doc_offsets: np.ndarray, *arrays) -> None:
     """ValueError unless every entry of ``arrays`` (score arrays of any shape,
     or scalars such as a penalty) is finite and the largest |entry| times the
     longest document of ``doc_offsets`` (D + 1,) is at most
-    ``SCORE_LENGTH_BOUND``. ``name`` (e.g. "linear_chain.marginals") is named
+    ``SCORE_LENGTH_BOUND`` (finite only, within ``derived_from_checked``). ``name`` (e.g. "linear_chain.marginals") is named
     in the message. One pass over each array."""
     largest, length = _largest_and_length(name, doc_offsets, arrays)
-    if largest * length > SCORE_LENGTH_BOUND:
+    if largest * length > SCORE_LENGTH_BOUND and not _DERIVED.get():
         raise ValueError(
             f"{name}: scores out of range: the model has diverged. The largest |score| is {largest:.3g}; for the "
             f"longest document of the batch ({length} tokens) the bound is {score_bound(length):.3g} (|score| x length "

@@ -433,3 +433,48 @@ def test_the_hypergraph_entropy_is_refused_above_its_range():
         marginals = row.structure.marginals(scores, layout, **options)
         with pytest.raises(ValueError, match=r"hypergraph.entropy: scores out of range.*1e\+05"):
             row.structure.entropy(scores, layout, marginals, **options)
+
+
+@pytest.mark.parametrize("name", ["chain BIO", "chain BILOU", "lattice semi_markov", "lattice dgm", "nested quadratic"])
+def test_constrained_takes_the_range_log_partition_takes(name):
+    """One range: scores scaled to just inside the bound, which
+    ``log_partition`` accepts, are accepted by ``constrained`` too (its runs
+    fold border transitions into their scores, up to |score| + 4 |transition|,
+    and once refused them), and its value is the log-sum over the agreeing
+    analyses; scores beyond the bound are refused by both."""
+    from test_partial import drawn_case, touches
+    from test_protocol import logsumexp
+
+    rng = np.random.default_rng(700 + len(name))
+    checked = 0
+    for _ in range(60):
+        case = drawn_case(name, rng)
+        if case is None:
+            continue
+        row, scores, layout, options, _, gold, missing, kept = case
+        parts = scores if isinstance(scores, tuple) else (scores,)
+        longest = int(np.diff(layout.offsets).max())
+        largest = max((float(np.abs(p).max()) for p in parts if p.size), default=0.0)
+        if not missing.any() or longest == 0 or largest == 0:
+            continue
+        for factor, accepted in ((0.99, True), (1.5, False)):
+            scale = factor * SCORE_LENGTH_BOUND / (largest * longest)
+            scaled = tuple(p * scale for p in parts) if isinstance(scores, tuple) else scores * scale
+            if not accepted:
+                for operation in (
+                    row.structure.log_partition,
+                    lambda s, lay, **o: row.structure.constrained(s, lay, gold, missing, **o),
+                ):
+                    with pytest.raises(ValueError, match="out of range"):
+                        operation(scaled, layout, **options)
+                continue
+            row.structure.log_partition(scaled, layout, **options)
+            got, _ = row.structure.constrained(scaled, layout, gold, missing, **options)
+            units = row.brute(scaled, layout, **options)
+            want = 0.0
+            for unit in units:
+                wanted = kept & set().union(*(a.mentions for a in unit))
+                want += logsumexp([a.weight for a in unit if {m for m in a.mentions if touches(m, missing)} == wanted])
+            assert abs(got - want) <= 1e-9 * max(1.0, abs(want))
+        checked += 1
+    assert checked >= 10
