@@ -203,16 +203,16 @@ def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Tas
                 f"{where}: answer {answer!r} is not one of {', '.join(ANSWERS)}; annotate the task "
                 '(a rank record has none until then) or set its "answer"'
             )
-        if "spans" not in record and answer != "ignore":
+        if answer == "ignore":
+            yield Task(where, "", answer)  # of any interface, whatever it holds
+            continue
+        if "spans" not in record:
             raise ValueError(
                 f'{where}: the task has no "spans"; an annotated text with no entity has "spans": [] (a task of '
                 "another interface than ner, ner_manual or spans_manual cannot be imported)"
             )
-        spans = [prodigy_span(span, where) for span in items(record.get("spans", []), where, '"spans"')]
+        spans = [prodigy_span(span, where) for span in items(record["spans"], where, '"spans"')]
         binary = is_binary(record, spans, where, options.prodigy_kind)
-        if answer == "ignore":
-            yield Task(where, "", answer)
-            continue
         text = task_text(record.get("text"), where, '"text"')
         words, spaces = prodigy_tokens(record["tokens"], text, where) if "tokens" in record else (None, None)
         region, region_chars = task_regions(record, where)
