@@ -183,3 +183,15 @@ def test_another_tools_file_is_refused_by_name(tmp_path, content, message):
     path.write_text(content, encoding="utf8")
     with pytest.raises(ValueError, match=message):
         read_prodigy(path)
+
+
+def test_overlapping_entities_of_two_tasks_name_both(tmp_path):
+    tasks = [
+        prodigy_task(ADA, [(0, 2, "PER")], "accept", "ner", _input_hash=8),
+        prodigy_task(ADA, [(1, 3, "PER")], "accept", "ner", _input_hash=8),
+    ]
+    path = write_lines(tmp_path / "teach.jsonl", tasks)
+    with pytest.raises(ValueError, match=r"teach\.jsonl:1 and .*teach\.jsonl:2: the spans 'Ada Lovelace' .* overlap"):
+        read_prodigy(path)
+    (doc,) = read_prodigy(path, mode="nested")
+    assert group(doc, "nested_ner") == [(0, 2, "PER"), (1, 3, "PER")]
