@@ -3,6 +3,7 @@ in ``NUMBA_CACHE_DIR`` when the user sets it, else in a per-user cache
 directory, else in a temporary one; never in the package's ``__pycache__``,
 where pip would leave it behind."""
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,75 @@ def test_xdg_cache_home_is_used_when_absolute(monkeypatch, tmp_path):
     assert numba_cache.user_cache_root() == tmp_path
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
     assert numba_cache.user_cache_root() == Path.home() / ".cache"
+
+
+# Runs a component's operations in a fresh process, with float32 scores (a
+# thinc model's) and float64 ones (the tests'), and prints the number of
+# compiled signatures of every numba kernel of the structure modules named.
+SIGNATURES = """
+import json, sys
+import numpy as np
+from numba.core.registry import CPUDispatcher
+from spacy_depner.structures.chain import CHAIN, entity_marginals, kernels, structure as chain_structure
+from spacy_depner.structures.nested import NESTED, charts, cyk, drivers, quadratic, semi_markov
+from spacy_depner.structures.nested import layout as nested_layout
+from spacy_depner.structures.nested._mentions import dense_spans
+
+rng = np.random.default_rng(0)
+offsets = np.array([0, 4, 7])
+for dtype in (np.float32, np.float64):
+    tags, transitions = rng.normal(size=(7, 9)).astype(dtype), rng.normal(size=(10, 10)).astype(dtype)
+    layout = chain_structure.layout(offsets)
+    marginals = CHAIN.marginals((tags, transitions), layout, scheme="BILOU")
+    marginals.log_z, marginals.of(np.array([[0, 1, 0], [4, 4, 1]])), marginals.mentions(0.0)
+    CHAIN.viterbi((tags, transitions), layout, scheme="BILOU")
+    spans = dense_spans(offsets)
+    scores = rng.normal(size=(spans.shape[0], 2)).astype(dtype)
+    layout = nested_layout(spans, offsets)
+    NESTED.marginals(scores, layout, space="quadratic").log_z, NESTED.viterbi(scores, layout, space="quadratic")
+
+counts = {}
+for module in (kernels, entity_marginals, charts, cyk, quadratic, semi_markov):
+    for name, value in vars(module).items():
+        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+            counts[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = len(value.signatures)
+for space, kernels in drivers.DRIVERS.items():
+    for kernel in kernels:
+        counts[f"drivers.{space}.{kernel.__name__}"] = len(kernel.signatures)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.slow
+def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
+    """From an empty cache (a kernel loaded from the cache leaves its callees
+    uncompiled), scores of either float type compile each kernel once (they
+    are read as float64), and the quadratic nested space compiles none of the
+    other spaces' passes; only the two semirings of the mention axioms (a
+    compile-time constant: max or log-sum) are two specialisations."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNATURES],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = json.loads(done.stdout.splitlines()[-1])
+    semirings = {"charts._mention_axioms": 2}
+    several = {name: n for name, n in counts.items() if n > semirings.get(name, 1)}
+    assert not several, f"kernels compiled for several signatures: {several}"
+    other_spaces = {
+        name: n
+        for name, n in counts.items()
+        if n and (name.startswith(("cyk.", "semi_markov.")) or name.startswith(("drivers.cyk", "drivers.semi_markov")))
+    }
+    assert not other_spaces, f"the quadratic space compiled the passes of other spaces: {other_spaces}"
+    used = [
+        "kernels._marginals",
+        "kernels._viterbi",
+        "entity_marginals._entity_marginals",
+        "quadratic._inside_quadratic",
+    ]
+    assert all(counts[name] == 1 for name in used + ["drivers.quadratic.marginals", "drivers.quadratic.viterbi"])

@@ -109,7 +109,7 @@ def _span_marginals(scores, doc_offsets, transitions, allowed, roles, floor):
     spans = np.empty((16, 2), dtype=np.int64)
     labels = np.empty(16, dtype=np.int64)
     values = np.empty(16)
-    count = 0
+    count = np.int64(0)  # not the literal 0: _grow would be compiled for Literal[int](0) and for int64
     for d in range(doc_offsets.shape[0] - 1):
         first = doc_offsets[d]
         n = doc_offsets[d + 1] - first

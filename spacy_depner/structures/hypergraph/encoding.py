@@ -176,7 +176,7 @@ def _edges_to_mentions(edges, doc_offsets, owner, bits, n_slots, head_slot):
     T, K = edges.shape[1], edges.shape[2]
     x_bit = 1 << n_slots
     out = np.empty((16, 5), dtype=np.int64)
-    m = 0
+    m = np.int64(0)  # not the literal 0: _append would be compiled for Literal[int](0) and for int64
     longest = max_doc_length(doc_offsets)
     cap = (2 * n_slots + 2) * (longest + 1)  # per token: opens <= 2 mentions, splits off <= n_slots + 1
     cur = np.empty((cap, 4), dtype=np.int64)
