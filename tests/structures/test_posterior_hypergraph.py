@@ -199,3 +199,28 @@ def test_a_long_sentence_with_a_penalty():
 def test_bad_input_is_a_value_error(call, message):
     with pytest.raises(ValueError, match=message):
         call(np.zeros((3, 2, 5)))
+
+
+def test_marginals_of_given_mentions_equal_every_mention_marginal():
+    """``Marginals.of`` (``posterior.marginals_of``: one inside and outside
+    pass, then a walk from each queried start up to its longest queried
+    mention only) equals the marginal ``mention_marginals`` gives every
+    mention, on longer sentences than enumeration reaches; queries in any
+    order, repeated, across a sentence end, reversed or of no type read 0."""
+    rng = np.random.default_rng(77)
+    for _ in range(40):
+        lengths = rng.integers(0, 12, int(rng.integers(1, 4)))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        N, T = int(offsets[-1]), int(rng.integers(1, 4))
+        scores = rng.normal(0, rng.uniform(0.3, 3.0), (N, T, HYPERGRAPH.n_kinds()))
+        penalty = float(rng.normal())
+        every, values = mention_marginals(scores, offsets, penalty)
+        reference = dict(zip(map(tuple, every.tolist()), values.tolist()))
+        queries = [
+            tuple(int(v) for v in rng.integers(0, max(N, 1), 2)) + (int(rng.integers(0, T + 1)),) for _ in range(30)
+        ]
+        queries += [m for m in reference if rng.random() < 0.3] * 2
+        queries = np.array(queries, dtype=np.int64).reshape(-1, 3)[rng.permutation(len(queries))]
+        marginals = HYPERGRAPH.marginals(scores, hypergraph_layout(offsets), mention_penalty=penalty)
+        want = [reference.get(tuple(q), 0.0) for q in queries.tolist()]
+        np.testing.assert_allclose(marginals.of(queries), want, atol=1e-12)

@@ -14,7 +14,7 @@ token (1 - the T -> X marginal), with or without heads.
 
 import numpy as np
 
-from ..protocol import Analysis, Layout, Marginals, Structure, lookup
+from ..protocol import Analysis, Layout, Marginals, Structure
 from ..score_range import ENTROPY_ROUNDING, ENTROPY_SCORE_LENGTH_BOUND
 from ..shared import check_doc_offsets, check_penalty
 from . import _mention_hypergraph as mention_hypergraph
@@ -68,12 +68,9 @@ class MentionHypergraph(Structure):
             _no_heads(heads, "the mention marginals")
             return posterior.mention_marginals(scores, layout.offsets, mention_penalty, heads, floor)
 
-        positive = []  # every mention of positive marginal, computed once
-
         def of(mentions: np.ndarray) -> np.ndarray:
-            if not positive:
-                positive.append(above(0.0))
-            return lookup(mentions[:, :3], *positive[0])
+            _no_heads(heads, "the mention marginals")
+            return posterior.marginals_of(scores, layout.offsets, mentions[:, :3], mention_penalty, heads)
 
         def starts(mentions: np.ndarray) -> np.ndarray:
             return 1.0 - edge_marginals[mentions[:, 0], mentions[:, 2], KIND_T_X]
