@@ -328,6 +328,9 @@ class BackendHandler(BaseHTTPRequestHandler):
 def backend_server(backend: LabelStudioBackend, host: str = "127.0.0.1", port: int = 9090, quiet: bool = False):
     """A ``ThreadingHTTPServer`` answering Label Studio for ``backend`` (``serve_forever`` runs it)."""
     handler = type("Handler", (BackendHandler,), {"backend": backend, "quiet": quiet})
-    server = ThreadingHTTPServer((host, port), handler)
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except OSError as error:
+        raise ValueError(f"Cannot listen on {host}:{port} ({error.strerror or error}): choose another --port or --host")
     server.daemon_threads = True
     return server

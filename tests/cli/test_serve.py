@@ -203,3 +203,9 @@ def test_annotated_tasks_read_as_import_annotations_reads_an_export(pipeline):
     assert [(e.text, e.label_) for e in region.ents] == [("New York", "LOC")]
     assert [t.ent_iob_ for t in region] == ["", "", "O", "B", "I"]  # "John Smith" outside the region: missing
     assert [t.ent_iob_ for t in whole] == ["B", "O", "O", "O"]
+
+
+def test_a_port_in_use_is_a_clear_error(served):
+    backend, url = served
+    with pytest.raises(ValueError, match="choose another --port"):
+        backend_server(backend, "127.0.0.1", int(url.rsplit(":", 1)[1]))

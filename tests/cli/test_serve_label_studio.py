@@ -84,3 +84,5 @@ def test_label_studio_gets_scored_predictions_and_its_annotations_retrain_the_mo
     server.call("POST", f"/api/ml/{connected['id']}/train", {})
     wait_for(lambda: backend.trainings >= 2 and not backend.health()["training"], "the second training")
     assert backend.last_error is None and backend.model_version == "spacy-depner-2"
+    # it sent START_TRAINING, and the backend read the project's export (more than a webhook's task gives)
+    assert set(backend.tasks[mary]) > {"id", "data", "annotations"}, backend.tasks[mary]
