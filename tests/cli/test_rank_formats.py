@@ -8,6 +8,7 @@ stderr but the error when a run is refused."""
 import json
 
 import pytest
+import spacy
 from test_rank import cli, lines
 
 
@@ -156,3 +157,57 @@ def test_code_and_gpu_id_as_apply_has_them(pipeline, corpus, tmp_path):
     assert isinstance(done.exception, ValueError) and "nowhere.py" in str(done.exception)
     done = cli(pipeline, corpus, tmp_path / "gpu.jsonl", "-g", 0, "-n", 2)
     assert isinstance(done.exception, ValueError) and "--n-process 1" in str(done.exception)
+
+
+def accepted_exports(format, tasks):
+    """``tasks`` as the tool exports them once a person kept every pre-annotation, without the token
+    ``region`` (only ``region_chars`` says what was reviewed)."""
+    if format == "prodigy":
+        return "\n".join(json.dumps({**without_region(t), "answer": "accept"}) for t in tasks) + "\n"
+    if format == "doccano":
+        return "\n".join(json.dumps({"id": n, **t}) for n, t in enumerate(tasks, 1)) + "\n"
+    return json.dumps(
+        [
+            {
+                "id": n,
+                "data": without_region(t["data"]),
+                "annotations": [{"id": n, "result": t["predictions"][0]["result"]}],
+            }
+            for n, t in enumerate(tasks, 1)
+        ]
+    )
+
+
+def without_region(record):
+    return {key: value for key, value in record.items() if key != "region"}
+
+
+@pytest.mark.parametrize("format", ["prodigy", "label-studio", "doccano"])
+def test_region_tasks_come_back_reviewed_by_characters(pipeline, corpus, tmp_path, format):
+    """Each tool's region tasks, accepted as pre-annotated and imported: the tokens inside region_chars
+    are reviewed (the pre-annotations their entities, the rest O), every other token missing."""
+    from spacy_depner.readers.annotation_tools import read_annotations
+
+    records, _ = ranked(pipeline, corpus, tmp_path / "records.jsonl", "--unit", "region")
+    tasks, _ = ranked(pipeline, corpus, tmp_path / "tasks.jsonl", "--unit", "region", "--format", format)
+    kept = [(r, t) for r, t in zip(records, tasks) if r["spans"]]  # doccano reads a record without spans as unlabelled
+    assert kept
+    path = tmp_path / ("export.json" if format == "label-studio" else "export.jsonl")
+    path.write_text(accepted_exports(format, [t for _, t in kept]), encoding="utf8")
+    docs = {doc.text: doc for doc in read_annotations(format, path, spacy.load(pipeline))}
+    by_text = {}  # the tasks on one text make one Doc: the union of their regions and entities
+    for record, _ in kept:
+        by_text.setdefault(record["text"], []).append(record)
+    assert set(docs) == set(by_text)
+    outside = 0
+    for text, group in by_text.items():
+        doc = docs[text]
+        inside = [
+            any(r["region_chars"][0] <= t.idx and t.idx + len(t) <= r["region_chars"][1] for r in group) for t in doc
+        ]
+        assert [t.ent_iob_ != "" for t in doc] == inside
+        outside += inside.count(False)
+        assert {(e.start_char, e.end_char, e.label_) for e in doc.ents} == {
+            (s["start"], s["end"], s["label"]) for r in group for s in r["spans"]
+        }
+    assert outside > 0  # some tokens lie outside every region: the test can tell
