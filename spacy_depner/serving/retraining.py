@@ -82,6 +82,22 @@ def check_labels(docs: List[Doc], pipe) -> None:
         )
 
 
+def check_regions(tasks: List[Dict[str, Any]], pipe) -> None:
+    """A ValueError when tasks review a region only (``region`` or
+    ``region_chars`` in ``data``) but the component ``pipe`` cannot leave
+    the tokens outside it missing (it writes a span group and has no
+    ``annotated_key``: every token would count as reviewed)."""
+    if pipe.writes_ents or pipe.settings.get("annotated_key"):
+        return
+    regional = [task.get("id") for task in tasks if {"region", "region_chars"} & set(task.get("data") or {})]
+    if regional:
+        raise ValueError(
+            f"Tasks {regional[:5]} review a region only, but {pipe.name} has no annotated_key, so it would read "
+            "every token outside the region as holding no mention: serve a nested_ner with annotated_key set "
+            '(e.g. "annotated"), or annotate whole texts'
+        )
+
+
 def retrained_pipeline(
     pipeline: str,
     component: Optional[str],
@@ -97,6 +113,7 @@ def retrained_pipeline(
     losses. No annotated Doc is a ValueError."""
     nlp = load_pipeline(pipeline)
     pipe = only_entity_pipe(nlp, component)
+    check_regions(tasks, pipe)
     docs = [doc for doc in annotated_docs(tasks, nlp, component, text_key) if len(doc)]
     if not docs:
         raise ValueError("No annotation to train on: every task received was skipped, cancelled or empty")

@@ -10,6 +10,7 @@ import json
 import threading
 import urllib.error
 import urllib.request
+from types import SimpleNamespace
 
 import pytest
 import spacy
@@ -17,7 +18,7 @@ import spacy
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
 from spacy_depner.serving.label_studio_backend import LabelStudioBackend, backend_server
 from spacy_depner.serving.label_studio_config import labeling_config
-from spacy_depner.serving.retraining import annotated_docs
+from spacy_depner.serving.retraining import annotated_docs, check_regions
 
 CONFIG = (
     '<View><Labels name="ner" toName="doc"><Label value="PER"/><Label value="LOC"/><Label value="MISC"/></Labels>'
@@ -209,3 +210,12 @@ def test_a_port_in_use_is_a_clear_error(served):
     backend, url = served
     with pytest.raises(ValueError, match="choose another --port"):
         backend_server(backend, "127.0.0.1", int(url.rsplit(":", 1)[1]))
+
+
+def test_region_tasks_need_a_component_that_leaves_the_rest_missing():
+    span_group_only = SimpleNamespace(name="hypergraph_ner", writes_ents=False, settings={"annotated_key": None})
+    region_task = {"id": 4, "data": {"body": TEXTS[0], "region_chars": [0, 10]}, "annotations": []}
+    with pytest.raises(ValueError, match=r"Tasks \[4\] review a region only.*annotated_key"):
+        check_regions([region_task], span_group_only)
+    check_regions([{"id": 5, "data": {"body": TEXTS[0]}}], span_group_only)  # a whole text: fine
+    check_regions([region_task], SimpleNamespace(name="nested_ner", writes_ents=False, settings={"annotated_key": "a"}))
