@@ -28,7 +28,8 @@ Routes (JSON bodies and answers):
   tasks; ``{"job"}``.
 * ``GET /is_training``: ``{"is_training"}``.
 
-Training runs in one background thread (``retraining``: a fresh copy of
+Requests and training run on the ops (CPU or GPU) current when the
+backend was made. Training runs in one background thread (``retraining``: a fresh copy of
 PIPELINE trained on every annotation kept, the last annotation of each
 task as ``import-annotations`` reads it, reviewed regions annotated and
 the tokens outside them missing); events that come meanwhile start one
@@ -43,6 +44,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+from thinc.api import get_current_ops, set_current_ops
 
 from ..inference.ranking import scored_batches
 from ..inference.review_tasks import doc_tasks
@@ -90,6 +93,7 @@ class LabelStudioBackend:
             raise ValueError(f"epochs={epochs}: give at least 1")
         self.pipeline, self.component, self.measure, self.epochs = pipeline, component, measure, epochs
         self.batch_size, self.output = batch_size, output
+        self.ops = get_current_ops()  # thinc's ops are per thread: the request and training threads set these
         self.nlp = load_pipeline(pipeline)
         self.pipe = only_entity_pipe(self.nlp, component)
         self.trainings = 0
@@ -218,6 +222,7 @@ class LabelStudioBackend:
             self.wake.notify()
 
     def training_loop(self) -> None:
+        set_current_ops(self.ops)
         while True:
             with self.wake:
                 while not self.pending:
@@ -292,6 +297,7 @@ class BackendHandler(BaseHTTPRequestHandler):
         route = ROUTES.get((method, path))
         if route is None:
             return self.send_json(404, {"error": f"No route {method} {path}: see {', '.join(p for _, p in ROUTES)}"})
+        set_current_ops(self.backend.ops)
         try:
             body = self.read_json() if method == "POST" else {}
             answer = route(self.backend, body)

@@ -14,8 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 import spacy
+from thinc.api import NumpyOps, get_current_ops, set_current_ops
 
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
+from spacy_depner.serving import label_studio_backend
 from spacy_depner.serving.label_studio_backend import LabelStudioBackend, backend_server
 from spacy_depner.serving.label_studio_config import labeling_config
 from spacy_depner.serving.retraining import annotated_docs, check_regions
@@ -219,3 +221,35 @@ def test_region_tasks_need_a_component_that_leaves_the_rest_missing():
         check_regions([region_task], span_group_only)
     check_regions([{"id": 5, "data": {"body": TEXTS[0]}}], span_group_only)  # a whole text: fine
     check_regions([region_task], SimpleNamespace(name="nested_ner", writes_ents=False, settings={"annotated_key": "a"}))
+
+
+def test_requests_and_training_run_on_the_ops_the_backend_was_made_with(pipeline, monkeypatch):
+    """thinc's current ops belong to a thread: the server's threads take the backend's (e.g. --gpu-id's)."""
+
+    class ChosenOps(NumpyOps):
+        name = "chosen"
+
+    seen = []
+    monkeypatch.setattr(LabelStudioBackend, "health", lambda self: seen.append(get_current_ops().name) or {})
+
+    def training(*args, **kwargs):
+        seen.append(get_current_ops().name)
+        raise ValueError("stopped after looking")
+
+    monkeypatch.setattr(label_studio_backend, "retrained_pipeline", training)
+    set_current_ops(ChosenOps())
+    try:
+        backend = LabelStudioBackend(str(pipeline))
+    finally:
+        set_current_ops(NumpyOps())
+    server = backend_server(backend, "127.0.0.1", 0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        call(f"http://127.0.0.1:{server.server_port}", "/health")
+        backend.tasks = {1: {"id": 1, "data": {"text": TEXTS[0]}, "annotations": [{"id": 1, "result": []}]}}
+        backend.start_training()
+        assert backend.wait_for_training(60)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["chosen", "chosen"] and "stopped after looking" in backend.last_error
