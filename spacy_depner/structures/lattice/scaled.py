@@ -1,6 +1,7 @@
 """Forward-backward of the segment lattice in scaled probabilities: log Z and
-the marginals with a cost that is, but for K^2 multiply-adds per token, one
-exp and K multiply-adds per candidate span (inputs as ``segment_lattice``).
+the marginals with a cost that is, but for K^2 multiply-adds and one log
+per token, one exp and a few multiply-adds per span label (inputs as
+``segment_lattice``).
 
 The log-space recursions of ``kernels`` spend an exp or a log on every term
 of every log-sum, K^2 of them per token for the transitions. Here (the
@@ -13,18 +14,17 @@ probabilities times one log-scale per position:
 
 with E = exp(T - t) (t the largest transition), so the transition step is a
 K x K matrix-vector product with no exp or log. A segment (s, y) from i to
-p - 1 adds g[i, y] e[s, y] w[s] to the scaled sum of alpha[p, y], where
-e[s, y] = exp(scores[s, y] - smax[s]) (smax[s] the span's best label score:
-one vectorised exp per score, ``_span_exps``) and w[s] = exp(c[i] + t +
-smax[s] - top[p]) (top[p] the largest c[i] + t + smax[s] of the spans
-ending at p - 1: one exp per span). One log per position folds the largest
-sum into c[p].
+p - 1 adds g[i, y] exp(c[i] + scores[s, y] - top[p]) to the scaled sum of
+alpha[p, y] (top[p] the largest c[i] + scores[s, y] of the span labels
+ending at p - 1): one exp per span label. One log per position folds the
+largest sum into c[p] = top[p] + t + log(largest).
 
 Exactness: every term that underflows is below exp(-708) of the largest
 term it is compared with; when the transitions (boundary row and column
 included) spread over at most ``SCALED_SPREAD`` = 200, E >= exp(-200) and a
-dropped term weighs less than K exp(2 x 200 - 708) of a kept term of any sum
-it reaches, nothing at float64 precision. Wider transitions (far outside
+dropped term (of a sum over labels, spans or previous labels: each holds a
+term of at least exp(-200) of its scale) weighs less than K exp(2 x 200 -
+708) of a kept term of any sum it reaches, nothing at float64 precision. Wider transitions (far outside
 what a trained model produces) go to the log-space recursions of
 ``kernels``. The backward pass is the reverse mode of the forward in
 probabilities (no exp or log): ending[p, y], the probability that a segment
@@ -47,33 +47,14 @@ def transitions_fit(transitions: np.ndarray) -> bool:
 
 
 @njit(cache=True)
-def _span_exps(spans, scores):
-    """(smax (S,), e (S, K)): each span's largest score over the labels it
-    may take (column 0, O, on one-token spans only) and exp(scores - smax),
-    0 for a label the span may not take or a forbidden one (-inf); smax is
-    -inf where every label is forbidden (the span then weighs 0)."""
-    S, K = scores.shape
-    smax = np.empty(S)
-    exps = np.zeros((S, K))
-    for s in range(S):
-        y0 = 0 if spans[s, 0] == spans[s, 1] else 1
-        top = NEG_INF
-        for y in range(y0, K):
-            top = max(top, scores[s, y])
-        smax[s] = top
-        if top > NEG_INF:
-            for y in range(y0, K):
-                exps[s, y] = np.exp(scores[s, y] - top)
-    return smax, exps
-
-
-@njit(cache=True)
-def _forward(spans, lo, hi, first, n, smax, exps, E, shift, m, g, c, acc_of, terms):
+def _forward(spans, lo, hi, first, n, scores, E, shift, m, g, c, acc_of, terms):
     """Scaled forward of one document (module docstring): fills m, g, c
     (positions 0..n), acc_of[p, y] the scaled sum of alpha[p, y] before
     normalisation (divided by its maximum: m[p] = acc_of[p] / max), and
-    terms[s, y] each segment's scaled term. Returns log Z."""
-    K = exps.shape[1]
+    terms[s, y] each segment's scaled term g[i, y] exp(c[i] + scores[s, y]
+    - top[p]) (0 for O on a span longer than one token, and for a forbidden
+    label: -inf). Returns log Z."""
+    K = scores.shape[1]
     B = K
     for y in range(K):
         g[0, y] = E[B, y]
@@ -91,17 +72,17 @@ def _forward(spans, lo, hi, first, n, smax, exps, E, shift, m, g, c, acc_of, ter
         end = s
         top = NEG_INF
         while end < hi and spans[end, 1] - first == q:
-            v = c[spans[end, 0] - first] + smax[end]
-            if v > top:
-                top = v
+            i = spans[end, 0] - first
+            for y in range(0 if i == q else 1, K):
+                top = max(top, c[i] + scores[end, y])
             end += 1
         for y in range(K):
             acc_of[p, y] = 0.0
         for r in range(s, end):
             i = spans[r, 0] - first
-            w = np.exp(c[i] + smax[r] - top) if smax[r] > NEG_INF else 0.0
-            for y in range(K):
-                t = g[i, y] * exps[r, y] * w
+            terms[r, 0] = 0.0
+            for y in range(0 if i == q else 1, K):
+                t = g[i, y] * np.exp(c[i] + scores[r, y] - top)
                 terms[r, y] = t
                 acc_of[p, y] += t
         largest = 0.0
@@ -119,9 +100,11 @@ def _forward(spans, lo, hi, first, n, smax, exps, E, shift, m, g, c, acc_of, ter
 
 
 @njit(cache=True)
-def _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting, transition_marginals):
+def _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting, share, flow):
     """Reverse mode of ``_forward`` in probabilities: turns ``terms`` into
-    the span marginals and adds the expected transitions."""
+    the span marginals and adds into ``flow`` (K, K) the sum over positions
+    of m[p, z] share[y] (the expected transitions z -> y over E[z, y]), the
+    start transitions into its row K and the end ones into its column K."""
     K = m.shape[1]
     B = K
     starting[: n + 1, :] = 0.0
@@ -130,9 +113,7 @@ def _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting,
         total += m[n, y] * E[y, B]
     for y in range(K):
         ending[n, y] = m[n, y] * E[y, B] / total
-        transition_marginals[y, B] += ending[n, y]
-    share = np.empty(K)
-    flow = np.zeros((K, K))  # sum over positions of m[p, z] share[y]: the expected transitions z -> y over E[z, y]
+        flow[y, B] += ending[n, y]
     s = hi - 1
     for p in range(n, 0, -1):
         if p < n:
@@ -154,17 +135,14 @@ def _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting,
                 terms[s, y] = v
                 starting[i, y] += v
             s -= 1
-    for z in range(K):
-        for y in range(K):
-            transition_marginals[z, y] += flow[z, y] * E[z, y]
     for y in range(K):
-        transition_marginals[B, y] += starting[0, y]
+        flow[B, y] += starting[0, y]
 
 
 @njit(cache=True)
-def _scaled(spans, span_offsets, doc_offsets, smax, exps, transitions, backward):
+def _scaled(spans, span_offsets, doc_offsets, scores, transitions, backward):
     D = doc_offsets.shape[0] - 1
-    K = exps.shape[1]
+    K = scores.shape[1]
     shift = NEG_INF
     for a in range(K + 1):
         for b in range(K + 1):
@@ -177,29 +155,31 @@ def _scaled(spans, span_offsets, doc_offsets, smax, exps, transitions, backward)
     acc_of = np.empty((size, K))
     ending = np.empty((size, K))
     starting = np.empty((size, K))
-    terms = np.zeros(exps.shape)
+    share = np.empty(K)
+    terms = np.zeros(scores.shape)
     log_z = np.zeros(D)
-    transition_marginals = np.zeros(transitions.shape)
+    flow = np.zeros(transitions.shape)
     for d in range(D):
         first = doc_offsets[d]
         n = doc_offsets[d + 1] - first
         if n == 0:
             continue
         lo, hi = span_offsets[d], span_offsets[d + 1]
-        log_z[d] = _forward(spans, lo, hi, first, n, smax, exps, E, shift, m, g, c, acc_of, terms)
+        log_z[d] = _forward(spans, lo, hi, first, n, scores, E, shift, m, g, c, acc_of, terms)
         if backward:
-            _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting, transition_marginals)
-    return log_z, terms, transition_marginals
+            _backward(spans, lo, hi, first, n, E, m, g, acc_of, terms, ending, starting, share, flow)
+    for a in range(K):
+        for b in range(K):
+            flow[a, b] *= E[a, b]  # the label-to-label flow was summed over E[a, b]
+    return log_z, terms, flow
 
 
 def scaled_log_partition(spans, span_offsets, doc_offsets, scores, transitions) -> np.ndarray:
     """log Z (D,) by the scaled forward (transitions that ``transitions_fit``)."""
-    smax, exps = _span_exps(spans, scores)
-    return _scaled(spans, span_offsets, doc_offsets, smax, exps, transitions, False)[0]
+    return _scaled(spans, span_offsets, doc_offsets, scores, transitions, False)[0]
 
 
 def scaled_marginals(spans, span_offsets, doc_offsets, scores, transitions):
     """(log Z (D,), span marginals (S, K), expected transitions (K + 1, K + 1))
     by the scaled forward-backward (transitions that ``transitions_fit``)."""
-    smax, exps = _span_exps(spans, scores)
-    return _scaled(spans, span_offsets, doc_offsets, smax, exps, transitions, True)
+    return _scaled(spans, span_offsets, doc_offsets, scores, transitions, True)
