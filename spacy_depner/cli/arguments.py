@@ -7,6 +7,8 @@ annotating commands share with ``spacy apply`` (--force/-F, --code/-c)."""
 from pathlib import Path
 from typing import Optional, Tuple
 
+import typer
+
 from ..evaluation.data_files import data_kind
 
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
@@ -62,3 +64,18 @@ def use_gpu(gpu_id: int, n_process: int = 1) -> None:
             "run one process on the GPU (--n-process 1), or several on the CPU (--gpu-id -1)"
         )
     setup_gpu(gpu_id, silent=True)
+
+
+def spacy_options(output_help: str, gold_preproc_help: str, retokenize: bool = True) -> dict:
+    """The typer options that spaCy's evaluate and find-threshold share, by
+    parameter name: -o/--output (a JSON file), -c/--code, -g/--gpu-id and
+    -G/--gold-preproc (the data's own tokens, the default; with
+    ``retokenize`` also its opposite, --retokenize)."""
+    return {
+        "output": typer.Option(None, "--output", "-o", help=output_help),
+        "code": typer.Option(None, "--code", "-c", help=CODE_HELP),
+        "gpu_id": typer.Option(-1, "--gpu-id", "-g", help=GPU_ID_HELP),
+        "gold_preproc": typer.Option(
+            True, "--gold-preproc/--retokenize" if retokenize else "--gold-preproc", "-G", help=gold_preproc_help
+        ),
+    }

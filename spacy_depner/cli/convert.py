@@ -4,6 +4,7 @@ formats to spaCy DocBin files (``.spacy``, for ``spacy train`` through
 JSON lines."""
 
 import json
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -25,16 +26,51 @@ class ConvertFormat(str, Enum):
     genia_xml = "genia-xml"
 
 
+CONVERTERS = tuple(f.value for f in ConvertFormat)
+CONVERTER_HELP = (
+    "conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), gum (UD English-GUM "
+    "CoNLL-U), genia-xml (GENIAcorpus3.02.tgz) or auto (by INPUT's suffix: .jsonl genia, .conllu conllu-iob2 "
+    "with --iob2 else gum, .tgz/.xml genia-xml)"
+)
+OLD_FORM = (
+    "convert FORMAT INPUT OUTPUT is deprecated and goes in the next release: write convert INPUT OUTPUT "
+    "--converter FORMAT (-c FORMAT), as spacy convert"
+)
+
+
+def auto_converter(input: Path, iob2: Optional[Path]) -> ConvertFormat:
+    """The converter of ``--converter auto``: told by INPUT's suffix (a .conllu file with --iob2 is conllu-iob2)."""
+    suffixes = "".join(Path(input).suffixes[-2:]).lower()
+    by_suffix = {".jsonl": "genia", ".conllu": "conllu-iob2" if iob2 is not None else "gum", ".xml": "genia-xml"}
+    name = "genia-xml" if suffixes.endswith((".tgz", ".tar.gz")) else by_suffix.get(Path(input).suffix.lower())
+    if name is None:
+        raise typer.BadParameter(
+            f"--converter auto cannot tell the format of {input}: give -c with one of {CONVERTERS}"
+        )
+    return ConvertFormat(name)
+
+
+def converter_of(name: str, input: Path, iob2: Optional[Path]) -> ConvertFormat:
+    """The converter named ``name`` (one of ``CONVERTERS``, or "auto")."""
+    if name == "auto":
+        return auto_converter(input, iob2)
+    if name not in CONVERTERS:
+        raise typer.BadParameter(f"unknown converter {name!r}: give one of {CONVERTERS} or auto")
+    return ConvertFormat(name)
+
+
 def convert(
-    format: ConvertFormat = typer.Argument(
+    input: Path = typer.Argument(
+        ..., metavar="INPUT", help="The corpus file: .conllu, .jsonl, or the GENIA 3.02 tarball (or its .xml)"
+    ),
+    output_dir: Path = typer.Argument(
         ...,
-        help="conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), "
-        "gum (UD English-GUM CoNLL-U) or genia-xml (GENIAcorpus3.02.tgz)",
+        metavar="OUTPUT_DIR",
+        help="Folder to write the DocBin INPUT_NAME.spacy to, as spacy convert (or the .spacy file itself); "
+        "for genia-xml the folder of train/dev/test.jsonl",
     ),
-    input: Path = typer.Argument(..., help="The corpus file: .conllu, .jsonl, or the GENIA 3.02 tarball (or its .xml)"),
-    output: Path = typer.Argument(
-        ..., help="DocBin file to write (.spacy); for genia-xml the folder of train/dev/test.jsonl"
-    ),
+    old_output: Optional[Path] = typer.Argument(None, hidden=True, metavar="OUTPUT"),
+    converter: str = typer.Option("auto", "--converter", "-c", help=CONVERTER_HELP),
     iob2: Optional[Path] = typer.Option(
         None,
         help="conllu-iob2: the UNER IOB2 file of the same sentences (joined on # sent_id, else by sentence order, else by words)",
@@ -66,12 +102,33 @@ def convert(
 ) -> None:
     """Convert CoNLL-U + IOB2, GENIA or GUM to DocBin or JSONL.
 
-    Prints what was written (JSON). conllu-iob2 and gum keep the gold trees, POS, tags and lemmas; the entities go to doc.ents
-    (conllu-iob2) or to the span group --spans-key (genia, gum; GUM's mention
-    heads to SPANS_KEY_heads). genia-xml applies the rules of the GENIA data
-    README (five types, coordinated terms, tokenisation, the 15,022 / 1,669 /
-    1,855 split). Each output file is written under a temporary name and
-    renamed when complete: an interrupted run leaves the previous files."""
+    As spacy convert: INPUT OUTPUT_DIR --converter FORMAT (auto: by INPUT's
+    suffix). Prints what was written (JSON). conllu-iob2 and gum keep the gold trees, POS, tags and lemmas; the
+    entities go to doc.ents (conllu-iob2) or to the span group --spans-key
+    (genia, gum; GUM's mention heads to SPANS_KEY_heads). genia-xml applies
+    the rules of the GENIA data README (five types, coordinated terms,
+    tokenisation, the 15,022 / 1,669 / 1,855 split). Each output file is
+    written under a temporary name and renamed when complete: an interrupted
+    run leaves the previous files. The earlier form FORMAT INPUT OUTPUT still
+    works, with a warning, until the next release."""
+    if old_output is not None:
+        warnings.warn(OLD_FORM, FutureWarning)
+        if str(input) not in CONVERTERS:
+            raise typer.BadParameter(
+                f"FORMAT {input}: give one of {CONVERTERS} (or write convert INPUT OUTPUT -c FORMAT)"
+            )
+        format, input, output = ConvertFormat(str(input)), output_dir, old_output
+        if format != ConvertFormat.genia_xml and output.suffix != ".spacy":
+            raise typer.BadParameter(f"OUTPUT {output} must be a .spacy file (spacy.Corpus.v1 reads only those)")
+    else:
+        format = converter_of(converter, input, iob2)
+        output = output_dir
+        if format != ConvertFormat.genia_xml and output.suffix != ".spacy":
+            if output.is_file():
+                raise typer.BadParameter(
+                    f"OUTPUT_DIR {output} is a file: give a folder, or a file name ending in .spacy"
+                )
+            output = output / f"{Path(input).stem}.spacy"
     if iob2 is not None and format != ConvertFormat.conllu_iob2:
         raise typer.BadParameter(f"--iob2 goes with conllu-iob2, not {format.value}")
     if shared and format != ConvertFormat.conllu_iob2:
@@ -89,8 +146,6 @@ def convert(
             counts = write_genia_splits(records, temporary, sizes)
         typer.echo(json.dumps({"output": str(output), "split": counts, **stats.as_dict()}, indent=2))
         return
-    if output.suffix != ".spacy":
-        raise typer.BadParameter(f"OUTPUT {output} must be a .spacy file (spacy.Corpus.v1 reads only those)")
     if output.is_dir():
         raise typer.BadParameter(f"OUTPUT {output} is a folder: give a file name ending in .spacy")
     vocab, extra = spacy.blank("en").vocab, {}

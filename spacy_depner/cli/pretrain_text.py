@@ -110,10 +110,12 @@ def write_pretrain_text(sentences: Iterable[Words], output: Path, source: str) -
 
 def pretrain_text(
     input: Path = typer.Argument(
-        ..., help="The training split: CoNLL-U (UD EWT, UD GUM, ...), GENIA JSON lines, or a DocBin (.spacy)"
+        ...,
+        metavar="INPUT",
+        help="The training split: CoNLL-U (UD EWT, UD GUM, ...), GENIA JSON lines, or a DocBin (.spacy)",
     ),
     output: Path = typer.Argument(
-        ..., help="JSON-lines file to write (.jsonl), for --paths.raw_text of `spacy pretrain`"
+        ..., metavar="OUTPUT", help="JSON-lines file to write (.jsonl), for --paths.raw_text of `spacy pretrain`"
     ),
     format: Optional[TextFormat] = typer.Option(
         None,

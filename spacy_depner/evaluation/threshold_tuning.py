@@ -81,7 +81,7 @@ def threshold_png(curve: List[Dict[str, float]], chosen: float, path: Path, titl
 def tune_pipeline_threshold(
     model: Path,
     dev: Path,
-    output: Path,
+    output: Optional[Path],
     component: Optional[str] = None,
     step: float = 0.01,
     png: Optional[Path] = None,
@@ -94,9 +94,10 @@ def tune_pipeline_threshold(
     the component decodes once with threshold 0 and the spans are filtered
     by probability at each threshold of 0, step, ..., 1 (``tune_threshold``).
     Saves the pipeline with the tuned value to ``output`` (may be
-    ``model``) and, with ``png``, draws the precision/recall curve there."""
+    ``model``; None: not saved) and, with ``png``, draws the precision/recall curve there."""
 
-    check_output(output)
+    if output is not None:
+        check_output(output)
     nlp = load_pipeline(model)
     name = tunable_component(nlp, model, component, "threshold")
     pipe = nlp.get_pipe(name)
@@ -108,7 +109,8 @@ def tune_pipeline_threshold(
     pipe.settings["threshold"] = result["tuned_threshold"]
     if png is not None:
         threshold_png(curve, result["tuned_threshold"], png, f"{name} on {Path(dev).name}")
-    save_pipeline(nlp, name, {"threshold": result["tuned_threshold"]}, output)
+    if output is not None:
+        save_pipeline(nlp, name, {"threshold": result["tuned_threshold"]}, output)
     return {
         "component": name,
         "spans": int(probabilities.shape[0]),

@@ -171,17 +171,17 @@ def ray_annotate(
     fingerprint = path_fingerprint(pipeline) if Path(pipeline).is_dir() else {"package": pipeline}
     settings = run_settings(fingerprint, path, JSONL, shard_size, text_key)
     shards = plan_shards(path, shard_size)  # before the manifest: an unreadable input leaves nothing
+    ray = import_ray()  # before the manifest: without Ray, nothing is left behind
     resume = check_manifest(output, settings, restart=overwrite)
     outputs = OutputShards(output, JSONL, resume)
     vocab = Vocab()
     kept = outputs.check_done(shards, vocab, text_key) if resume else {}
-    ray = import_ray()
     started_ray = not ray.is_initialized()
-    if started_ray:
-        ray.init(address=address, include_dashboard=False)
     counts, docs_kept = {"docs": 0, "words": 0}, sum(kept.values())
     starting = time.perf_counter()
     try:
+        if started_ray:
+            ray.init(address=address, include_dashboard=False)
         annotator = ray.remote(num_cpus=cpus_per_actor)(ShardAnnotator)
         pool_actors = [annotator.remote(pipeline, batch_size, text_key) for _ in range(actors)]
         ray.get([actor.ready.remote() for actor in pool_actors])

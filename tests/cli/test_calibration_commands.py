@@ -219,10 +219,19 @@ def test_spacy_find_threshold_tunes_the_same_setting(capsys, pipeline, tiny_docb
     finds the threshold and F1 that `find-threshold` finds from one decoding."""
     from spacy.cli.find_threshold import find_threshold
 
-    ours = run_ok(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "tuned", "--step", 0.25)
+    arguments = (pipeline, tiny_docbin, "dgm_ner", "threshold", "ents_f", "-n", 5)  # spaCy's, in its order
+    ours = run_ok(capsys, "find-threshold", *arguments)
+    assert not (tmp_path / "tuned").exists()
     best, f, scores = find_threshold(pipeline, tiny_docbin, "dgm_ner", "threshold", "ents_f", n_trials=5, silent=True)
+    capsys.readouterr()  # spaCy's table of scores
     assert len(set(scores.values())) > 1  # the setting changes what is written
     assert best == pytest.approx(ours["tuned_threshold"]) and f == pytest.approx(ours["tuned_f"])
+    # --output saves the pipeline with it; the earlier form PIPELINE DATA OUTPUT --step, with a warning
+    assert run_ok(capsys, "find-threshold", *arguments, "-o", tmp_path / "tuned") == ours
+    assert spacy.load(tmp_path / "tuned").get_pipe("dgm_ner").settings["threshold"] == ours["tuned_threshold"]
+    with pytest.warns(FutureWarning, match="PIPE_NAME threshold SCORES_KEY --output OUTPUT"):
+        assert run_ok(capsys, "find-threshold", pipeline, tiny_docbin, tmp_path / "old", "--step", 0.25) == ours
+    assert (tmp_path / "old" / "config.cfg").is_file()
 
 
 def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):

@@ -158,6 +158,6 @@ def test_evaluate_and_evaluate_nested_help_state_labels_and_tokens():
     for name in ("evaluate", "evaluate-nested"):
         text = " ".join(commands[name].help.split())
         assert "of every label" in text and "spacy evaluate --gold-preproc" in text.replace("`", ""), name
-    option = next(p for p in commands["evaluate-nested"].params if p.name == "retokenize")
-    assert option.opts == ["--retokenize"] and option.secondary_opts == ["--gold-preproc"] and option.default is False
-    assert "re-tokenized" in option.help
+    option = next(p for p in commands["evaluate-nested"].params if p.name == "gold_preproc")
+    assert set(option.opts) == {"--gold-preproc", "-G"} and option.secondary_opts == ["--retokenize"]
+    assert option.default is True and "re-tokenized" in option.help
