@@ -55,7 +55,11 @@ def test_genia_and_docbin_inputs(capsys, tmp_path):
     assert genia[0] == {"text": " ".join(first), "tokens": first}  # GENIA gives no spacing: one space
     docbin = tmp_path / "tiny.spacy"
     assert (
-        run(app, ["convert", "conllu-iob2", str(CONLLU), str(docbin), "--iob2", str(IOB2)], "python -m spacy_depner")
+        run(
+            app,
+            ["convert", str(CONLLU), str(docbin), "-c", "conllu-iob2", "--iob2", str(IOB2)],
+            "python -m spacy_depner",
+        )
         == 0
     )
     capsys.readouterr()
@@ -66,7 +70,7 @@ def test_genia_and_docbin_inputs(capsys, tmp_path):
     assert (
         run(
             app,
-            ["convert", "conllu-iob2", str(CONLLU), str(documents), "--iob2", str(IOB2), "--documents"],
+            ["convert", str(CONLLU), str(documents), "-c", "conllu-iob2", "--iob2", str(IOB2), "--documents"],
             "python -m spacy_depner",
         )
         == 0
