@@ -8,7 +8,7 @@ two ends lie in different sentences is ignored, like an arc to the root.
 The heads must form a forest within each sentence (no cycle; several roots
 and crossing arcs are fine): on a cycle the spans would be wrong (heads
 [1, 2, 0] list the span [0, 2] twice). ``valid_spans`` and
-``single_arc_spans`` check it (``forest.check``, O(N): a ValueError naming
+``single_arc_spans`` check it (``forest.check_no_cycle``, O(N): a ValueError naming
 the cycle), as the Doc glue (``spacy_depner.pipeline.doc_arrays.tree_arrays``)
 and the readers do where trees enter the package.
 
@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
-from .forest import check as check_forest
+from .forest import check_no_cycle
 
 UNBOUNDED = -1
 
@@ -65,12 +65,10 @@ def _as_batch(heads, sentence_offsets):
 
 def _as_forest(heads, sentence_offsets):
     """``_as_batch``, and a ValueError naming the token and the cycle unless
-    the arcs within each sentence form a forest (``forest.check``; an arc
+    the arcs within each sentence form a forest (``forest.check_no_cycle``; an arc
     across a sentence end is ignored, as everywhere here)."""
     heads, sentence_offsets = _as_batch(heads, sentence_offsets)
-    sentence = np.repeat(np.arange(sentence_offsets.shape[0] - 1), np.diff(sentence_offsets))
-    inside = (heads >= 0) & (sentence[np.maximum(heads, 0)] == sentence)
-    check_forest(np.where(inside, heads, -1), sentence_offsets)
+    check_no_cycle(heads, sentence_offsets)
     return heads, sentence_offsets
 
 

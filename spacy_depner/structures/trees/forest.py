@@ -36,8 +36,11 @@ _UNSEEN, _ON_PATH, _DONE = 0, 1, 2
 
 
 @njit(cache=True)
-def _first_fault(heads, sentence_offsets):
-    """(token, kind): the lowest token at fault and its kind; (-1, NO_FAULT) for a forest.
+def _first_fault(heads, sentence_offsets, outside_is_root):
+    """(token, kind): the lowest token at fault and its kind; (-1, NO_FAULT)
+    for a forest. With ``outside_is_root`` a head outside the token's
+    sentence makes it a root (as ``candidate_spans`` reads an arc across a
+    sentence end): only cycles are faults.
 
     One walk up the heads from every token not yet seen, marking the tokens on
     the walk; a walk that meets a token of its own walk has closed a cycle
@@ -54,7 +57,7 @@ def _first_fault(heads, sentence_offsets):
             if h == -1 or h == t:
                 continue
             if h < first or h >= end:
-                outside[t] = True
+                outside[t] = not outside_is_root
             else:
                 parent[t] = h
     state = np.zeros(n, dtype=np.int8)
@@ -109,8 +112,19 @@ def first_fault(heads, sentence_offsets) -> Tuple[int, int]:
     sentence_offsets: (U + 1,) int, from 0 to N, non-decreasing (else ValueError).
     """
     heads, sentence_offsets = _as_forest_batch(heads, sentence_offsets)
-    token, kind = _first_fault(heads, sentence_offsets)
+    token, kind = _first_fault(heads, sentence_offsets, False)
     return int(token), int(kind)
+
+
+def check_no_cycle(heads, sentence_offsets) -> None:
+    """``check`` for cycles only: a head outside its token's sentence reads as
+    a root (``candidate_spans`` ignores such arcs). heads (N,) and
+    sentence_offsets (U + 1,) int64, checked by the caller."""
+    token, kind = _first_fault(heads, sentence_offsets, True)
+    if kind == CYCLE:
+        sentence = np.repeat(np.arange(sentence_offsets.shape[0] - 1), np.diff(sentence_offsets))
+        inside = (heads >= 0) & (sentence[np.maximum(heads, 0)] == sentence)
+        check(np.where(inside, heads, -1), sentence_offsets)
 
 
 def cycle_through(heads, token: int, limit: int = 12) -> list:
