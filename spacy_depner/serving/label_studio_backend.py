@@ -65,11 +65,11 @@ def listed(value) -> list:
 
 def task_text(task: Dict[str, Any], config: LabelingConfig) -> str:
     """The text of a task under the config's data key; else a ValueError naming the task and its keys."""
-    data = task.get("data")
+    data = task.get("data") if isinstance(task, dict) else None
     if not isinstance(data, dict) or not isinstance(data.get(config.text_key), str):
         keys = sorted(data) if isinstance(data, dict) else []
         raise ValueError(
-            f"Task {task.get('id')}: no text under data.{config.text_key} (data keys: {keys}); "
+            f"Task {task.get('id') if isinstance(task, dict) else task!r}: no text under data.{config.text_key} (data keys: {keys}); "
             f'the labeling config\'s Text object must read it (value="${config.text_key}")'
         )
     return data[config.text_key]
@@ -101,6 +101,7 @@ class LabelStudioBackend:
         self.label_studio: Dict[str, str] = {}
         self.tasks: Dict[Any, Dict[str, Any]] = {}  # task id -> task, its annotations by id in "annotations"
         self.lock = threading.Lock()  # the model and the annotations
+        self.predicting = threading.Lock()  # one prediction at a time: it selects the served pipeline's components
         self.wake = threading.Condition()
         self.pending = self.running = False
         self.last_error: Optional[str] = None
@@ -139,19 +140,22 @@ class LabelStudioBackend:
             nlp, pipe, version = self.nlp, self.pipe, self.model_version
         results = []
         records = ((text, index) for index, text in enumerate(texts))
-        for scored in scored_batches(nlp, pipe, records, self.batch_size):
-            for doc, index, uncertainty in scored:
-                (record,) = doc_tasks(doc, {}, uncertainty, pipe.labels, self.measure, "doc")
-                shown = self.shown_spans(record["spans"], tasks[index], config)
-                result = label_studio_result(shown, config.from_name, config.to_name)
-                results.append({"result": result, "score": record["score"], "model_version": version})
+        with self.predicting:
+            for scored in scored_batches(nlp, pipe, records, self.batch_size):
+                for doc, index, uncertainty in scored:
+                    (record,) = doc_tasks(doc, {}, uncertainty, pipe.labels, self.measure, "doc")
+                    shown = self.shown_spans(record["spans"], tasks[index], config)
+                    result = label_studio_result(shown, config.from_name, config.to_name)
+                    results.append({"result": result, "score": record["score"], "model_version": version})
         return {"results": results, "model_version": version}
 
     @staticmethod
     def shown_spans(spans: List[Dict], task: Dict[str, Any], config: LabelingConfig) -> List[Dict]:
         """The spans inside the task's ``data.region_chars`` (if it has one) with a label of the config (if it lists any)."""
         region = task["data"].get("region_chars")
-        start, end = region if isinstance(region, list) and len(region) == 2 else (0, float("inf"))
+        if not (isinstance(region, list) and len(region) == 2 and all(isinstance(x, int) for x in region)):
+            region = (0, float("inf"))
+        start, end = region
         return [
             span
             for span in spans

@@ -141,6 +141,8 @@ def test_bad_requests_are_400_saying_what_to_fix(served):
     status, answer = call(url, "/predict", {"tasks": [{"id": 5, "data": {"text": "Mary"}}], "label_config": CONFIG})
     assert status == 400 and "data.body" in answer["error"] and "['text']" in answer["error"]
     assert call(url, "/predict", raw=b"{not json")[0] == 400
+    status, answer = call(url, "/predict", {"tasks": ["Mary"], "label_config": CONFIG})
+    assert status == 400 and "'Mary'" in answer["error"]
     status, answer = call(url, "/predict", {"label_config": CONFIG})
     assert status == 400 and '"tasks"' in answer["error"]
     status, answer = call(url, "/train", {"annotations": []})
