@@ -59,7 +59,9 @@ class Layout:
     offsets (U + 1,) int64: the independent units the structure decodes
         (documents, sentences or chains): tokens offsets[u]:offsets[u+1].
     spans (S, 2) int64 or None: [first, last] of each scored span, sorted by
-        (last, first) (lattice and nested structures).
+        (last, first), each listed once (lattice and nested structures; the
+        lattice refuses a span listed twice, which would count the analyses
+        through it twice).
     span_offsets (U + 1,) or None: the spans of unit u (lattice).
     rows (S,) int64 or None: the dense row of each span, when the spans are
         a subset of all the spans of the units (nested; None: all of them).
