@@ -192,7 +192,7 @@ def _check(scores, doc_offsets, penalty, heads, what):
         )
     args = _check_hypergraph(scores, doc_offsets, penalty, False)
     check_scores(f"hypergraph.posterior.{what}", args[1], args[0], args[2])
-    return args
+    return (np.ascontiguousarray(args[0], dtype=np.float64), *args[1:])  # float64: one signature per kernel
 
 
 def mention_marginals(
