@@ -5,6 +5,7 @@ import typer
 
 from .active_learning.study import active_learning_study
 from .bench.apply import bench_apply
+from .bench.cold_start import bench_cold_start
 from .bench.dgm import bench
 from .bench.nested import bench_nested
 from .bench.stages import bench_stages
@@ -33,6 +34,7 @@ app.add_typer(pretrained_first_stage, name="pretrained-first-stage")
 app.command("bench")(bench)
 app.command("bench-nested")(bench_nested)
 app.command("bench-apply")(bench_apply)
+app.command("bench-cold-start")(bench_cold_start)
 app.command("bench-types")(bench_types)
 app.command("bench-stages")(bench_stages)
 app.command("bench-structures")(bench_structures)
