@@ -102,6 +102,7 @@ def test_every_module_imports_on_its_own():
                 "bench",
                 "bench-nested",
                 "bench-apply",
+                "bench-cold-start",
                 "bench-types",
                 "configs",
                 "jackknife-trees",
