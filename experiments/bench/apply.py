@@ -28,8 +28,10 @@ import typer
 from ..kit.data_files import data_file
 from ..kit.outputs import write_file
 from ..kit.tables import machine, table
+from ..publish import speeds
 
 REPO = Path(__file__).resolve().parents[2]
+APPLIED = "en_core_web_sm's parser and tok2vec + dgm_ner (configs/own_data/own_data_dgm.cfg)"
 
 
 def ewt_texts(data: Path, sentences: int) -> List[str]:
@@ -108,9 +110,14 @@ def bench_apply(
     processes: str = typer.Option("1,2", help="--n-process values, comma-separated (the first is the baseline)"),
     ray_actors: int = typer.Option(2, help="Actors of apply-ray (0: no Ray row)"),
     rounds: int = typer.Option(3, help="Rounds: every command once per round (medians reported)"),
+    speed_page: Path = typer.Option(
+        speeds.SPEED_PAGE, help="The page whose words/s table (per pipeline and setting) gets the commands' rows"
+    ),
 ) -> None:
-    """Words/s of `apply` on 1 and 2 processes and of `apply-ray`, with ratios to one process, in one run."""
+    """Words/s of `apply` on 1 and 2 processes and of `apply-ray`, with ratios to one process, in one run; the
+    words/s also into the words/s table of SPEED_PAGE."""
     folder.mkdir(parents=True, exist_ok=True)
+    described = f"{APPLIED}, trained {steps:,} steps" if pipeline is None else str(pipeline)
     if pipeline is None:
         pipeline = train_pipeline(data, pretrained, folder, steps)
     corpus = write_input(folder / "input.jsonl", ewt_texts(data, sentences), copies)
@@ -150,3 +157,6 @@ def bench_apply(
         + "\n"
     )
     typer.echo(write_file(output, text))
+    corpus = f"the first {sentences:,} sentences of EWT train x {copies} ({words:,} words, JSONL)"
+    commands_rows = [{"command": row[0], "words/s": row[1]} for row in rows]
+    typer.echo(speeds.record(speed_page, speeds.APPLY, speeds.apply_rows(commands_rows, described, corpus, machine())))

@@ -27,8 +27,9 @@ import numpy as np
 import typer
 
 from ..kit.outputs import write_file
-from ..kit.tables import machine, records_table
+from ..kit.tables import cell, machine, records_table
 from ..kit.timing import best_time, pipeline_seconds
+from ..publish import speeds
 from .decoders import batches_of, decode, decoder_rows, decoder_setup
 from .lattice_iteration import iteration_section
 from .long import long_section
@@ -86,8 +87,12 @@ def bench(
     ),
     long_tokens: int = typer.Option(100_000, help="Tokens of each long Doc"),
     long_timeout: float = typer.Option(900.0, help="Seconds after which a long-input child process is stopped"),
+    speed_page: Path = typer.Option(
+        speeds.SPEED_PAGE, help="The page whose words/s table (per pipeline and setting) gets the pipeline rows"
+    ),
 ) -> None:
-    """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them."""
+    """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them; the pipeline rows
+    also into the words/s table of SPEED_PAGE."""
     import spacy
 
     from spacy_depner.readers.uner import create_uner_reader
@@ -96,10 +101,12 @@ def bench(
     examples = list(create_uner_reader(conllu, uner, dependencies="given")(spacy.blank("en")))
     docs = [eg.predicted for eg in examples]
     n_labels = len(LABELS)
+    pipelines = pipeline_rows(examples, repeats, batch_size)
+    corpus = f"{sum(len(d) for d in docs):,} words of {conllu.name}"
     sections = [
-        f"# spacy-depner speed ({machine()}, {sum(len(d) for d in docs):,} words of {conllu.name})",
+        f"# spacy-depner speed ({machine()}, {corpus})",
         "## Pipeline words/s (given trees; untrained weights: the work per word does not depend on them)",
-        records_table(pipeline_rows(examples, repeats, batch_size)),
+        records_table(pipelines),
         f"## Decoder only, {n_labels} labels + O, batches of ~1,000 tokens: tokens/s (candidate spans + Viterbi; candidate spans + forward-backward)",
         records_table(decoder_rows(batches_of(docs, 1000), n_labels, repeats, rng)),
         *structure_section(batches_of(docs, 1000), n_labels, repeats, rng),
@@ -111,3 +118,5 @@ def bench(
         sections.append(long_section(conllu, uner, long_conllu, long_tokens, long_timeout))
     text = "\n\n".join(sections) + "\n"
     typer.echo(write_file(output, text))
+    shown = [{"pipeline": row["pipeline"], "words/s": cell(row["words/s"])} for row in pipelines]
+    typer.echo(speeds.record(speed_page, speeds.BENCH, speeds.bench_rows(shown, corpus, machine())))

@@ -69,6 +69,7 @@ TARGETS = [
         2.0,
     ),
 ]
+NOT_MEASURED = "not measured (a model is missing)"
 HEADER = ["corpus", "model", "encoder", "steps", "seeds", "test P", "test R", "test F", "words/s", "training min"]
 
 
@@ -130,6 +131,14 @@ def mean_f(results: Dict, rows: List[Tuple], name: str) -> Optional[float]:
     return 100 * sum(s["f"] for s in scores) / len(scores) if scores else None
 
 
+def target_line(title: str, a: float, b: float, gap: float, source: str = "") -> str:
+    """A target's line: F of the better model against the worse one (``source``: where a figure came from)."""
+    where = f" ({source})" if source else ""
+    return (
+        f"- {title}: {a:.2f} vs {b:.2f}{where}, {a - b:+.2f} (target ≥ +{gap}: {'met' if a - b >= gap else 'missed'})"
+    )
+
+
 def report_text(by_encoder: Dict[str, Dict], missing: List[str]) -> str:
     rows = []
     for corpus, models in (("GENIA", GENIA), ("UNER EWT", EWT)):
@@ -152,12 +161,7 @@ def report_text(by_encoder: Dict[str, Dict], missing: List[str]) -> str:
     ]
     for title, models, better, worse, worse_encoder, gap in TARGETS:
         a, b = mean_f(by_encoder["transformer"], models, better), mean_f(by_encoder[worse_encoder], models, worse)
-        if a is None or b is None:
-            lines.append(f"- {title}: not measured (a model is missing)")
-        else:
-            lines.append(
-                f"- {title}: {a:.2f} vs {b:.2f}, {a - b:+.2f} (target ≥ +{gap}: {'met' if a - b >= gap else 'missed'})"
-            )
+        lines.append(f"- {title}: {NOT_MEASURED}" if a is None or b is None else target_line(title, a, b, gap))
     if missing:
         lines += ["", "Not found (their rows are left out): " + ", ".join(missing)]
     return "\n".join(lines) + "\n"

@@ -114,4 +114,6 @@ def test_home_and_results_pages(site):
     assert "spacy-depner" in home and 'href="docs/' not in home
     results = html.unescape(page(site, "results"))
     for published in sorted((ROOT / "docs" / "results").glob("*.md")):
+        if published.name == "index.md":  # the overview itself
+            continue
         assert f'href="{published.stem}/"' in results, published.name
