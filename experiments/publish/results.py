@@ -74,7 +74,7 @@ REPORTS = [
     Report(
         "speed",
         "bench.md",
-        "the speed benchmark `python -m experiments bench --output metrics/bench.md` (no "
+        "speed benchmark `python -m experiments bench --output metrics/bench.md` (no "
         "workflow: run it on the machine to measure)",
     ),
 ]
