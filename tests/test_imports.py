@@ -99,6 +99,7 @@ def test_every_module_imports_on_its_own():
                 "study",
                 "nested-study",
                 "two-stage",
+                "pretrained-first-stage",
                 "bench",
                 "bench-nested",
                 "bench-apply",

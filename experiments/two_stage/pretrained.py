@@ -20,6 +20,8 @@ Models (``configs/own_data/``):
     two_stage    own_data_two_stage.cfg: the pipeline's ner frozen as a first stage, its entities
                  read by a chain_ner (CRF, dependency features) through NonLocalFeatures in their
                  own label set (local label + document and corpus majority features)
+    two_stage_ner_tok2vec  own_data_two_stage_ner_tok2vec.cfg: the same, its tok2vec started from the
+                 weights of the ner's own tok2vec instead of the pipeline's shared one
 """
 
 from pathlib import Path
@@ -31,11 +33,13 @@ from thinc.api import Config
 from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import parse_seeds
+from .pretrained_scores import evaluate_study, write_evaluation, write_report
 
 MODELS = {
     "ner": "own_data_ner.cfg",
     "ner_sourced": "own_data_ner_sourced.cfg",
     "two_stage": "own_data_two_stage.cfg",
+    "two_stage_ner_tok2vec": "own_data_two_stage_ner_tok2vec.cfg",
 }
 BASELINES = ("ner", "ner_sourced")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
@@ -103,3 +107,31 @@ def train(
         for seed in parse_seeds(seeds)
     }
     run_seeds(runs, output, jobs, resume=resume, steps=steps, limit=limit, pretrained_pipeline=pretrained_pipeline)
+
+
+@pretrained_first_stage.command("evaluate")
+def evaluate(
+    data: Path = DATA,
+    models: Path = typer.Option(..., help="The OUTPUT of train"),
+    output: Path = typer.Option(..., help="JSON file of the scores"),
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
+    seeds: str = TRAIN_SEEDS,
+    names: Annotated[str, typer.Option("--models-trained", help="Models to score, or all")] = "all",
+) -> None:
+    """Score every model of every seed on EWT dev and test and GUM test, beside the pipeline's own ner mapped."""
+    if pretrained_pipeline is None:
+        raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
+    results = evaluate_study(models, data, pretrained_pipeline, parse_seeds(seeds), model_names(names))
+    write_evaluation(output, results)
+    typer.echo(f"wrote {output}")
+
+
+@pretrained_first_stage.command("report")
+def report_command(
+    evaluation: List[Path] = typer.Option(..., help="The JSON file(s) of evaluate (one per seed, or one for all)"),
+    output: Path = typer.Option(..., help="Markdown file to write"),
+    candidate: str = typer.Option("two_stage_ner_tok2vec", help="The model tested against every baseline"),
+) -> None:
+    """The results page: F1 per model and split, paired bootstrap of the candidate against each baseline."""
+    write_report(evaluation, output, candidate, list(BASELINES))
+    typer.echo(f"wrote {output}")

@@ -1,0 +1,167 @@
+"""The evaluation and the report of ``pretrained-first-stage``: every
+trained model of every seed, and the pretrained pipeline's own ner mapped to
+the corpus's labels without training, on whole documents of UNER
+English-EWT dev and test (in domain) and of UD English-GUM test (out of
+domain: GUM's named person, organization and place mentions as PER, ORG and
+LOC, its other named mentions left out of the gold standard, since no model
+here predicts their types), each scored per document (spaCy's rule, exact
+match) so that a paired bootstrap can compare two models of one seed."""
+
+import json
+from pathlib import Path
+from typing import Dict, List
+
+from spacy.tokens import Span
+
+from ..dgm.pretrained_ner import MappedEntities
+from ..kit.outputs import write_file, write_json
+from ..kit.seed_tests import seed_count, test_summary
+from ..kit.tables import machine, mean_sd, seeds_caption, table
+
+GUM_TO_UNER = {"person": "PER", "organization": "ORG", "place": "LOC"}
+SPLITS = {
+    "dev": "EWT dev",
+    "test": "EWT test",
+    "gum": "GUM test (out of domain)",
+}
+MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
+TITLES = {
+    "ner": "spaCy ner from scratch on the pipeline's tok2vec",
+    "ner_sourced": "spaCy ner sourced from the pipeline, fine-tuned",
+    "two_stage": "two-stage: chain_ner CRF + dep over the pipeline's frozen ner (local label, majority features)",
+    "two_stage_ner_tok2vec": "the same two-stage model, its tok2vec started from the ner's own tok2vec",
+    MAPPED: "the pipeline's own ner, mapped, no training",
+}
+
+
+def gum_as_uner(doc) -> None:
+    """GUM's named mentions of ``doc`` relabelled PER, ORG, LOC; the others dropped."""
+    doc.set_ents(
+        [Span(doc, e.start, e.end, label=GUM_TO_UNER[e.label_]) for e in doc.ents if e.label_ in GUM_TO_UNER],
+        default="outside",
+    )
+
+
+def split_examples(vocab, data: Path, split: str) -> List:
+    """Examples of whole documents of a split: their input Docs have the data's
+    tokens and sentence starts, no trees (the pipeline's parser gives them)."""
+    from spacy_depner.readers.documents import document_examples, gum_named_examples
+
+    if split == "gum":
+        examples = gum_named_examples(vocab, data / "ud_gum" / "en_gum-ud-test.conllu", "predicted")
+        for eg in examples:
+            gum_as_uner(eg.reference)
+        return examples
+    return document_examples(
+        vocab,
+        data / "ud_ewt" / "r2.9" / f"en_ewt-ud-{split}.conllu",
+        data / "uner_ewt" / f"en_ewt-ud-{split}.iob2",
+        "predicted",
+    )
+
+
+def pipeline_scores(nlp, data: Path) -> Dict:
+    """``score_docs`` of ``nlp`` on every split of SPLITS: {split: scores}."""
+    from spacy_depner.evaluation.corpus_scores import score_docs
+
+    scores = {}
+    for split in SPLITS:
+        examples = split_examples(nlp.vocab, data, split)
+        scores[split] = score_docs(nlp, [eg.reference for eg in examples], [eg.predicted for eg in examples])
+    return scores
+
+
+def evaluate_study(models: Path, data: Path, pretrained: str, seeds: List[int], names: List[str]) -> Dict:
+    """The scores of every model of every seed (OUTPUT/seed_<s>/<model>/model-best) and of the
+    pretrained pipeline's own ner mapped: {"seeds", "models": {name: {seed: {split: scores}}}}."""
+    import spacy
+
+    results: Dict = {"seeds": seeds, "pretrained": pretrained, "models": {}}
+    for name in names:
+        results["models"][name] = {
+            str(seed): pipeline_scores(spacy.load(models / f"seed_{seed}" / name / "model-best"), data)
+            for seed in seeds
+        }
+    mapped = pipeline_scores(MappedEntities(spacy.load(pretrained)), data)
+    results["models"][MAPPED] = {str(seed): mapped for seed in seeds}  # no training: the same for every seed
+    return results
+
+
+def best_baseline(results: Dict, baselines: List[str]) -> str:
+    """The baseline of the highest mean F1 on EWT dev (chosen on dev)."""
+    seeds = [str(seed) for seed in results["seeds"]]
+
+    def dev_f(name: str) -> float:
+        return sum(results["models"][name][seed]["dev"]["f"] for seed in seeds) / len(seeds)
+
+    return max(baselines, key=dev_f)
+
+
+def report(results: Dict, candidate: str, baselines: List[str], samples: int = 1000) -> str:
+    """The results page: F1 (P, R) per model and split, mean ± sd over the seeds,
+    and the paired bootstrap of ``candidate`` against every baseline per split."""
+    seeds = results["seeds"]
+    names = [name for name in [*baselines, MAPPED, candidate] if name in results["models"]]
+    names += [name for name in results["models"] if name not in names]
+    rows = []
+    for name in names:
+        runs = [results["models"][name][str(seed)] for seed in seeds]
+        row = [name, TITLES.get(name, name)]
+        for split in SPLITS:
+            row += [mean_sd([run[split]["f"] for run in runs], 100)]
+        row += [mean_sd([run["test"]["p"] for run in runs], 100), mean_sd([run["test"]["r"] for run in runs], 100)]
+        rows.append(row)
+    header = ["model", "what", *[f"F1 {title}" for title in SPLITS.values()], "P EWT test", "R EWT test"]
+    tests = []
+    for baseline in [*baselines, MAPPED]:
+        for split in SPLITS:
+            summary = test_summary(results, candidate, baseline, split, samples)
+            tests.append(
+                [
+                    f"{candidate} vs {baseline}",
+                    SPLITS[split],
+                    mean_sd(summary["deltas"], 100),
+                    seed_count(summary["a_better"], summary["seeds"]),
+                    ", ".join(f"{p:.3f}" for p in summary["p_values"]),
+                    seed_count(summary["significant"], summary["seeds"]),
+                ]
+            )
+    test_header = ["comparison", "data", "ΔF1", "seeds better", "p per seed", "seeds p < 0.05"]
+    chosen = best_baseline(results, baselines)
+    return "\n\n".join(
+        [
+            "# Flat entities over a pretrained pipeline: the two-stage model against spaCy's baselines",
+            f"Measured {machine()}. {seeds_caption(seeds)} Pipeline: `{results['pretrained']}` (its parser's "
+            "trees, its tok2vec, its ner). Whole documents, the data's own tokens and sentences; every trained "
+            "model has the same recipe and step budget (`python -m experiments pretrained-first-stage train`). "
+            "F1, P, R in percent, mean ± sample standard deviation over the seeds.",
+            table(header, rows),
+            f"The best baseline chosen on EWT dev: `{chosen}`. Paired bootstrap ({samples} resamples of the "
+            "documents), one test per seed; ΔF1 = candidate − baseline in points.",
+            table(test_header, tests),
+        ]
+    )
+
+
+def write_evaluation(path: Path, results: Dict) -> None:
+    write_json(path, results)
+
+
+def merged_evaluations(paths: List[Path]) -> Dict:
+    """The evaluations of ``evaluate`` run on some seeds each (e.g. in parallel), as one: their seeds and
+    models joined; a seed evaluated twice is a ValueError."""
+    merged: Dict = {"seeds": [], "models": {}}
+    for path in paths:
+        part = json.loads(Path(path).read_text())
+        twice = set(merged["seeds"]) & set(part["seeds"])
+        if twice:
+            raise ValueError(f"{path}: seeds {sorted(twice)} are also in another evaluation file; give each seed once")
+        merged["seeds"] = sorted(merged["seeds"] + part["seeds"])
+        merged["pretrained"] = part["pretrained"]
+        for name, by_seed in part["models"].items():
+            merged["models"].setdefault(name, {}).update(by_seed)
+    return merged
+
+
+def write_report(evaluations: List[Path], output: Path, candidate: str, baselines: List[str]) -> None:
+    write_file(output, report(merged_evaluations(evaluations), candidate, baselines) + "\n")
