@@ -48,6 +48,12 @@ REPORTS = [
         "workflow `two_stage`, step `two-stage-report` (`python -m experiments two-stage report`)",
     ),
     Report(
+        "pretrained_first_stage",
+        "pretrained_first_stage/report.md",
+        "workflow `pretrained_first_stage`, step `pretrained-first-stage-report` (`python -m experiments "
+        "pretrained-first-stage report`)",
+    ),
+    Report(
         "partial",
         "partial/report.md",
         "workflow `partial` (`python -m experiments partial-study`)",

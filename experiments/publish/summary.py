@@ -58,6 +58,12 @@ NESTED_MODELS = tuple(
 )
 HEADLINES = [
     Headline(
+        "UNER English-EWT, en_core_web_sm's trees, tok2vec and ner (documents)",
+        "pretrained_first_stage",
+        ("two_stage_ner_tok2vec",),
+        "ner_sourced",
+    ),
+    Headline(
         "UNER English-EWT, en_core_web_sm's trees and tok2vec",
         "study",
         tuple(f"{arm}@pretrained-tok2vec" for arm in PRETRAINED_ARMS),
