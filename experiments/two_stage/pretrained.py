@@ -22,6 +22,8 @@ Models (``configs/own_data/``):
                  own label set (local label + document and corpus majority features)
     two_stage_ner_tok2vec  own_data_two_stage_ner_tok2vec.cfg: the same, its tok2vec started from the
                  weights of the ner's own tok2vec instead of the pipeline's shared one
+    ner_sourced_sentences  ner_sourced trained on one Doc per sentence (the sentence-level reader of
+                 configs/ner_ewt.cfg) instead of whole documents, scored on the same documents
 """
 
 from pathlib import Path
@@ -40,9 +42,12 @@ MODELS = {
     "ner_sourced": "own_data_ner_sourced.cfg",
     "two_stage": "own_data_two_stage.cfg",
     "two_stage_ner_tok2vec": "own_data_two_stage_ner_tok2vec.cfg",
+    "ner_sourced_sentences": "own_data_ner_sourced.cfg",
 }
+SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
 BASELINES = ("ner", "ner_sourced")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
+SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence per Doc
 
 pretrained_first_stage = typer.Typer(
     no_args_is_help=True, help="Two-stage model over a pretrained pipeline's ner, against spaCy's baselines"
@@ -55,14 +60,17 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
     first-stage file: the pipeline's ner gives the first stage), trees
     predicted by the pipeline's parser, ``paths.pretrained`` set."""
     config = Config().from_disk(configs / "own_data" / MODELS[model], interpolate=False)
-    documents = Config().from_disk(configs / DOCUMENTS_CONFIG, interpolate=False)
+    documents = Config().from_disk(
+        configs / (SENTENCES_CONFIG if model in SENTENCES else DOCUMENTS_CONFIG), interpolate=False
+    )
     for key in ("data", "train_conllu", "train_iob2", "dev_conllu", "dev_iob2"):
         config["paths"][key] = documents["paths"][key]
     config["paths"]["dependencies"] = "predicted"
     config["paths"]["pretrained"] = str(pretrained)
-    config["corpora"] = documents["corpora"]
+    config["corpora"] = {split: documents["corpora"][split] for split in ("train", "dev")}
     for split in ("train", "dev"):
-        config["corpora"][split]["first_stage"] = None
+        if model not in SENTENCES:
+            config["corpora"][split]["first_stage"] = None
     return config
 
 

@@ -296,7 +296,11 @@ def test_an_accepted_mention_of_tiny_probability_is_still_exact(name):
     shifts keep log Z and the gradient exact against enumeration."""
     rng = np.random.default_rng(600 + NESTED_ROWS.index(name))
     row, smallest, checked = TABLE[name], 1.0, 0
-    for _ in range(cases("partial.random") // 5):
+    budget = cases("partial.random") // 5
+    # the budget's random batches, and more (a bounded number) until one holds a mention below 1e-20
+    for drawn in range(10 * budget):
+        if drawn >= budget and smallest < 1e-20:
+            break
         scores, layout, options = row.batch(rng)
         scores = 12.0 * np.asarray(scores)
         units = row.brute(scores, layout, **options)
@@ -327,4 +331,4 @@ def test_an_accepted_mention_of_tiny_probability_is_still_exact(name):
         assert abs(got - log_z) < 1e-8 * max(1.0, abs(log_z))
         np.testing.assert_allclose(gradient, expected, atol=1e-9)
         checked += 1
-    assert checked >= cases("partial.random") // 10 and smallest < 1e-20
+    assert checked >= budget // 2 and smallest < 1e-20
