@@ -45,7 +45,7 @@ MODELS = {
     "ner_sourced_sentences": "own_data_ner_sourced.cfg",
 }
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
-BASELINES = ("ner", "ner_sourced")
+BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
 SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence per Doc
 

@@ -28,6 +28,7 @@ MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
 TITLES = {
     "ner": "spaCy ner from scratch on the pipeline's tok2vec",
     "ner_sourced": "spaCy ner sourced from the pipeline, fine-tuned",
+    "ner_sourced_sentences": "the same, trained on one Doc per sentence (scored on the documents)",
     "two_stage": "two-stage: chain_ner CRF + dep over the pipeline's frozen ner (local label, majority features)",
     "two_stage_ner_tok2vec": "the same two-stage model, its tok2vec started from the ner's own tok2vec",
     MAPPED: "the pipeline's own ner, mapped, no training",
@@ -101,8 +102,9 @@ def report(results: Dict, candidate: str, baselines: List[str], samples: int = 1
     """The results page: F1 (P, R) per model and split, mean ± sd over the seeds,
     and the paired bootstrap of ``candidate`` against every baseline per split."""
     seeds = results["seeds"]
-    names = [name for name in [*baselines, MAPPED, candidate] if name in results["models"]]
-    names += [name for name in results["models"] if name not in names]
+    complete = {name for name, by_seed in results["models"].items() if all(str(s) in by_seed for s in seeds)}
+    names = [name for name in [*baselines, MAPPED, candidate] if name in complete]
+    names += [name for name in results["models"] if name not in names and name in complete]
     rows = []
     for name in names:
         runs = [results["models"][name][str(seed)] for seed in seeds]
@@ -118,6 +120,7 @@ def report(results: Dict, candidate: str, baselines: List[str], samples: int = 1
         )
     header = ["model", "what", "dev F", "test F", "GUM test F", "test P", "test R", "words/s"]
     tests = []
+    baselines = [name for name in baselines if name in complete]
     for baseline in [*baselines, MAPPED]:
         for split in SPLITS:
             summary = test_summary(results, candidate, baseline, split, samples)
@@ -157,18 +160,19 @@ def write_evaluation(path: Path, results: Dict) -> None:
 
 
 def merged_evaluations(paths: List[Path]) -> Dict:
-    """The evaluations of ``evaluate`` run on some seeds each (e.g. in parallel), as one: their seeds and
-    models joined; a seed evaluated twice is a ValueError."""
+    """The evaluations of ``evaluate`` run on some seeds or models each (e.g. in parallel), as one: their
+    seeds and models joined; a model scored twice for one seed is a ValueError."""
     merged: Dict = {"seeds": [], "models": {}}
     for path in paths:
         part = json.loads(Path(path).read_text())
-        twice = set(merged["seeds"]) & set(part["seeds"])
-        if twice:
-            raise ValueError(f"{path}: seeds {sorted(twice)} are also in another evaluation file; give each seed once")
-        merged["seeds"] = sorted(merged["seeds"] + part["seeds"])
+        merged["seeds"] = sorted(set(merged["seeds"]) | set(part["seeds"]))
         merged["pretrained"] = part["pretrained"]
         for name, by_seed in part["models"].items():
-            merged["models"].setdefault(name, {}).update(by_seed)
+            known = merged["models"].setdefault(name, {})
+            twice = set(known) & set(by_seed)
+            if twice and name != MAPPED:  # the mapped ner, untrained, is the same in every file
+                raise ValueError(f"{path}: {name} of seeds {sorted(twice)} is also in another evaluation file")
+            known.update(by_seed)
     return merged
 
 
