@@ -216,20 +216,17 @@ def _statistics_view(model: Model) -> Optional[CorpusStatistics]:
     return CorpusStatistics.from_dict(data, copy=False) if data else None
 
 
-def local_labels(doc: Doc, spans_key: str, index: dict) -> np.ndarray:
-    """(n,) int32 local feature of each token of ``doc``: 0 outside the first
-    stage's entities of ``index``'s labels, else 1 + 4 * k + position (0 B,
-    1 I, 2 L, 3 U) in the entity of label k (``index``: label -> 1 + k). Of
-    overlapping entities the last in the group wins."""
-    group = doc.spans[spans_key]
-    out = np.zeros(len(doc), dtype=np.int32)
-    label_ids = np.array([index.get(span.label_, 0) for span in group], dtype=np.int64)
-    known = label_ids > 0
-    if not known.any():
+def local_labels(n_tokens: int, spans: Sequence[Span], index: dict) -> np.ndarray:
+    """(n_tokens,) int32 local feature of each token: 0 outside the first
+    stage's entities ``spans`` ((start, end_exclusive, label), as
+    ``doc_document`` gives them) of ``index``'s labels, else 1 + 4 * k +
+    position (0 B, 1 I, 2 L, 3 U) in the entity of label k (``index``:
+    label -> 1 + k). Of overlapping entities the last one wins."""
+    out = np.zeros(n_tokens, dtype=np.int32)
+    kept = [(start, end, index[label]) for start, end, label in spans if label in index]
+    if not kept:
         return out
-    starts = np.array([span.start for span in group], dtype=np.int64)[known]
-    ends = np.array([span.end for span in group], dtype=np.int64)[known]
-    label_ids = label_ids[known]
+    starts, ends, label_ids = (np.array(column, dtype=np.int64) for column in zip(*kept))
     lengths = ends - starts
     first = np.repeat(np.cumsum(lengths) - lengths, lengths)
     offset = np.arange(int(lengths.sum()), dtype=np.int64) - first
@@ -253,14 +250,15 @@ def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
         )
     spans_key = model.attrs["spans_key"]
     statistics = _statistics_view(model)
-    features = [nonlocal_features(*doc_document(doc, spans_key), labels, statistics) for doc in docs]
+    documents = [doc_document(doc, spans_key) for doc in docs]  # each Doc's span group read once
+    features = [nonlocal_features(words, spans, labels, statistics) for words, spans in documents]
     values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
     offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
     rows = (values + offsets[None, :]).astype(np.int32)
     if not model.attrs.get("local"):
         return rows
     index = label_index(labels)
-    local = [local_labels(doc, spans_key, index) for doc in docs]
+    local = [local_labels(len(words.ids), spans, index) for words, spans in documents]
     local_rows = (np.concatenate(local) if local else np.zeros(0, dtype=np.int32)) + N_FEATURES * (n_labels + 1)
     return np.hstack([rows, local_rows.astype(np.int32)[:, None]])
 

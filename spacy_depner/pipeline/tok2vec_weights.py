@@ -46,11 +46,12 @@ def copy_tok2vec(nlp: Language, source: str, target: str) -> Language:
         )
     into = nlp.get_pipe(target).model
     # the reference may wrap the tok2vec (a transition-based ner's is tok2vec >> list2array >> linear)
-    found = [node for node in model.get_ref("tok2vec").walk() if parameter_shapes(node) == parameter_shapes(into)]
+    wanted = parameter_shapes(into)
+    found = [node for node in model.get_ref("tok2vec").walk() if parameter_shapes(node) == wanted]
     if not found:
         raise ValueError(
             f"tok2vec_from_component: {target!r} has not the architecture of {source!r}'s tok2vec "
-            f"(parameters {parameter_shapes(into)} against {parameter_shapes(model.get_ref('tok2vec'))}); give "
+            f"(parameters {wanted} against {parameter_shapes(model.get_ref('tok2vec'))}); give "
             f"{target!r} the same embed and encode settings (attrs, rows, width, depth, window_size, maxout_pieces)"
         )
     into.from_bytes(found[0].to_bytes())

@@ -487,7 +487,7 @@ def test_uner_reader_whole_documents_on_the_tiny_fixture():
 
 
 def test_local_labels_give_each_token_its_first_stage_label_and_position(nlp):
-    from spacy_depner.ml.nonlocal_features import local_labels
+    from spacy_depner.ml.nonlocal_features import doc_document, local_labels
 
     doc = nlp.make_doc("Kim met the Bank of Rome today")
     doc.spans["first_stage"] = [
@@ -497,9 +497,9 @@ def test_local_labels_give_each_token_its_first_stage_label_and_position(nlp):
     ]
     index = {"PER": 1, "LOC": 2, "ORG": 3}
     # value 1 + 4 * k + position, k the label's index, position B 0, I 1, L 2, U 3
-    assert local_labels(doc, "first_stage", index).tolist() == [4, 0, 0, 9, 10, 11, 0]
-    doc.spans["first_stage"] = []
-    assert local_labels(doc, "first_stage", index).tolist() == [0] * 7
+    _, spans = doc_document(doc, "first_stage")
+    assert local_labels(len(doc), spans, index).tolist() == [4, 0, 0, 9, 10, 11, 0]
+    assert local_labels(len(doc), [], index).tolist() == [0] * 7
 
 
 def test_layer_with_the_local_label_embeds_it_in_a_seventh_column(nlp):
