@@ -36,18 +36,18 @@ space (``kernels``) for transitions spread wider than ``scaled.SCALED_SPREAD``.
 from typing import Tuple
 
 import numpy as np
-from numba import njit
 
 from .. import interval_selection
 from ..score_range import check_scores
 from ..shared import check_marginals, check_penalty
 from .kernels import _log_partition, _marginals, _transition_counts, _viterbi
+from .layout_check import FINITE_MESSAGE, LAYOUT_PROBLEMS, NOT_FINITE, batch_problem, layout_problem
 from .scaled import scaled_log_partition, scaled_marginals, transitions_fit
 
 
-def _check_layout(spans, span_offsets, doc_offsets):
+def _layout_arrays(spans, span_offsets, doc_offsets):
     """spans, span_offsets, doc_offsets as contiguous int64, or a ValueError
-    that says what is wrong with the batch layout."""
+    unless the offsets have one shape, ending at the number of spans."""
     spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
     span_offsets = np.ascontiguousarray(span_offsets, dtype=np.int64)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
@@ -58,14 +58,31 @@ def _check_layout(spans, span_offsets, doc_offsets):
         or span_offsets[-1] != spans.shape[0]
     ):
         raise ValueError("span_offsets and doc_offsets must both have n_docs + 1 entries, ending at n_spans")
-    problem, row = _layout_problem(spans, span_offsets, doc_offsets)
-    if problem:
-        where = f" (span row {row}: {spans[row].tolist()})" if 0 <= row < spans.shape[0] else ""
-        raise ValueError(_LAYOUT_PROBLEMS[problem] + where)
     return spans, span_offsets, doc_offsets
 
 
-def _check(spans, span_offsets, doc_offsets, scores, transitions):
+def _raise_problem(problem: int, row: int, spans: np.ndarray) -> None:
+    """The ValueError of a problem code of ``layout_check`` (``NOT_FINITE`` or a layout problem at span ``row``)."""
+    if problem == NOT_FINITE:
+        raise ValueError(FINITE_MESSAGE)
+    where = f" (span row {row}: {spans[row].tolist()})" if 0 <= row < spans.shape[0] else ""
+    raise ValueError(LAYOUT_PROBLEMS[problem] + where)
+
+
+def _check_layout(spans, span_offsets, doc_offsets):
+    """spans, span_offsets, doc_offsets as contiguous int64, or a ValueError
+    that says what is wrong with the batch layout."""
+    spans, span_offsets, doc_offsets = _layout_arrays(spans, span_offsets, doc_offsets)
+    problem, row = layout_problem(spans, span_offsets, doc_offsets)
+    if problem:
+        _raise_problem(problem, row, spans)
+    return spans, span_offsets, doc_offsets
+
+
+def _arrays(spans, span_offsets, doc_offsets, scores, transitions):
+    """The inputs as contiguous int64 and float64 arrays, or a ValueError
+    naming a wrong shape: the checks that read no more than the shapes (the
+    values are ``layout_check``'s, in one compiled pass)."""
     spans = np.ascontiguousarray(spans, dtype=np.int64).reshape(-1, 2)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     transitions = np.ascontiguousarray(transitions, dtype=np.float64)
@@ -74,54 +91,17 @@ def _check(spans, span_offsets, doc_offsets, scores, transitions):
         raise ValueError(f"scores must have shape (n_spans={spans.shape[0]}, n_labels), not {scores.shape}")
     if transitions.shape != (K + 1, K + 1):
         raise ValueError(f"transitions must have shape {(K + 1, K + 1)}, not {transitions.shape}")
-    if not (np.isfinite(scores).all() and np.isfinite(transitions).all()):
-        raise ValueError("scores and transitions must be finite (the model produced NaN or inf)")
-    return (*_check_layout(spans, span_offsets, doc_offsets), scores, transitions)
+    return (*_layout_arrays(spans, span_offsets, doc_offsets), scores, transitions)
 
 
-_LAYOUT_PROBLEMS = {
-    1: "span_offsets and doc_offsets must start at 0 and never decrease",
-    2: "every span must lie inside its own document and have first <= last",
-    3: "the spans of a document must be sorted by their last token",
-    4: "every token must be a candidate span of its own, exactly once, in its own document",
-    5: (
-        "a span is listed twice: each segmentation would count once per copy (a wrong log Z); list each "
-        "candidate span once (merge_spans), and check that the heads the spans came from form a forest "
-        "(trees.forest.check: a cycle of heads lists spans twice)"
-    ),
-}
-
-
-@njit(cache=True)
-def _layout_problem(spans, span_offsets, doc_offsets):
-    """(0, -1) if the batch layout is one the recursions can run on, else
-    (a key of ``_LAYOUT_PROBLEMS``, the first span row at fault or -1). O(S + N)."""
-    D = doc_offsets.shape[0] - 1
-    if D < 0 or span_offsets[0] != 0 or doc_offsets[0] != 0:
-        return 1, -1
-    for d in range(D):
-        if span_offsets[d + 1] < span_offsets[d] or doc_offsets[d + 1] < doc_offsets[d]:
-            return 1, -1
-    last_with_first = np.full(doc_offsets[D], -1, dtype=np.int64)  # the last token of the latest span from each token
-    for d in range(D):
-        first, end = doc_offsets[d], doc_offsets[d + 1]
-        expected = first  # the next token whose one-token span is due
-        for s in range(span_offsets[d], span_offsets[d + 1]):
-            i, j = spans[s, 0], spans[s, 1]
-            if i < first or j >= end or i > j:
-                return 2, s
-            if s > span_offsets[d] and j < spans[s - 1, 1]:
-                return 3, s
-            if last_with_first[i] == j:
-                return 5, s
-            last_with_first[i] = j
-            if i == j:
-                if i != expected:
-                    return 4, s
-                expected += 1
-        if expected != end:
-            return 4, -1
-    return 0, -1
+def _check(spans, span_offsets, doc_offsets, scores, transitions):
+    """The inputs as ``_arrays``, checked: a ValueError for a NaN or an
+    infinity, or for a layout the recursions cannot run on."""
+    args = _arrays(spans, span_offsets, doc_offsets, scores, transitions)
+    problem, row = batch_problem(*args)
+    if problem:
+        _raise_problem(problem, row, args[0])
+    return args
 
 
 def _forbid(args, forbidden):
@@ -175,7 +155,13 @@ def viterbi(spans, span_offsets, doc_offsets, scores, transitions, forbidden=Non
     span is not a segment of the best segmentation). Not bounded by
     ``score_range``: a maximum of float64 sums, right at any magnitude.
     ``forbidden`` (S, K) bool or None: span labels no segmentation may use."""
-    return _viterbi(*_forbid(_check(spans, span_offsets, doc_offsets, scores, transitions), forbidden))
+    if forbidden is None:
+        args = _arrays(spans, span_offsets, doc_offsets, scores, transitions)
+        problem, row, best, labels = _viterbi(*args, True)  # the values checked in the same compiled call
+        if problem:
+            _raise_problem(problem, row, args[0])
+        return best, labels
+    return _viterbi(*_forbid(_check(spans, span_offsets, doc_offsets, scores, transitions), forbidden), False)[2:]
 
 
 def transition_counts(spans, span_offsets, labels, n_labels: int) -> np.ndarray:

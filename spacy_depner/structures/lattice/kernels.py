@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from ..shared import logaddexp, max_doc_length
+from .layout_check import batch_problem
 
 NEG_INF = -np.inf
 EXP_SPREAD = 600.0  # the widest spread of the transitions whose exps ``_exp_transitions`` precomputes
@@ -290,10 +291,20 @@ def _marginals(spans, span_offsets, doc_offsets, scores, transitions):
 
 
 @njit(cache=True)
-def _viterbi(spans, span_offsets, doc_offsets, scores, transitions):
+def _viterbi(spans, span_offsets, doc_offsets, scores, transitions, check):
+    """(problem, row, best score (D,), label of each span (S,), -1 off the
+    best segmentation): problem 0 and the MAP segmentation of every
+    document, or, with ``check``, the code of what is wrong with the batch
+    (``layout_check.batch_problem``, with its span row) and nothing
+    computed, in the same compiled call. Without ``check`` the caller has
+    checked the batch (scores may then hold -inf: forbidden span labels)."""
     D = doc_offsets.shape[0] - 1
     K = scores.shape[1]
     B = K
+    if check:
+        problem, row = batch_problem(spans, span_offsets, doc_offsets, scores, transitions)
+        if problem:
+            return problem, row, np.zeros(max(D, 0)), np.full(spans.shape[0], -1, dtype=np.int64)
     m = max_doc_length(doc_offsets) + 1
     best = np.empty((m, K))  # best[p, y]: best segmentation of [0, p) ending in y
     best_span = np.empty((m, K), dtype=np.int64)
@@ -349,7 +360,7 @@ def _viterbi(spans, span_offsets, doc_offsets, scores, transitions):
             i = spans[s, 0] - first
             y = entry_label[i, y]
             p = i
-    return best_scores, labels
+    return 0, -1, best_scores, labels
 
 
 @njit(cache=True)

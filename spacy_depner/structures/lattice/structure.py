@@ -28,6 +28,7 @@ from ..protocol import Analysis, Layout, Marginals, Structure, inner_product
 from ..shared import check_doc_offsets
 from ..trees.candidate_spans import span_index
 from . import _segment_lattice as segment_lattice
+from .likelihood import fused_nll
 
 
 def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
@@ -69,6 +70,14 @@ class SegmentLattice(Structure):
             return np.where(rows >= 0, span_marginals[rows, mentions[:, 2] + 1], 0.0)
 
         return Marginals(log_z, (span_marginals, transition_marginals), above, of)
+
+    def nll(self, scores, layout: Layout, gold, **options):
+        """``Structure.nll`` in one compiled call where it applies (``likelihood``), else composed."""
+        if layout.forbidden is None:
+            fused = fused_nll(*segment_lattice._arrays(*self._args(scores, layout)), gold)
+            if fused is not None:
+                return fused
+        return super().nll(scores, layout, gold, **options)
 
     def viterbi(self, scores, layout: Layout, **options) -> Analysis:
         best, labels = segment_lattice.viterbi(*self._args(scores, layout), layout.forbidden)

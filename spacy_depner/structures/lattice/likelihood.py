@@ -1,0 +1,121 @@
+"""The negative log-likelihood of a segmentation of the lattice and its
+gradient in one compiled call (inputs as ``_segment_lattice``): a training
+iteration of the structure, span scores to loss and gradient, as Jie, Muis
+& Lu (2017) time it.
+
+``Structure.nll`` composes the protocol's operations: the marginals (a
+check of the batch, a check of the score range, the scaled forward-backward
+of ``scaled``), the gold segmentation's counts (a check of the
+segmentation, its indicator and transition counts) and their difference,
+each a numpy pass or a compiled call of its own over S x K floats. Here
+one compiled call checks the batch, the score range and the gold
+segmentation, runs the same forward-backward and subtracts the gold's
+indicator and transition counts in place, reading the gold's weight on the
+way: the cost of the forward-backward and O(S) beside it.
+
+It takes the common case only: no forbidden span labels, transitions that
+the scaled recursions take (``scaled.transitions_fit``), scores within
+``score_range``'s bound (within ``derived_from_checked`` too, where the
+composed operations take more) and a well-formed gold. For
+anything else ``fused_nll`` returns None and the caller runs the composed
+operations, which then compute the same values, or raise their ValueError.
+"""
+
+from typing import Optional, Tuple
+
+import numpy as np
+from numba import njit
+
+from ..score_range import SCORE_LENGTH_BOUND
+from ..shared import max_doc_length
+from .layout_check import batch_problem
+from .scaled import SCALED_SPREAD, _scaled
+
+
+@njit(cache=True)
+def _largest(values):
+    """The largest |entry| of a C-contiguous 2-d array (0 if empty)."""
+    top = 0.0
+    for x in values.ravel():
+        top = max(top, abs(x))
+    return top
+
+
+@njit(cache=True)
+def _is_segmentation(spans, span_offsets, doc_offsets, labels, n_labels):
+    """Whether ``labels`` (S,), each in [-1, K), pick segments that tile
+    every document, its O segments (label 0) one token each. The spans of a
+    document are sorted by last token, so its segments come in the order
+    they tile it: each starts where the one before ended."""
+    for d in range(doc_offsets.shape[0] - 1):
+        expected = doc_offsets[d]
+        for s in range(span_offsets[d], span_offsets[d + 1]):
+            y = labels[s]
+            if y < -1 or y >= n_labels:
+                return False
+            if y >= 0:
+                if spans[s, 0] != expected or (y == 0 and spans[s, 1] != spans[s, 0]):
+                    return False
+                expected = spans[s, 1] + 1
+        if expected != doc_offsets[d + 1]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _fused_nll(spans, span_offsets, doc_offsets, scores, transitions, labels, score_length_bound):
+    """(taken, loss, span gradient (S, K), transition gradient (K + 1, K + 1)):
+    taken False (and nothing computed) unless the batch is valid, its
+    |score| x length within ``score_length_bound``, its transitions within
+    ``SCALED_SPREAD`` and ``labels`` a segmentation (module docstring)."""
+    K = scores.shape[1]
+    B = K
+    nothing = np.zeros((0, 0))
+    problem, _ = batch_problem(spans, span_offsets, doc_offsets, scores, transitions)
+    if problem:
+        return False, 0.0, nothing, nothing
+    if max(_largest(scores), _largest(transitions)) * max_doc_length(doc_offsets) > score_length_bound:
+        return False, 0.0, nothing, nothing
+    if transitions.max() - transitions.min() > SCALED_SPREAD:
+        return False, 0.0, nothing, nothing
+    if not _is_segmentation(spans, span_offsets, doc_offsets, labels, K):
+        return False, 0.0, nothing, nothing
+    log_z, gradient, transition_gradient = _scaled(spans, span_offsets, doc_offsets, scores, transitions, True)
+    gold = 0.0
+    for d in range(doc_offsets.shape[0] - 1):
+        previous = B
+        for s in range(span_offsets[d], span_offsets[d + 1]):
+            y = labels[s]
+            if y >= 0:
+                gold += scores[s, y] + transitions[previous, y]
+                gradient[s, y] -= 1.0
+                transition_gradient[previous, y] -= 1.0
+                previous = y
+        if previous != B:
+            gold += transitions[previous, B]
+            transition_gradient[previous, B] -= 1.0
+    return True, log_z.sum() - gold, gradient, transition_gradient
+
+
+def fused_nll(
+    spans, span_offsets, doc_offsets, scores, transitions, gold
+) -> Optional[Tuple[float, Tuple[np.ndarray, np.ndarray]]]:
+    """(sum of log Z - the gold's weight, (span gradient (S, K), transition
+    gradient (K + 1, K + 1))) of the segmentation ``gold`` (S,) (the label
+    of each span, -1 off it), as ``Structure.nll``; None where the fused
+    call does not apply (module docstring): then the composed operations
+    give the answer or the ValueError. The inputs as ``_segment_lattice``'s
+    ``_arrays`` returns them (contiguous int64 and float64, shapes checked)."""
+    gold = np.asarray(gold)
+    if gold.shape != (spans.shape[0],) or gold.dtype.kind not in "iu":
+        return None
+    taken, loss, gradient, transition_gradient = _fused_nll(
+        spans,
+        span_offsets,
+        doc_offsets,
+        scores,
+        transitions,
+        np.ascontiguousarray(gold, dtype=np.int64),
+        SCORE_LENGTH_BOUND,
+    )
+    return (float(loss), (gradient, transition_gradient)) if taken else None
