@@ -10,7 +10,8 @@ numba prunes the branches of the other spaces before typing, and the
 overloads ``_inside`` and ``_expand`` pick the space's own passes by that
 constant, so the first call of one space compiles none of the others'
 kernels (numba keys the disk cache of a closure by its cell values: one
-cached driver per space).
+cached driver per space). The quadratic space's marginals try its scaled
+pass (``quadratic._marginals_scaled``) on each document first.
 """
 
 import numpy as np
@@ -28,7 +29,7 @@ from .charts import (
     _widths,
 )
 from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
-from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic
+from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic, _marginals_scaled, _scaled_charts
 from .semi_markov import _inside_semi_markov, _marginals_semi_markov
 
 SPACES = ("semi_markov", "cyk", "quadratic")
@@ -162,6 +163,8 @@ def _drivers(code: int):
             np.empty((rows, part.shape[1])),
         )
         first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
+        if code == QUADRATIC:
+            scaled = _scaled_charts(rows, part.shape[1])
         need = 0
         if code == CYK:
             for d in range(D):
@@ -176,6 +179,10 @@ def _drivers(code: int):
             if W == 0:
                 continue
             row0 = span_offsets[d]
+            if code == QUADRATIC:
+                log_z[d], ok = _marginals_scaled(scores, mask, row0, n, W, scaled, marginals)
+                if ok:
+                    continue  # else the log-space pass below
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             if code == SEMI_MARKOV:
                 log_z[d] = _marginals_semi_markov(
