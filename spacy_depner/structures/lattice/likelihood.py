@@ -80,7 +80,8 @@ def _fused_nll(spans, span_offsets, doc_offsets, scores, transitions, labels, sc
         return False, 0.0, nothing, nothing
     if not _is_segmentation(spans, span_offsets, doc_offsets, labels, K):
         return False, 0.0, nothing, nothing
-    log_z, gradient, transition_gradient = _scaled(spans, span_offsets, doc_offsets, scores, transitions, True)
+    backward = np.bool_(True)  # a boolean, not the literal True: the one signature of ``_scaled``
+    log_z, gradient, transition_gradient = _scaled(spans, span_offsets, doc_offsets, scores, transitions, backward)
     gold = 0.0
     for d in range(doc_offsets.shape[0] - 1):
         previous = B

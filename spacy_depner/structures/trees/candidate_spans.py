@@ -162,7 +162,7 @@ def _tree_spans(heads, sentence_offsets, max_length, single_arc):
         capacity += total if max_length == UNBOUNDED else min(total, max_length)
     spans = np.empty((capacity, 2), dtype=np.int64)
     begin = np.empty(n, dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # one signature of _copy_group and _sort_starts (a literal 0 would be another)
     for v in range(n):
         group = count
         lowest = 0 if max_length == UNBOUNDED else v - max_length + 1
