@@ -22,8 +22,8 @@ the same rules with products and sums instead of log-sums, each column of
 the chart (the items ending at fencepost j) divided by the first level's
 growth at j, so that every item lies in [0, 1] and the goal weighs 1; its
 reverse mode is plain differentiation of those products and sums. That is
-exp(score) once per label and one log per word, against about five exps and
-four logs per span in the log semiring, and it is exact to float64 rounding
+exp(score) once per label and one log per word, against T + 4 exps and
+four logs per span in the log semiring (T labels), and it is exact to float64 rounding
 while no weight exceeds ``HUGE`` and no item that matters leaves the normal
 float64 range (every part[i, j] at least ``TINY``). A document outside
 that range (scores of hundreds) goes to the log-space ``_marginals_quadratic``.
