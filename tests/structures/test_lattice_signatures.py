@@ -18,7 +18,7 @@ SIGNATURES = """
 import json
 import numpy as np
 from numba.core.registry import CPUDispatcher
-from spacy_depner.structures.lattice import LATTICE, layout, kernels, layout_check, likelihood, scaled
+from spacy_depner.structures.lattice import LATTICE, layout, kernels, layout_check, likelihood, mentions, scaled
 from spacy_depner.structures.trees import candidate_spans
 
 heads, offsets = np.array([1, -1, 1, 2, -1]), np.array([0, 4, 5])
@@ -35,7 +35,7 @@ for floats in (np.float32, np.float64):
     gold = np.where(spans[:, 0] == spans[:, 1], 0, -1)
     LATTICE.nll(scores, lattice, gold), LATTICE.nll(scores, lattice, gold.astype(np.int32))
 counts = {}
-for module in (candidate_spans, kernels, layout_check, likelihood, scaled):
+for module in (candidate_spans, kernels, layout_check, likelihood, mentions, scaled):
     for name, value in vars(module).items():
         if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
             counts[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = len(value.signatures)
@@ -57,5 +57,12 @@ def test_lattice_and_tree_span_kernels_compile_one_signature_each(tmp_path):
     counts = json.loads(done.stdout.splitlines()[-1])
     several = {name: n for name, n in counts.items() if n > 1}
     assert not several, f"kernels compiled for several signatures: {several}"
-    used = ["candidate_spans._tree_spans", "kernels._viterbi", "scaled._scaled", "likelihood._fused_nll"]
+    used = [
+        "candidate_spans._tree_spans",
+        "kernels._viterbi",
+        "scaled._scaled",
+        "scaled.checked_scaled",
+        "likelihood._fused_nll",
+        "mentions._entity_segments",
+    ]
     assert all(counts[name] == 1 for name in used), counts

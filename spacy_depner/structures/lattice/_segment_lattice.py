@@ -38,11 +38,18 @@ from typing import Tuple
 import numpy as np
 
 from .. import interval_selection
-from ..score_range import check_scores
+from ..score_range import SCORE_LENGTH_BOUND, check_scores
 from ..shared import check_marginals, check_penalty
 from .kernels import _log_partition, _marginals, _transition_counts, _viterbi
 from .layout_check import FINITE_MESSAGE, LAYOUT_PROBLEMS, NOT_FINITE, batch_problem, layout_problem
-from .scaled import scaled_log_partition, scaled_marginals, transitions_fit
+from .scaled import (
+    OUT_OF_RANGE,
+    TOO_WIDE,
+    checked_scaled,
+    scaled_log_partition,
+    scaled_marginals,
+    transitions_fit,
+)
 
 
 def _layout_arrays(spans, span_offsets, doc_offsets):
@@ -120,6 +127,21 @@ def _forbid(args, forbidden):
     return (*args[:3], np.where(forbidden, -np.inf, scores), args[4])
 
 
+def _checked_scaled(spans, span_offsets, doc_offsets, scores, transitions, backward: bool):
+    """(log Z, span marginals, expected transitions) of the scaled recursions,
+    the batch checked in the same compiled call (``scaled.checked_scaled``);
+    the ValueError of a batch that is wrong; None for scores out of range or
+    transitions too wide for them, which the caller checks and computes as
+    it does with forbidden labels (``score_range``, the log-space kernels)."""
+    args = _arrays(spans, span_offsets, doc_offsets, scores, transitions)
+    problem, row, log_z, span_marginals, transition_marginals = checked_scaled(*args, backward, SCORE_LENGTH_BOUND)
+    if problem in (OUT_OF_RANGE, TOO_WIDE):
+        return None
+    if problem:
+        _raise_problem(problem, row, args[0])
+    return log_z, span_marginals, transition_marginals
+
+
 def check(spans, span_offsets, doc_offsets, scores, transitions) -> None:
     """The ValueError ``marginals`` would raise for these inputs, if any."""
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
@@ -130,6 +152,10 @@ def log_partition(spans, span_offsets, doc_offsets, scores, transitions, forbidd
     """log Z of each document (eq. 6 for DGM spans, eq. 5 for all spans). Returns (D,).
     Scores and transitions out of range are refused (``score_range``).
     ``forbidden`` (S, K) bool or None: span labels no segmentation may use (``_forbid``)."""
+    if forbidden is None:
+        checked = _checked_scaled(spans, span_offsets, doc_offsets, scores, transitions, False)
+        if checked is not None:
+            return checked[0]
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.log_partition", args[2], args[3], args[4])
     args = _forbid(args, forbidden)
@@ -144,6 +170,10 @@ def marginals(
     the gradient of sum(log Z) with respect to ``scores`` and ``transitions``.
     Scores and transitions out of range are refused (``score_range``).
     ``forbidden`` (S, K) bool or None: span labels no segmentation may use (their marginals are 0)."""
+    if forbidden is None:
+        checked = _checked_scaled(spans, span_offsets, doc_offsets, scores, transitions, True)
+        if checked is not None:
+            return checked
     args = _check(spans, span_offsets, doc_offsets, scores, transitions)
     check_scores("segment_lattice.marginals", args[2], args[3], args[4])
     args = _forbid(args, forbidden)

@@ -27,18 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..score_range import SCORE_LENGTH_BOUND
-from ..shared import max_doc_length
-from .layout_check import batch_problem
-from .scaled import SCALED_SPREAD, _scaled
-
-
-@njit(cache=True)
-def _largest(values):
-    """The largest |entry| of a C-contiguous 2-d array (0 if empty)."""
-    top = 0.0
-    for x in values.ravel():
-        top = max(top, abs(x))
-    return top
+from .scaled import _scaled, scaled_problem
 
 
 @njit(cache=True)
@@ -67,18 +56,13 @@ def _fused_nll(spans, span_offsets, doc_offsets, scores, transitions, labels, sc
     """(taken, loss, span gradient (S, K), transition gradient (K + 1, K + 1)):
     taken False (and nothing computed) unless the batch is valid, its
     |score| x length within ``score_length_bound``, its transitions within
-    ``SCALED_SPREAD`` and ``labels`` a segmentation (module docstring)."""
+    ``SCALED_SPREAD`` (``scaled.scaled_problem``) and ``labels`` a
+    segmentation (module docstring)."""
     K = scores.shape[1]
     B = K
     nothing = np.zeros((0, 0))
-    problem, _ = batch_problem(spans, span_offsets, doc_offsets, scores, transitions)
-    if problem:
-        return False, 0.0, nothing, nothing
-    if max(_largest(scores), _largest(transitions)) * max_doc_length(doc_offsets) > score_length_bound:
-        return False, 0.0, nothing, nothing
-    if transitions.max() - transitions.min() > SCALED_SPREAD:
-        return False, 0.0, nothing, nothing
-    if not _is_segmentation(spans, span_offsets, doc_offsets, labels, K):
+    problem, _ = scaled_problem(spans, span_offsets, doc_offsets, scores, transitions, score_length_bound)
+    if problem or not _is_segmentation(spans, span_offsets, doc_offsets, labels, K):
         return False, 0.0, nothing, nothing
     backward = np.bool_(True)  # a boolean, not the literal True: the one signature of ``_scaled``
     log_z, gradient, transition_gradient = _scaled(spans, span_offsets, doc_offsets, scores, transitions, backward)

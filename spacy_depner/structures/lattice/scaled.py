@@ -35,9 +35,12 @@ import numpy as np
 from numba import njit
 
 from ..shared import max_doc_length
+from .layout_check import batch_problem
 
 NEG_INF = -np.inf
 SCALED_SPREAD = 200.0  # the widest spread of the transitions the scaled recursions take
+OUT_OF_RANGE = 7  # problem codes after ``layout_check``'s: |score| x length above the bound,
+TOO_WIDE = 8  # transitions spread wider than SCALED_SPREAD (the log-space recursions take them)
 
 
 def transitions_fit(transitions: np.ndarray) -> bool:
@@ -183,3 +186,41 @@ def scaled_marginals(spans, span_offsets, doc_offsets, scores, transitions):
     """(log Z (D,), span marginals (S, K), expected transitions (K + 1, K + 1))
     by the scaled forward-backward (transitions that ``transitions_fit``)."""
     return _scaled(spans, span_offsets, doc_offsets, scores, transitions, True)
+
+
+@njit(cache=True)
+def _largest(values):
+    """The largest |entry| of a C-contiguous 2-d array (0 if empty)."""
+    top = 0.0
+    for x in values.ravel():
+        top = max(top, abs(x))
+    return top
+
+
+@njit(cache=True)
+def scaled_problem(spans, span_offsets, doc_offsets, scores, transitions, score_length_bound):
+    """(0, -1) if the scaled recursions take the batch as it is, else
+    ``layout_check.batch_problem``'s code and row, ``OUT_OF_RANGE`` (the
+    largest |score| or |transition| times the longest document above
+    ``score_length_bound``, the test of ``score_range.check_scores``) or
+    ``TOO_WIDE`` (not ``transitions_fit``), with row -1."""
+    problem, row = batch_problem(spans, span_offsets, doc_offsets, scores, transitions)
+    if problem:
+        return problem, row
+    if max(_largest(scores), _largest(transitions)) * max_doc_length(doc_offsets) > score_length_bound:
+        return OUT_OF_RANGE, -1
+    if transitions.max() - transitions.min() > SCALED_SPREAD:
+        return TOO_WIDE, -1
+    return 0, -1
+
+
+@njit(cache=True)
+def checked_scaled(spans, span_offsets, doc_offsets, scores, transitions, backward, score_length_bound):
+    """(problem, row, log Z, span marginals, expected transitions): ``_scaled``
+    after ``scaled_problem`` in the same compiled call (problem 0), or the
+    problem and empty arrays."""
+    problem, row = scaled_problem(spans, span_offsets, doc_offsets, scores, transitions, score_length_bound)
+    if problem:
+        return problem, row, np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0))
+    log_z, terms, flow = _scaled(spans, span_offsets, doc_offsets, scores, transitions, backward)
+    return 0, -1, log_z, terms, flow

@@ -29,6 +29,7 @@ from ..shared import check_doc_offsets
 from ..trees.candidate_spans import span_index
 from . import _segment_lattice as segment_lattice
 from .likelihood import fused_nll
+from .mentions import entity_segments
 
 
 def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
@@ -37,11 +38,6 @@ def layout(spans: np.ndarray, offsets: np.ndarray) -> Layout:
     spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
     offsets = check_doc_offsets(offsets)
     return Layout(offsets, spans, np.searchsorted(spans[:, 1], offsets, side="left").astype(np.int64))
-
-
-def _mentions(spans: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    rows = np.flatnonzero(labels > 0)
-    return np.concatenate([spans[rows], (labels[rows] - 1)[:, None]], axis=1).astype(np.int64).reshape(-1, 3)
 
 
 class SegmentLattice(Structure):
@@ -81,13 +77,13 @@ class SegmentLattice(Structure):
 
     def viterbi(self, scores, layout: Layout, **options) -> Analysis:
         best, labels = segment_lattice.viterbi(*self._args(scores, layout), layout.forbidden)
-        return Analysis(best, _mentions(layout.spans, labels), labels)
+        return Analysis(best, entity_segments(layout.spans, labels), labels)
 
     def posterior_decode(self, marginals: Marginals, layout: Layout, *, penalty: float = 0.5, **options) -> Analysis:
         gain, labels = segment_lattice.posterior_decode(
             layout.spans, layout.span_offsets, layout.offsets, marginals.scores[0], penalty
         )
-        return Analysis(gain, _mentions(layout.spans, labels), labels)
+        return Analysis(gain, entity_segments(layout.spans, labels), labels)
 
     def counts(self, encoding, scores, layout: Layout, **options):
         """(span-label indicator (S, K), transition counts (K + 1, K + 1));
@@ -206,7 +202,7 @@ def _condition(scores, full: Layout, labels: np.ndarray, missing, rejected=None)
     run_layout = layout(runs.compact(spans[free]), runs.offsets)
     forbidden = None if rejected is None else forbidden_in_runs(rejected, spans, labels, missing, free, K, 1, "lattice")
     return Conditioned(
-        _mentions(spans[rows], labels[rows]),
+        entity_segments(spans[rows], labels[rows]),
         inner_product(scores, (indicator, fixed_transitions)),
         (borders.scores(span_scores[free], transitions), transitions),
         run_layout if forbidden is None else replace(run_layout, forbidden=forbidden),
