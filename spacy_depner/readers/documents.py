@@ -155,10 +155,12 @@ def documents_reader(
     only_fold: int,
     first_stage: Optional[Path],
     spans_key: str,
+    sentences: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
     """A reader over the documents ``load`` gives (once): the kept folds, with
-    the first stage's entities of ``first_stage`` in the input Docs. The
-    settings are checked now, before any file is read."""
+    the first stage's entities of ``first_stage`` in the input Docs; with
+    ``sentences``, one Example per sentence of those documents instead
+    (``sentence_examples``). The settings are checked now, before any file is read."""
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
     if limit < 0:
@@ -178,12 +180,42 @@ def documents_reader(
                     raise ValueError(f"{first_stage} has no first-stage record for documents {missing[:5]} of {source}")
                 for i, eg in zip(kept, examples):
                     attach_first_stage(eg.predicted, records[i][1], spans_key, records[i][0])
-            cache["examples"] = examples
+            cache["examples"] = [s for eg in examples for s in sentence_examples(eg)] if sentences else examples
         return [
             Example(eg.predicted.copy(), eg.reference) for eg in cache["examples"]
         ]  # evaluation replaces eg.predicted
 
     return read
+
+
+def sentence_examples(example: Example) -> List[Example]:
+    """One Example per sentence of the reference Doc (its ``sents``): both Docs
+    cut at the same tokens, their trees and entities kept, and the input's
+    span groups (a first stage's entities) cut with them; a span across a
+    sentence boundary is refused."""
+    examples = []
+    for sentence in example.reference.sents:
+        start, end = sentence.start, sentence.end
+        predicted = example.predicted[start:end].as_doc()
+        for key, group in example.predicted.spans.items():
+            across = [
+                span
+                for span in group
+                if span.start < end and span.end > start and not (span.start >= start and span.end <= end)
+            ]
+            if across:
+                raise ValueError(
+                    f"span {across[0].text!r} ({across[0].start}-{across[0].end}) of doc.spans[{key!r}] crosses a "
+                    f"sentence boundary at token {start if across[0].start < start else end}: it cannot be cut into "
+                    "sentences; read whole documents (sentences = false)"
+                )
+            predicted.spans[key] = [
+                Span(predicted, span.start - start, span.end - start, span.label_)
+                for span in group
+                if span.start >= start and span.end <= end
+            ]
+        examples.append(Example(predicted, example.reference[start:end].as_doc()))
+    return examples
 
 
 @registry.readers("spacy_depner.UNERDocuments.v1")
@@ -198,11 +230,14 @@ def create_uner_documents_reader(
     first_stage: Optional[Path] = None,
     spans_key: str = "first_stage",
     limit: int = 0,
+    sentences: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
     """Corpus reader for ``spacy train``: one Example per document, optionally
     a subset of folds, optionally with a first stage's entities in the input
     Docs (``first_stage``: a JSON-lines file with a record for each kept
-    document). limit: the first N documents only (0: all), before the folds."""
+    document). limit: the first N documents only (0: all), before the folds.
+    sentences: one Example per sentence of the kept documents (folds stay
+    folds of documents)."""
     return documents_reader(
         lambda nlp: document_examples(nlp.vocab, conllu, iob2, dependencies, labels, limit),
         str(conllu),
@@ -213,6 +248,7 @@ def create_uner_documents_reader(
         only_fold,
         first_stage,
         spans_key,
+        sentences,
     )
 
 
