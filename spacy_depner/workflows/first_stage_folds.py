@@ -17,6 +17,7 @@ from typing import Dict, List, Sequence, Union
 
 import srsly
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import load_config, resolve_dot_names
 
@@ -59,7 +60,8 @@ def predict_records(model: Union[str, Path, Language], examples: Sequence[Exampl
     import spacy
 
     nlp = model if isinstance(model, Language) else spacy.load(model)
-    docs = list(nlp.pipe([examples[i].predicted.copy() for i in ids], batch_size=64))
+    inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
+    docs = list(nlp.pipe(inputs, batch_size=64))
     return first_stage_records(docs, ids)
 
 
