@@ -79,6 +79,8 @@ def test_each_composed_config_builds_its_pipeline(part):
         if not (PRETRAINED / "config.cfg").is_file():
             pytest.skip(f"no en_core_web_sm at {PRETRAINED} (set DEPNER_DATA to the data folder that has models/)")
         config["paths"]["pretrained"] = str(PRETRAINED)
+    if "trained_ner" in config["paths"]:  # a ner trained on the user's labels: any pipeline with a ner
+        config["paths"]["trained_ner"] = str(PRETRAINED)
     nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
     assert nlp.pipe_names == list(config["nlp"]["pipeline"])
     # spaCy's SCORE (the weights it combines from the components' defaults and the config) is the entity F

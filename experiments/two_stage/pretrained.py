@@ -24,6 +24,14 @@ Models (``configs/own_data/``):
                  weights of the ner's own tok2vec instead of the pipeline's shared one
     ner_sourced_sentences  ner_sourced trained on one Doc per sentence (the sentence-level reader of
                  configs/ner_ewt.cfg) instead of whole documents, scored on the same documents
+    two_stage_stacked  own_data_two_stage_stacked.cfg: two_stage_ner_tok2vec reading a second first
+                 stage too, the seed's ner_sourced_sentences (trained_ner; on the training documents
+                 its cross-validated entities, written by ``crossval``)
+
+    crossval     for two_stage_stacked: ner_sourced_sentences trained on every fold's complement of
+                 the training documents (one Doc per sentence, folds of documents), each training
+                 document's entities from the model that did not see it, dev's from the seed's
+                 ner_sourced_sentences, to OUTPUT/seed_<s>/trained_stage_{train,dev}.jsonl
 """
 
 from pathlib import Path
@@ -43,7 +51,10 @@ MODELS = {
     "two_stage": "own_data_two_stage.cfg",
     "two_stage_ner_tok2vec": "own_data_two_stage_ner_tok2vec.cfg",
     "ner_sourced_sentences": "own_data_ner_sourced.cfg",
+    "two_stage_stacked": "own_data_two_stage_stacked.cfg",
 }
+TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
+TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
 BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
@@ -71,6 +82,52 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
     for split in ("train", "dev"):
         if model not in SENTENCES:
             config["corpora"][split]["first_stage"] = None
+    if model == "two_stage_stacked":
+        for split in ("train", "dev"):
+            config["paths"][f"trained_stage_{split}"] = None
+            config["corpora"][split]["first_stage"] = f"${{paths.trained_stage_{split}}}"
+            config["corpora"][split]["spans_key"] = TRAINED_STAGE_KEY
+    return config
+
+
+def trained_stage_file(output: Path, seed: int, split: str) -> Path:
+    """The entities of the seed's trained first stage on SPLIT (train: cross-validated)."""
+    return output / f"seed_{seed}" / f"{TRAINED_STAGE_KEY}_{split}.jsonl"
+
+
+def model_overrides(output: Path, name: str, seed: int) -> List[str]:
+    """The per-seed settings of a model: two_stage_stacked reads the seed's
+    ner_sourced_sentences and its cross-validated entities."""
+    if name != "two_stage_stacked":
+        return []
+    needed = [trained_stage_file(output, seed, split) for split in ("train", "dev")]
+    needed.append(output / f"seed_{seed}" / TRAINED_STAGE / "model-best")
+    missing = [str(path) for path in needed if not path.exists()]
+    if missing:
+        raise typer.BadParameter(
+            f"two_stage_stacked of seed {seed} needs {', '.join(missing)}: train {TRAINED_STAGE} and run "
+            f"`pretrained-first-stage crossval --seeds {seed}` with this --output first"
+        )
+    return [
+        "--paths.trained_stage_train",
+        str(needed[0]),
+        "--paths.trained_stage_dev",
+        str(needed[1]),
+        "--paths.trained_ner",
+        str(needed[2]),
+    ]
+
+
+def folds_config(configs: Path, pretrained: str) -> Config:
+    """ner_sourced_sentences's config whose training corpus is the sentences
+    of the training documents outside fold ``${paths.exclude_fold}``."""
+    config = study_config(configs, TRAINED_STAGE, pretrained)
+    documents = Config().from_disk(configs / DOCUMENTS_CONFIG, interpolate=False)
+    train = dict(documents["corpora"]["train"])
+    train.update(folds="${paths.folds}", exclude_fold="${paths.exclude_fold}", sentences=True, first_stage=None)
+    config["corpora"]["train"] = train
+    config["paths"]["folds"] = 0
+    config["paths"]["exclude_fold"] = -1
     return config
 
 
@@ -108,13 +165,82 @@ def train(
     runs: Dict[int, Dict[str, List[str]]] = {
         seed: {
             name: train_command(
-                written[name], output / f"seed_{seed}" / name, data, steps, limit, [], seed=seed, eval_frequency=200
+                written[name],
+                output / f"seed_{seed}" / name,
+                data,
+                steps,
+                limit,
+                model_overrides(output, name, seed),
+                seed=seed,
+                eval_frequency=200,
             )
             for name in names
         }
         for seed in parse_seeds(seeds)
     }
     run_seeds(runs, output, jobs, resume=resume, steps=steps, limit=limit, pretrained_pipeline=pretrained_pipeline)
+
+
+@pretrained_first_stage.command("crossval")
+def crossval(
+    data: Path = DATA,
+    configs: Path = CONFIGS,
+    output: Path = TRAINED,
+    pretrained_pipeline: Annotated[Optional[str], PRETRAINED_PIPELINE] = None,
+    folds: Annotated[int, typer.Option(help="Folds of the training documents (Krishnan & Manning: 10)")] = 5,
+    steps: Annotated[int, typer.Option(help="Training steps of every fold's model")] = 3000,
+    seeds: str = TRAIN_SEEDS,
+    limit: Annotated[int, typer.Option(help="First N documents of train and dev (0: all)")] = 0,
+    jobs: int = JOBS,
+    resume: bool = RESUME,
+) -> None:
+    """The cross-validated entities of the seed's ner_sourced_sentences that
+    two_stage_stacked trains on (its fold models to OUTPUT/seed_<s>/folds)."""
+    from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_overrides, predict_records
+
+    from ..kit.outputs import write_jsonl
+    from .study import split_documents
+
+    if pretrained_pipeline is None:
+        raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
+    if folds < 2:
+        raise typer.BadParameter("cross-validation needs at least 2 folds", param_hint="--folds")
+    chosen = parse_seeds(seeds)
+    for seed in chosen:
+        if not (output / f"seed_{seed}" / TRAINED_STAGE / "model-best").is_dir():
+            raise typer.BadParameter(f"train {TRAINED_STAGE} of seed {seed} first (`pretrained-first-stage train`)")
+    path = output / "configs" / "folds.cfg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folds_config(configs, pretrained_pipeline).to_disk(path)
+    runs: Dict[int, Dict[str, List[str]]] = {
+        seed: {
+            f"fold{f}": train_command(
+                path,
+                output / f"seed_{seed}" / f"fold{f}",
+                data,
+                steps,
+                limit,
+                [arg for key, value in fold_overrides(folds, f).items() for arg in (f"--{key}", str(value))],
+                seed=seed,
+                eval_frequency=200,
+            )
+            for f in range(folds)
+        }
+        for seed in chosen
+    }
+    run_seeds(runs, output, jobs, "crossval_seconds.json", resume=resume, folds=folds, steps=steps, limit=limit)
+    import spacy
+
+    vocab = spacy.blank("en").vocab
+    train_documents = split_documents(vocab, data, "train", limit)
+    dev_documents = split_documents(vocab, data, "dev", limit)
+    for seed in chosen:
+        folder = output / f"seed_{seed}"
+        fold_models = [folder / f"fold{f}" / "model-best" for f in range(folds)]
+        write_jsonl(trained_stage_file(output, seed, "train"), cross_validated_records(fold_models, train_documents))
+        records = predict_records(folder / TRAINED_STAGE / "model-best", dev_documents, range(len(dev_documents)))
+        write_jsonl(trained_stage_file(output, seed, "dev"), records)
+        typer.echo(f"wrote {trained_stage_file(output, seed, 'train')} and {trained_stage_file(output, seed, 'dev')}")
 
 
 @pretrained_first_stage.command("evaluate")
