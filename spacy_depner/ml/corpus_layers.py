@@ -8,7 +8,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from .majority_labels import CorpusStatistics
-from .nonlocal_features import FIRST_STAGE_LABELS, LAYER_NAME, configure_nonlocal_features, corpus_statistics
+from .nonlocal_features import FIRST_STAGE_LABELS, configure_layer, corpus_statistics, nonlocal_layers
 
 
 def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Callable[[], Iterable[Doc]]) -> int:
@@ -18,12 +18,12 @@ def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Call
     group). Returns the number of such layers; without one, ``get_docs`` is
     not called. Components call it at initialization, before the model's
     own initialization."""
-    layers = [node for node in model.walk() if node.name == LAYER_NAME]
+    layers = nonlocal_layers(model)
     for layer in layers:
         statistics = corpus_statistics(get_docs(), spans_key=layer.attrs["spans_key"])
         if layer.attrs.get("label_source") == FIRST_STAGE_LABELS:
             layer.attrs["labels"] = first_stage_labels(statistics, layer.attrs["spans_key"])
-        configure_nonlocal_features(layer, labels, statistics)
+        configure_layer(layer, labels, statistics)
     return len(layers)
 
 

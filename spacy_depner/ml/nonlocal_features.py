@@ -198,16 +198,27 @@ def configure_nonlocal_features(
 ) -> int:
     """Set the label list and/or the corpus counts on every NonLocalFeatures
     layer inside ``model``; returns how many layers were found."""
-    found = 0
-    for node in model.walk():
-        if node.name != LAYER_NAME:
-            continue
-        found += 1
-        if labels is not None and node.attrs.get("label_source", "component") == "component":
-            node.attrs["labels"] = list(labels)
-        if corpus_statistics is not None:
-            node.attrs["corpus_statistics"] = corpus_statistics.to_dict()
-    return found
+    layers = nonlocal_layers(model)
+    for layer in layers:
+        configure_layer(layer, labels, corpus_statistics)
+    return len(layers)
+
+
+def nonlocal_layers(model: Model) -> List[Model]:
+    """The NonLocalFeatures layers inside ``model`` (one per first stage it reads)."""
+    return [node for node in model.walk() if node.name == LAYER_NAME]
+
+
+def configure_layer(
+    layer: Model, labels: Optional[Sequence[str]] = None, corpus_statistics: Optional[CorpusStatistics] = None
+) -> None:
+    """Set the label list (unless the layer reads the first stage's own
+    labels) and/or the corpus counts of one NonLocalFeatures layer, not of
+    the layers it wraps."""
+    if labels is not None and layer.attrs.get("label_source", "component") == "component":
+        layer.attrs["labels"] = list(labels)
+    if corpus_statistics is not None:
+        layer.attrs["corpus_statistics"] = corpus_statistics.to_dict()
 
 
 def _statistics_view(model: Model) -> Optional[CorpusStatistics]:

@@ -12,7 +12,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..ml.majority_labels import CorpusStatistics
-from ..ml.nonlocal_features import LAYER_NAME, configure_nonlocal_features, corpus_statistics
+from ..ml.nonlocal_features import LAYER_NAME, configure_layer, corpus_statistics, nonlocal_layers
 
 
 def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable[..., List[Doc]]:
@@ -25,21 +25,23 @@ def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable
     if second_stage not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {second_stage!r} (it has {nlp.pipe_names})")
     second = nlp.get_pipe(second_stage)
-    layer = next((node for node in second.model.walk() if node.name == LAYER_NAME), None)
-    if layer is None:
+    layers = nonlocal_layers(second.model)
+    if not layers:
         raise ValueError(
             f"{second_stage!r} has no NonLocalFeatures layer ({LAYER_NAME!r}): there are no corpus counts to add to"
         )
 
     def pipe(docs: Iterable[Doc], batch_size: int = 64) -> List[Doc]:
-        saved = layer.attrs["corpus_statistics"]
+        saved = [layer.attrs["corpus_statistics"] for layer in layers]
         with nlp.select_pipes(disable=[second_stage]):
             docs = list(nlp.pipe(docs, batch_size=batch_size))
-        counts = corpus_statistics(docs, layer.attrs["spans_key"], CorpusStatistics.from_dict(saved) if saved else None)
-        configure_nonlocal_features(second.model, corpus_statistics=counts)
+        for layer, counts in zip(layers, saved):  # each layer counts its own first stage's span group
+            previous = CorpusStatistics.from_dict(counts) if counts else None
+            configure_layer(layer, corpus_statistics=corpus_statistics(docs, layer.attrs["spans_key"], previous))
         try:
             return list(second.pipe(docs, batch_size=batch_size))
         finally:
-            layer.attrs["corpus_statistics"] = saved
+            for layer, counts in zip(layers, saved):
+                layer.attrs["corpus_statistics"] = counts
 
     return pipe

@@ -192,3 +192,49 @@ def test_counting_pipe_adds_the_input_to_the_corpus_counts_for_one_call():
         [(e.start, e.label_) for e in d.ents] for d in by_hand
     ]
     assert layer.attrs["corpus_statistics"]["n_documents"] == saved["n_documents"] + 1
+
+
+def test_stacked_layers_each_count_their_own_first_stage():
+    """A second stage over two first stages (NonLocalFeatures wrapping
+    NonLocalFeatures, as own_data_two_stage_stacked.cfg): each layer gets the
+    labels and corpus counts of its own span group, at initialization and in
+    counting_pipe, whatever order the model lists them in."""
+    from spacy_depner.pipeline.corpus_counts import counting_pipe
+
+    inner = {"@architectures": "spacy_depner.NonLocalFeatures.v1", "width": 4, "spans_key": "first_stage"}
+    inner["labels"] = "first_stage"
+    inner["tok2vec"] = second_stage_nlp().config["components"]["chain_ner"]["model"]["tok2vec"]["tok2vec"]
+    outer = {"@architectures": "spacy_depner.NonLocalFeatures.v1", "width": 4, "spans_key": "trained_stage"}
+    outer.update(labels="first_stage", tok2vec=inner)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "chain_ner",
+        config={"model": {"@architectures": "spacy_depner.TagScorer.v1", "hidden_width": 16, "tok2vec": outer}},
+    )
+    words = "Paris is big . Kim met Lee".split()
+    eg = example(nlp, words, [(0, 1, "LOC"), (4, 5, "PER"), (6, 7, "PER")], [(0, 1, "GPE"), (4, 5, "PERSON")])
+    eg.predicted.spans["trained_stage"] = [Span(eg.predicted, 0, 1, "LOC"), Span(eg.predicted, 6, 7, "PER")]
+    nlp.initialize(lambda: [eg])
+    layers = {n.attrs["spans_key"]: n for n in nlp.get_pipe("chain_ner").model.walk() if n.name == "nonlocal_features"}
+    assert layers["first_stage"].attrs["labels"] == ["GPE", "PERSON"]
+    assert layers["trained_stage"].attrs["labels"] == ["LOC", "PER"]
+    entities = {key: layer.attrs["corpus_statistics"]["entities"] for key, layer in layers.items()}
+    assert entities["first_stage"] != entities["trained_stage"]
+    assert "kim" in str(entities["first_stage"]).lower() and "kim" not in str(entities["trained_stage"]).lower()
+    assert "lee" in str(entities["trained_stage"]).lower() and "lee" not in str(entities["first_stage"]).lower()
+    saved = {key: layer.attrs["corpus_statistics"] for key, layer in layers.items()}
+    seen = {}
+    original = nlp.get_pipe("chain_ner").pipe
+
+    def spy(docs, batch_size=64):
+        seen.update({key: str(layer.attrs["corpus_statistics"]["entities"]).lower() for key, layer in layers.items()})
+        return original(docs, batch_size=batch_size)
+
+    nlp.get_pipe("chain_ner").pipe = spy
+    doc = Doc(nlp.vocab, words="Ann met Bob".split())
+    doc.spans["first_stage"] = [Span(doc, 0, 1, "PERSON")]
+    doc.spans["trained_stage"] = [Span(doc, 2, 3, "PER")]
+    counting_pipe(nlp, "chain_ner")([doc])
+    assert "ann" in seen["first_stage"] and "ann" not in seen["trained_stage"]
+    assert "bob" in seen["trained_stage"] and "bob" not in seen["first_stage"]
+    assert {key: layer.attrs["corpus_statistics"] for key, layer in layers.items()} == saved  # restored
