@@ -24,7 +24,7 @@ from .pipeline import (  # noqa: F401
     suggesters,
 )
 from .pipeline.display import displacy_options
-from .readers import documents, genia, gum, uner  # noqa: F401
+from .readers import documents, first_stage_corpus, genia, gum, uner  # noqa: F401
 
 __all__ = ["displacy_options"]
 

@@ -95,3 +95,33 @@ def test_the_folds_train_and_their_records_read_back(tmp_path):
     reader = create_uner_documents_reader(conllu, iob2, first_stage=path)
     assert all("first_stage" in eg.predicted.spans for eg in reader(spacy.blank("en")))
     assert sorted(read_first_stage(path)) == [0, 1, 2, 3]
+
+
+def test_first_stage_corpus_folds_a_docbin_and_reads_its_records_back(tmp_path):
+    """spacy_depner.FirstStageCorpus.v1: the Docs of a DocBin, dealt into folds,
+    and the cross-validated records put in the input Docs' span group."""
+    from spacy.tokens import DocBin
+
+    from spacy_depner.readers.documents import first_stage_records
+    from spacy_depner.readers.first_stage_corpus import create_first_stage_corpus
+
+    nlp = spacy.blank("en")
+    texts = [f"Smith met Jones {d} times ." for d in range(5)]
+    DocBin(docs=[nlp(text) for text in texts]).to_disk(tmp_path / "train.spacy")
+    examples = list(create_first_stage_corpus(tmp_path / "train.spacy")(nlp))
+    assert [eg.reference.text for eg in examples] == texts
+    kept = list(create_first_stage_corpus(tmp_path / "train.spacy", folds=2, exclude_fold=0)(nlp))
+    assert [eg.reference.text for eg in kept] == [texts[1], texts[3]]
+    records = cross_validated_records([fold_model(0, nlp.vocab), fold_model(1, nlp.vocab)], examples)
+    path = tmp_path / "first_stage_train.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    read = list(create_first_stage_corpus(tmp_path / "train.spacy", first_stage=path, spans_key="trained_stage")(nlp))
+    assert [[(s.text, s.label_) for s in eg.predicted.spans["trained_stage"]] for eg in read] == [
+        [("Smith", f"F{d % 2}")] for d in range(5)
+    ]
+    assert first_stage_records([eg.predicted for eg in read], range(5)) == [
+        {**record, "entities": []} for record in records
+    ]  # the records sit in the span group, not in doc.ents
+    path.write_text("".join(json.dumps(record) + "\n" for record in records[:3]))
+    with pytest.raises(ValueError, match=r"no first-stage record for documents \[3, 4\]"):
+        list(create_first_stage_corpus(tmp_path / "train.spacy", first_stage=path)(nlp))
