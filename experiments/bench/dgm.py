@@ -11,8 +11,10 @@ lattices, every figure a ratio against a baseline measured in the same run.
 3. Every structure (lattices, chain, nested spaces, hypergraph): Viterbi and
    marginals through the structure protocol, and their time ratio
    (``structures``); the DGM's training iteration and Viterbi against the
-   semi-Markov CRF's at L=8 on the same spans' scores, beside the limit the
-   ratio of their spans gives (``lattice_iteration``).
+   semi-Markov CRF's at L=8 on the same spans' scores, beside two limits:
+   the ratio of their spans, and that of the terms of the recursion, which
+   shares the transition step of a position among its spans
+   (``lattice_iteration``).
 4. DGM per-token time on uniformly random trees of n = 50, 200, 1,000 tokens
    (unbounded span length), relative to n = 50.
 5. With ``--long-conllu``: seconds and peak memory of each component on one

@@ -7,7 +7,11 @@ reading its own spans' rows), on a corpus's trees, sentence by sentence.
 The candidate spans are built once beforehand (as training on given trees
 builds them once) and timed on their own. Beside each ratio, its limit: the
 semi-Markov CRF's spans per token over the lattice's (the ratio a cost
-proportional to the spans would give)."""
+proportional to the spans would give), and the limit of the recursion
+itself: it shares the transition step among the spans that start at a
+position (``_segment_lattice``), so a document costs K^2 terms per token
+beside K per one-token span and K - 1 per longer span (O is one token), and
+the ratio of those counts bounds the ratio of a cost proportional to them."""
 
 from typing import Dict, List
 
@@ -40,6 +44,19 @@ def lattice_inputs(batches, n_labels: int, rng):
     return inputs
 
 
+def recursion_terms(layout, n_labels: int) -> int:
+    """The terms of the lattice's recursion (``_segment_lattice``) over a
+    ``layout``'s spans with ``n_labels`` + O labels (K = n_labels + 1): in a
+    unit of n > 0 tokens, K^2 transition terms at each of its n - 1 inner
+    positions and K at each end; K per one-token span, K - 1 per longer span."""
+    K = n_labels + 1
+    lengths = np.diff(layout.offsets)
+    lengths = lengths[lengths > 0]
+    single = int(np.count_nonzero(layout.spans[:, 0] == layout.spans[:, 1]))
+    longer = layout.spans.shape[0] - single
+    return int((lengths - 1).sum()) * K * K + 2 * K * lengths.shape[0] + single * K + longer * (K - 1)
+
+
 def iteration_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
     """One row per lattice: spans/token, candidate spans, training iteration
     (nll) and Viterbi times per token, and their speed against the
@@ -59,6 +76,7 @@ def iteration_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
             run()  # compile
     seconds = interleaved_best_times(runs, repeats)
     n_spans = {name: sum(lay.spans.shape[0] for _, lay, _ in inputs[name]) for name, _ in LATTICES}
+    terms = {name: sum(recursion_terms(lay, n_labels) for _, lay, _ in inputs[name]) for name, _ in LATTICES}
     rows = []
     for name, length in LATTICES:
         rows.append(
@@ -71,6 +89,7 @@ def iteration_rows(batches, n_labels: int, repeats: int, rng) -> List[Dict]:
                 "iteration time / semi_markov's": seconds[name, "iteration"] / seconds["semi_markov", "iteration"],
                 "viterbi speed / semi_markov's": seconds["semi_markov", "viterbi"] / seconds[name, "viterbi"],
                 "limit (semi_markov's spans / its spans)": n_spans["semi_markov"] / n_spans[name],
+                "limit of the recursion (semi_markov's terms / its terms)": terms["semi_markov"] / terms[name],
             }
         )
     return rows
@@ -84,6 +103,7 @@ def iteration_section(batches, n_labels: int, repeats: int, rng) -> List[str]:
         f"## DGM and DGM-S against the semi-Markov CRF (L=8), as Jie et al. 2017 compare them: a training "
         f"iteration of the structure (span scores to loss and gradient) and Viterbi on the same spans' scores "
         f"({n_labels} labels + O, sentences as units, candidate spans built beforehand and timed apart); the "
-        "limit is the ratio of spans per token",
+        "limit is the ratio of spans per token; the recursion's, that of its terms (K^2 per token for the "
+        "transitions, K per one-token span, K - 1 per longer span)",
         records_table(iteration_rows(batches, n_labels, repeats, rng)),
     ]
