@@ -66,12 +66,11 @@ def _forward(spans, lo, hi, first, n, scores, E, shift, m, g, c, acc_of, terms):
     for p in range(1, n + 1):
         q = p - 1
         if q > 0:
-            for y in range(K):
-                g[q, y] = 0.0
-            for z in range(K):
-                mz = m[q, z]
-                for y in range(K):
-                    g[q, y] += mz * E[z, y]
+            for y in range(K):  # a scalar sum per label: no store per term
+                acc = 0.0
+                for z in range(K):
+                    acc += m[q, z] * E[z, y]
+                g[q, y] = acc
         end = s
         top = NEG_INF
         while end < hi and spans[end, 1] - first == q:
