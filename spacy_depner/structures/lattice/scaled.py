@@ -1,7 +1,6 @@
 """Forward-backward of the segment lattice in scaled probabilities: log Z and
-the marginals with a cost that is, but for K^2 multiply-adds and one log
-per token, one exp and a few multiply-adds per span label (inputs as
-``segment_lattice``).
+the marginals with a cost that is, but for K^2 multiply-adds per token, one
+exp and a few multiply-adds per span label (inputs as ``segment_lattice``).
 
 The log-space recursions of ``kernels`` spend an exp or a log on every term
 of every log-sum, K^2 of them per token for the transitions. Here (the
@@ -9,27 +8,31 @@ scaling of Rabiner 1989, section V.A, applied to the semi-Markov forward of
 Sarawagi & Cohen 2004) the forward values of a position are kept as
 probabilities times one log-scale per position:
 
-    alpha[p, y] = c[p] + log m[p, y]          (max_y m[p, y] = 1)
+    alpha[p, y] = c[p] + log m[p, y]          (1/2 <= max_y m[p, y] < 1)
     gamma[q, y] = c[q] + t + log g[q, y],     g[q, y] = sum_z m[q, z] E[z, y]
 
 with E = exp(T - t) (t the largest transition), so the transition step is a
 K x K matrix-vector product with no exp or log. A segment (s, y) from i to
 p - 1 adds g[i, y] exp(c[i] + scores[s, y] - top[p]) to the scaled sum of
 alpha[p, y] (top[p] the largest c[i] + scores[s, y] of the span labels
-ending at p - 1): one exp per span label. One log per position folds the
-largest sum into c[p] = top[p] + t + log(largest).
+ending at p - 1): one exp per span label. The largest sum of a position,
+largest = f 2^k with 1/2 <= f < 1, is folded into its scale by the power of
+two alone, c[p] = top[p] + t + k log 2, and m[p] = sums x 2^-k (an exact
+scaling): no log per position, one per document for log Z.
 
 Exactness: every term that underflows is below exp(-708) of the largest
 term it is compared with; when the transitions (boundary row and column
 included) spread over at most ``SCALED_SPREAD`` = 200, E >= exp(-200) and a
 dropped term (of a sum over labels, spans or previous labels: each holds a
-term of at least exp(-200) of its scale) weighs less than K exp(2 x 200 -
-708) of a kept term of any sum it reaches, nothing at float64 precision. Wider transitions (far outside
+term of at least exp(-200) / 2 of its scale) weighs less than 4 K exp(2 x
+200 - 708) of a kept term of any sum it reaches, nothing at float64 precision. Wider transitions (far outside
 what a trained model produces) go to the log-space recursions of
 ``kernels``. The backward pass is the reverse mode of the forward in
 probabilities (no exp or log): ending[p, y], the probability that a segment
 y ends at p, and starting[i, y], that one starts at i.
 """
+
+import math
 
 import numpy as np
 from numba import njit
@@ -38,6 +41,7 @@ from ..shared import max_doc_length
 from .layout_check import batch_problem
 
 NEG_INF = -np.inf
+LOG_2 = math.log(2.0)
 SCALED_SPREAD = 200.0  # the widest spread of the transitions the scaled recursions take
 OUT_OF_RANGE = 7  # problem codes after ``layout_check``'s: |score| x length above the bound,
 TOO_WIDE = 8  # transitions spread wider than SCALED_SPREAD (the log-space recursions take them)
@@ -53,7 +57,8 @@ def transitions_fit(transitions: np.ndarray) -> bool:
 def _forward(spans, lo, hi, first, n, scores, E, shift, m, g, c, acc_of, terms):
     """Scaled forward of one document (module docstring): fills m, g, c
     (positions 0..n), acc_of[p, y] the scaled sum of alpha[p, y] before
-    normalisation (divided by its maximum: m[p] = acc_of[p] / max), and
+    normalisation (m[p] = acc_of[p] x 2^-k, 2^k the power of two of its
+    maximum), and
     terms[s, y] each segment's scaled term g[i, y] exp(c[i] + scores[s, y]
     - top[p]) (0 for O on a span longer than one token, and for a forbidden
     label: -inf). Returns log Z."""
@@ -90,10 +95,11 @@ def _forward(spans, lo, hi, first, n, scores, E, shift, m, g, c, acc_of, terms):
         largest = 0.0
         for y in range(K):
             largest = max(largest, acc_of[p, y])
-        inverse = 1.0 / largest
+        exponent = math.frexp(largest)[1]
+        inverse = math.ldexp(1.0, -exponent)  # exact: m[p] is acc_of[p] to the last bit, rescaled
         for y in range(K):
             m[p, y] = acc_of[p, y] * inverse
-        c[p] = top + shift + np.log(largest)
+        c[p] = top + shift + exponent * LOG_2
         s = end
     total = 0.0
     for y in range(K):
