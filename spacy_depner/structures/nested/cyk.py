@@ -12,6 +12,11 @@ built by the rules
 ((g)-(i) are in ``charts``): the inside pass (log or max semiring),
 its reverse mode in probabilities (mention marginals, ``_marginals_cyk``) and the back-trace of [|->, i, j]
 through (c)-(f). O(n W^2 + n W T) per document, O(n^3 T) unbounded.
+
+The marginals run first in scaled probabilities (``_marginals_cyk_scaled``,
+``scaled``): one product per split point (c), (e) and exp(score) once per
+label, instead of an exp per split point and a log per item; a document out
+of that pass's range goes to the log-space ``_marginals_cyk``.
 """
 
 import numpy as np
@@ -28,6 +33,14 @@ from .charts import (
     _record,
     _scale_labels,
     _softplus,
+)
+from .scaled import (
+    _clear_adjoints,
+    _close_column,
+    _first_level_outside,
+    _mention_outside,
+    _mention_weights,
+    _open_column,
 )
 
 
@@ -197,3 +210,64 @@ def _marginals_cyk(
                         reach_ready[i, k - i] += m
                         reach_full[k, j - k] += m
     return prefix[n]
+
+
+@njit(cache=True)
+def _marginals_cyk_scaled(scores, mask, row0, n, W, scaled, marginals):
+    """log Z and the mention marginals of one document (rows from ``row0``)
+    by rules (c)-(i) in scaled probabilities (``scaled``): part[j, w] of the
+    span (i, j) = (j - w, j) is ready[i, w - 1] + sum_{u < w} ready[i, u]
+    full[j, w - u] ((d), (f); (c), (e) at k = i + u), before column j's
+    scaling; full = part weight, ready = part + full. part and full are
+    stored [j, w] (by last fencepost), ready and its adjoint by first
+    fencepost, ready[i, u] for the span (i, i + u), so that the sum over
+    split points reads two contiguous rows. The reverse mode visits the
+    items in the reverse order (columns descending, widths descending).
+    ``scaled``: the charts of ``scaled._scaled_charts``. Returns (log Z, ok);
+    when ok is False (a weight or a part out of range) the rows of
+    ``marginals`` are not finished and the caller runs the log-space
+    ``_marginals_cyk``."""
+    (weight, part, full, ready, _), adjoints, scale = scaled
+    if not _mention_weights(scores, mask, row0, n, W, weight, marginals):
+        return 0.0, False
+    log_z = 0.0
+    for j in range(1, n + 1):
+        top = min(W, j)
+        total = _open_column(j, weight, part, full)  # (d) from the axiom, (g); (h), (i)
+        for w in range(2, top + 1):
+            i = j - w
+            p0 = ready[i, w - 1]  # (d), (f)
+            p1 = 0.0
+            u = 1
+            while u + 1 < w:  # (c), (e) at k = i + u, two running sums
+                p0 += ready[i, u] * full[j, w - u]
+                p1 += ready[i, u + 1] * full[j, w - u - 1]
+                u += 2
+            if u < w:
+                p0 += ready[i, u] * full[j, w - u]
+            p = p0 + p1
+            part[j, w] = p
+            f = p * weight[j, w]  # (g)
+            full[j, w] = f
+            total += f  # (h)
+        log_total, ok = _close_column(j, top, total, part, full, scale)
+        log_z += log_total
+        if not ok:
+            return log_z, False
+        for w in range(1, top + 1):
+            ready[j - w, w] = part[j, w] + full[j, w]
+    _clear_adjoints(n, W, adjoints)
+    a_full, a_ready, _, a_prefix = adjoints
+    for j in range(n, 0, -1):
+        top = min(W, j)
+        _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (h), (i)
+        for w in range(top, 0, -1):
+            i = j - w
+            ap = a_ready[i, w] + _mention_outside(row0, j, w, a_full[j, w] + a_ready[i, w], weight, part, marginals)
+            if w == 1:
+                continue
+            a_ready[i, w - 1] += ap * scale[j]  # (d), (f)
+            for u in range(1, w):  # (c), (e)
+                a_ready[i, u] += ap * full[j, w - u]
+                a_full[j, w - u] += ap * ready[i, u]
+    return log_z, True

@@ -10,8 +10,11 @@ numba prunes the branches of the other spaces before typing, and the
 overloads ``_inside`` and ``_expand`` pick the space's own passes by that
 constant, so the first call of one space compiles none of the others'
 kernels (numba keys the disk cache of a closure by its cell values: one
-cached driver per space). The quadratic space's marginals try its scaled
-pass (``quadratic._marginals_scaled``) on each document first.
+cached driver per space). Each space's marginals try its scaled pass
+(``scaled``: ``semi_markov._marginals_semi_markov_scaled``,
+``cyk._marginals_cyk_scaled``, ``quadratic._marginals_scaled``) on each
+document first, and its log-space pass on a document out of that pass's
+range.
 """
 
 import numpy as np
@@ -28,9 +31,10 @@ from .charts import (
     _row,
     _widths,
 )
-from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _stash_size
-from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic, _marginals_scaled, _scaled_charts
-from .semi_markov import _inside_semi_markov, _marginals_semi_markov
+from .cyk import STASH_LIMIT, _expand_cyk, _inside_cyk, _marginals_cyk, _marginals_cyk_scaled, _stash_size
+from .quadratic import _expand_quadratic, _inside_quadratic, _marginals_quadratic, _marginals_scaled
+from .scaled import _scaled_charts
+from .semi_markov import _inside_semi_markov, _marginals_semi_markov, _marginals_semi_markov_scaled
 
 SPACES = ("semi_markov", "cyk", "quadratic")
 SEMI_MARKOV, CYK, QUADRATIC = 0, 1, 2
@@ -163,8 +167,7 @@ def _drivers(code: int):
             np.empty((rows, part.shape[1])),
         )
         first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
-        if code == QUADRATIC:
-            scaled = _scaled_charts(rows, part.shape[1])
+        scaled = _scaled_charts(part.shape[0], part.shape[1])
         need = 0
         if code == CYK:
             for d in range(D):
@@ -179,10 +182,14 @@ def _drivers(code: int):
             if W == 0:
                 continue
             row0 = span_offsets[d]
-            if code == QUADRATIC:
+            if code == SEMI_MARKOV:
+                log_z[d], ok = _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals)
+            elif code == CYK:
+                log_z[d], ok = _marginals_cyk_scaled(scores, mask, row0, n, W, scaled, marginals)
+            else:
                 log_z[d], ok = _marginals_scaled(scores, mask, row0, n, W, scaled, marginals)
-                if ok:
-                    continue  # else the log-space pass below
+            if ok:
+                continue  # else the log-space pass below
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             if code == SEMI_MARKOV:
                 log_z[d] = _marginals_semi_markov(

@@ -25,11 +25,11 @@ reverse mode is plain differentiation of those products and sums. That is
 exp(score) once per label and one log per word, against T + 4 exps and
 four logs per span in the log semiring (T labels), and it is exact to float64 rounding
 while no weight exceeds ``HUGE`` and no item that matters leaves the normal
-float64 range (every part[i, j] at least ``TINY``). A document outside
+float64 range (every part[i, j] at least ``scaled.TINY``). A document outside
 that range (scores of hundreds) goes to the log-space ``_marginals_quadratic``.
+The pieces that the three spaces' scaled passes share are in ``scaled``.
 """
 
-import numpy as np
 from numba import njit
 
 from .charts import (
@@ -42,8 +42,15 @@ from .charts import (
     _plus,
     _reach_first_level,
     _record,
-    _row,
     _scale_labels,
+)
+from .scaled import (
+    _clear_adjoints,
+    _close_column,
+    _first_level_outside,
+    _mention_outside,
+    _mention_weights,
+    _open_column,
 )
 
 
@@ -200,36 +207,8 @@ def _marginals_quadratic(
 
 
 # ---------------------------------------------------------------------------
-# Marginals in scaled probabilities (no log-sum per item)
+# Marginals in scaled probabilities (no log-sum per item; shared pieces in ``scaled``)
 # ---------------------------------------------------------------------------
-
-TINY = 1e-250  # the smallest scaled part[i, j] the scaled pass accepts (else the log-space pass runs)
-HUGE = 1e300  # the largest mention weight sum_t exp(score) it accepts
-
-
-@njit(cache=True)
-def _mention_weights(scores, mask, row0, n, W, weight, marginals):
-    """weight[j, w] = sum_t exp(scores[r, t]) for the span (j - w, j) of row r,
-    1 <= w <= min(W, j) (0 where the span is excluded), and exp(scores[r, t])
-    into the rows of ``marginals`` (S, T). The rows of column j, spans
-    (j - w, j), are consecutive (``_row``). False if a weight exceeds
-    ``HUGE`` (or is NaN): the scaled pass cannot take the document."""
-    T = scores.shape[1]
-    for j in range(1, n + 1):
-        for w in range(1, min(W, j) + 1):
-            r = _row(row0, j - w, j)
-            if not mask[r]:
-                weight[j, w] = 0.0
-                continue
-            total = 0.0
-            for t in range(T):
-                e = np.exp(scores[r, t])
-                marginals[r, t] = e
-                total += e
-            if not total <= HUGE:
-                return False
-            weight[j, w] = total
-    return True
 
 
 @njit(cache=True)
@@ -237,26 +216,21 @@ def _inside_scaled(n, W, weight, part, full, ready, left, scale):
     """The inside pass of ``_inside_quadratic`` in probabilities, column by
     column (fencepost j ascending, then width w ascending: every antecedent of
     an item (j - w, j) is in an earlier column or narrower in column j), each
-    column scaled so that the first level [->, j] weighs 1: item X[j, w] holds
-    exp(X(j - w, j)) prod_{k = j - w + 1}^{j} scale[k], scale[j] = 1 / sum of
-    the rules (h), (i) into [->, j]. Charts [j, w] (row j contiguous): part,
-    full = part weight, ready = part + full, left, all in [0, 1] (each is a
-    sum of analyses of the words j - w..j - 1 that the first level also
-    counts); unit[j] = ready[j, 1].
+    column scaled so that the first level [->, j] weighs 1 (``scaled``):
+    item X[j, w] holds exp(X(j - w, j)) prod_{k = j - w + 1}^{j} scale[k].
+    Charts [j, w] (row j contiguous): part, full = part weight, ready = part +
+    full, left, all in [0, 1] (each is a sum of analyses of the words j -
+    w..j - 1 that the first level also counts); unit[j] = ready[j, 1].
 
-    Returns (log Z = sum_j -log scale[j], ok): ok is False unless every part
-    lies in [TINY, 2] (finite, no overflow): then no term that matters has
-    underflowed, and the caller runs the log-space pass instead."""
+    Returns (log Z, ok): ok is False unless every part lies in [TINY, 2]
+    (``scaled._close_column``): then the caller runs the log-space pass."""
     log_z = 0.0
     for j in range(1, n + 1):
         top = min(W, j)
-        f = weight[j, 1]  # width 1: rule (d) from the axiom; (g)
-        part[j, 1] = 1.0
-        full[j, 1] = f
-        ready[j, 1] = 1.0 + f
+        total = _open_column(j, weight, part, full)  # width 1: (d) from the axiom, (g); (i), (h)
+        unit = 1.0 + full[j, 1]
+        ready[j, 1] = unit
         left[j, 1] = 0.0
-        unit = 1.0 + f
-        total = 1.0 + f  # (i) and (h) from [->, j - 1]
         for w in range(2, top + 1):
             q = 0.0
             if w >= 3:  # (l)-(o): unit[i + 1] (full (+) left)[i + 1, j]
@@ -268,17 +242,12 @@ def _inside_scaled(n, W, weight, part, full, ready, left, scale):
             full[j, w] = f
             ready[j, w] = p + f
             total += f  # (h)
-        c = 1.0 / total
-        scale[j] = c
-        log_z += np.log(total)
-        ok = True
+        log_total, ok = _close_column(j, top, total, part, full, scale)
+        log_z += log_total
+        c = scale[j]
         for w in range(1, top + 1):
-            p = part[j, w] * c
-            part[j, w] = p
-            full[j, w] *= c
             ready[j, w] *= c
             left[j, w] *= c
-            ok &= TINY <= p <= 2.0
         if not ok:
             return log_z, False
     return log_z, True
@@ -287,34 +256,20 @@ def _inside_scaled(n, W, weight, part, full, ready, left, scale):
 @njit(cache=True)
 def _outside_scaled(n, W, row0, weight, part, full, ready, left, scale, adjoints, marginals):
     """Reverse mode of ``_inside_scaled``: adjoints (a_full, a_ready, a_left
-    [j, w], a_prefix [j]) hold d log Z / d item, the scales held constant
-    (they multiply every analysis of the document alike); items are visited
-    in the reverse order of the inside pass (columns descending, widths
-    descending). The label marginals of span (i, j) are exp(score) (in
-    ``marginals`` from ``_mention_weights``) times d log Z / d weight =
-    (a_full + a_ready) part."""
+    [j, w], a_prefix [j]) hold d log Z / d item, the scales held constant;
+    items are visited in the reverse order of the inside pass (columns
+    descending, widths descending). The label marginals of span (i, j) are
+    exp(score) (in ``marginals`` from ``_mention_weights``) times
+    d log Z / d weight = (a_full + a_ready) part."""
+    _clear_adjoints(n, W, adjoints)
     a_full, a_ready, a_left, a_prefix = adjoints
-    for j in range(n + 1):
-        a_prefix[j] = 0.0
-        for w in range(W + 1):
-            a_full[j, w] = 0.0
-            a_ready[j, w] = 0.0
-            a_left[j, w] = 0.0
-    a_prefix[n] = 1.0  # the scaled goal [->, n] weighs 1
     for j in range(n, 0, -1):
         top = min(W, j)
-        a = a_prefix[j]
-        a_prefix[j - 1] += a * scale[j]  # (i)
-        for w in range(1, top + 1):  # (h)
-            a_prefix[j - w] += a * full[j, w]
-            a_full[j, w] += a
+        _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (h), (i)
         for w in range(top, 0, -1):
-            af = a_full[j, w] + a_ready[j, w]  # ready = part + full
-            if weight[j, w] > 0.0:  # (g): full = part weight
-                _scale_labels(row0, j - w, j, af * part[j, w], marginals)
+            ap = a_ready[j, w] + _mention_outside(row0, j, w, a_full[j, w] + a_ready[j, w], weight, part, marginals)
             if w == 1:
                 continue
-            ap = a_ready[j, w] + af * weight[j, w]
             a_ready[j - 1, w - 1] += ap * ready[j, 1]  # (d), (j), (f), (k): ready[i, j - 1] unit[j]
             a_ready[j, 1] += ap * ready[j - 1, w - 1]
             if w >= 3:  # (l)-(o), (p): left = unit[i + 1] (full + left)[i + 1, j]
@@ -326,30 +281,14 @@ def _outside_scaled(n, W, row0, weight, part, full, ready, left, scale, adjoints
 
 
 @njit(cache=True)
-def _scaled_charts(rows, width):
-    """The charts of ``_marginals_scaled`` for documents of up to rows - 1
-    words and spans of up to width - 1 words: (weight, part, full, ready,
-    left) and the adjoints (a_full, a_ready, a_left) [j, w] C-contiguous,
-    then scale and a_prefix [j]."""
-    charts = (
-        np.empty((rows, width)),
-        np.empty((rows, width)),
-        np.empty((rows, width)),
-        np.empty((rows, width)),
-        np.empty((rows, width)),
-    )
-    adjoints = (np.empty((rows, width)), np.empty((rows, width)), np.empty((rows, width)), np.empty(rows))
-    return charts, adjoints, np.empty(rows)
-
-
-@njit(cache=True)
 def _marginals_scaled(scores, mask, row0, n, W, scaled, marginals):
     """log Z and the mention marginals of one document (rows from ``row0``)
-    in scaled probabilities (``_mention_weights``, ``_inside_scaled``,
+    in scaled probabilities (``scaled._mention_weights``, ``_inside_scaled``,
     ``_outside_scaled``): no exp or log per item, exp(score) once per label.
-    Returns (log Z, ok); when ok is False (a weight or a scaled item out of
-    range: scores of hundreds) the rows of ``marginals`` are not finished
-    and the caller runs the log-space ``_marginals_quadratic``."""
+    ``scaled``: the charts of ``scaled._scaled_charts``. Returns (log Z,
+    ok); when ok is False (a weight or a scaled item out of range: scores of
+    hundreds) the rows of ``marginals`` are not finished and the caller runs
+    the log-space ``_marginals_quadratic``."""
     (weight, part, full, ready, left), adjoints, scale = scaled
     if not _mention_weights(scores, mask, row0, n, W, weight, marginals):
         return 0.0, False

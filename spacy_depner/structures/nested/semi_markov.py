@@ -8,12 +8,25 @@ from the axiom [->, 0] to the goal [->, n]. The inside pass runs in the log
 or the max semiring; ``_marginals_semi_markov`` gives the mention marginals
 by the reverse mode of the same rules; the Viterbi back-trace of (a)/(b) is the first-level loop of
 ``drivers._backtrack``. O(n W T) per document.
+
+The marginals run first in scaled probabilities
+(``_marginals_semi_markov_scaled``, ``scaled``): exp(score) once per label
+and one log per word instead of T + 2 exps and a log per span; a document
+out of that pass's range goes to the log-space ``_marginals_semi_markov``.
 """
 
 import numpy as np
 from numba import njit
 
 from .charts import NEG_INF, _first_level, _scale_labels
+from .scaled import (
+    _clear_adjoints,
+    _close_column,
+    _first_level_outside,
+    _mention_outside,
+    _mention_weights,
+    _open_column,
+)
 
 
 @njit(cache=True)
@@ -67,3 +80,45 @@ def _marginals_semi_markov(n, W, row0, mention, prefix, terms, skips, inverse, r
                 reach[i] += m
                 _scale_labels(row0, i, j, m, marginals)
     return prefix[n]
+
+
+@njit(cache=True)
+def _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals):
+    """log Z and the mention marginals of one document (rows from ``row0``)
+    by rules (a), (b) in scaled probabilities (``scaled``): part[j, w] is
+    the empty inside of the span (j - w, j), prod_{k = j - w + 1}^{j}
+    scale[k] (part[j, w] = scale[j] part[j - 1, w - 1], part[j, 1] =
+    scale[j]), full[j, w] = part weight its mention (rule (a) into [->, j]);
+    the reverse mode flows a_prefix through rules (a), (b) and a_part (the
+    a_ready chart) down the diagonal. ``scaled``: the charts of
+    ``scaled._scaled_charts``. Returns (log Z, ok); when ok is False (a
+    weight or a part out of range) the rows of ``marginals`` are not
+    finished and the caller runs the log-space ``_marginals_semi_markov``."""
+    (weight, part, full, _, _), adjoints, scale = scaled
+    if not _mention_weights(scores, mask, row0, n, W, weight, marginals):
+        return 0.0, False
+    log_z = 0.0
+    for j in range(1, n + 1):
+        top = min(W, j)
+        total = _open_column(j, weight, part, full)  # (b) and (a) from [->, j - 1]
+        for w in range(2, top + 1):
+            p = part[j - 1, w - 1]
+            part[j, w] = p
+            f = p * weight[j, w]
+            full[j, w] = f
+            total += f  # (a)
+        log_total, ok = _close_column(j, top, total, part, full, scale)
+        log_z += log_total
+        if not ok:
+            return log_z, False
+    _clear_adjoints(n, W, adjoints)
+    a_full, a_part, _, a_prefix = adjoints
+    for j in range(n, 0, -1):
+        top = min(W, j)
+        _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (a), (b)
+        c = scale[j]
+        for w in range(top, 0, -1):
+            ap = a_part[j, w] + _mention_outside(row0, j, w, a_full[j, w], weight, part, marginals)
+            if w >= 2:
+                a_part[j - 1, w - 1] += ap * c
+    return log_z, True
