@@ -31,21 +31,47 @@ from .scaled import _scaled, scaled_problem
 
 
 @njit(cache=True)
-def _is_segmentation(spans, span_offsets, doc_offsets, labels, n_labels):
-    """Whether ``labels`` (S,), each in [-1, K), pick segments that tile
-    every document, its O segments (label 0) one token each. The spans of a
+def _segments(span_offsets, labels, n_labels):
+    """(rows, offsets): the rows of the spans that ``labels`` (S,) makes
+    segments (label >= 0), in order, and where each document's start
+    (offsets (D + 1,)); or offsets of length 0 if a label lies outside
+    [-1, K). Gathered without a branch on which spans are segments (the
+    trees decide it, unpredictably): every row is written, the count grows
+    by whether it is one."""
+    S = labels.shape[0]
+    D = span_offsets.shape[0] - 1
+    rows = np.empty(S, dtype=np.int64)
+    offsets = np.empty(D + 1, dtype=np.int64)
+    count = 0
+    lowest = 0
+    highest = 0
+    for d in range(D):
+        offsets[d] = count
+        for s in range(span_offsets[d], span_offsets[d + 1]):
+            y = labels[s]
+            lowest = min(lowest, y)
+            highest = max(highest, y)
+            rows[count] = s
+            count += y >= 0
+    offsets[D] = count
+    if lowest < -1 or highest >= n_labels:
+        return rows, offsets[:0]
+    return rows, offsets
+
+
+@njit(cache=True)
+def _is_segmentation(spans, doc_offsets, labels, rows, offsets):
+    """Whether the segments ``rows`` (by document, ``offsets``) tile every
+    document, their O segments (label 0) one token each. The spans of a
     document are sorted by last token, so its segments come in the order
     they tile it: each starts where the one before ended."""
     for d in range(doc_offsets.shape[0] - 1):
         expected = doc_offsets[d]
-        for s in range(span_offsets[d], span_offsets[d + 1]):
-            y = labels[s]
-            if y < -1 or y >= n_labels:
+        for r in range(offsets[d], offsets[d + 1]):
+            s = rows[r]
+            if (spans[s, 0] != expected) | ((labels[s] == 0) & (spans[s, 1] != spans[s, 0])):
                 return False
-            if y >= 0:
-                if spans[s, 0] != expected or (y == 0 and spans[s, 1] != spans[s, 0]):
-                    return False
-                expected = spans[s, 1] + 1
+            expected = spans[s, 1] + 1
         if expected != doc_offsets[d + 1]:
             return False
     return True
@@ -62,20 +88,23 @@ def _fused_nll(spans, span_offsets, doc_offsets, scores, transitions, labels, sc
     B = K
     nothing = np.zeros((0, 0))
     problem, _ = scaled_problem(spans, span_offsets, doc_offsets, scores, transitions, score_length_bound)
-    if problem or not _is_segmentation(spans, span_offsets, doc_offsets, labels, K):
+    if problem:
+        return False, 0.0, nothing, nothing
+    rows, offsets = _segments(span_offsets, labels, K)
+    if offsets.shape[0] == 0 or not _is_segmentation(spans, doc_offsets, labels, rows, offsets):
         return False, 0.0, nothing, nothing
     backward = np.bool_(True)  # a boolean, not the literal True: the one signature of ``_scaled``
     log_z, gradient, transition_gradient = _scaled(spans, span_offsets, doc_offsets, scores, transitions, backward)
     gold = 0.0
     for d in range(doc_offsets.shape[0] - 1):
         previous = B
-        for s in range(span_offsets[d], span_offsets[d + 1]):
+        for r in range(offsets[d], offsets[d + 1]):
+            s = rows[r]
             y = labels[s]
-            if y >= 0:
-                gold += scores[s, y] + transitions[previous, y]
-                gradient[s, y] -= 1.0
-                transition_gradient[previous, y] -= 1.0
-                previous = y
+            gold += scores[s, y] + transitions[previous, y]
+            gradient[s, y] -= 1.0
+            transition_gradient[previous, y] -= 1.0
+            previous = y
         if previous != B:
             gold += transitions[previous, B]
             transition_gradient[previous, B] -= 1.0
