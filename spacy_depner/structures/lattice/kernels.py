@@ -336,15 +336,20 @@ def _viterbi(spans, span_offsets, doc_offsets, scores, transitions, check):
                             arg = z
                     entry[p - 1, y] = top
                     entry_label[p - 1, y] = arg
+            # the entity labels of every span ending at p - 1, and O of the one-token span alone
+            # (found without a branch: which spans are one token follows the trees, unpredictably)
+            single = s
             while s < hi and spans[s, 1] - first == p - 1:
                 i = spans[s, 0] - first
-                y0 = 0 if i == p - 1 else 1
-                for y in range(y0, K):
+                single = s if i == p - 1 else single
+                for y in range(1, K):
                     v = entry[i, y] + scores[s, y]
                     if v > best[p, y]:
                         best[p, y] = v
                         best_span[p, y] = s
                 s += 1
+            best[p, 0] = entry[p - 1, 0] + scores[single, 0]
+            best_span[p, 0] = single
         top = NEG_INF
         y = -1
         for z in range(K):
