@@ -86,9 +86,11 @@ def _batch_problem(heads, sentence_offsets):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sort_starts(spans, begin, end):
-    """Insertion sort of spans[begin:end] by first token (the group is small)."""
+    """Insertion sort of spans[begin:end] by first token (the group is small).
+    Inlined into its caller (numba IR), as ``_copy_group``: a compiled call per
+    token costs more than the work of most groups."""
     for a in range(begin + 1, end):
         value = spans[a, 0]
         b = a - 1
@@ -119,7 +121,7 @@ def _lower_neighbours(heads, sentence_offsets):
     return lower_head, first_child, next_sibling
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _copy_group(spans, count, begin, end, lowest, v):
     """Append the spans of rows [begin, end) (one last token, sorted by first
     token) whose first token is at least ``lowest``, as spans ending at v."""
