@@ -116,6 +116,23 @@ def test_a_batch_of_both_passes_agrees_with_enumeration_in_every_space(space):
 
 
 @pytest.mark.parametrize("space", SPACES)
+def test_a_weight_above_huge_with_excluded_spans_agrees_with_enumeration(space):
+    """A weight above HUGE found in an early column (the log-space pass
+    takes the document) in a document with excluded spans and spans longer
+    than max_length in later columns: their marginals are exactly 0, the
+    rest enumeration's."""
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(15, 2))
+    scores[rows_of(5, [(0, 1)]), 0] = 700.0
+    mask = np.ones(15, dtype=bool)
+    mask[rows_of(5, [(0, 0), (3, 3), (3, 4)])] = False
+    log_z, got = marginals(scores, [0, 5], space, 2, mask)
+    lengths = np.array([last - first + 1 for last in range(5) for first in range(last + 1)])
+    assert np.all(got[~mask | (lengths > 2)] == 0.0)
+    assert_like_enumeration(scores, np.array([0, 5]), 2, mask, space)
+
+
+@pytest.mark.parametrize("space", SPACES)
 @pytest.mark.parametrize("scale", [0.1, 3.0, 30.0, 150.0, 300.0, 650.0])
 def test_scores_up_to_hundreds_agree_with_enumeration(scale, space):
     """Random scores of every scale up to the largest weight the scaled pass

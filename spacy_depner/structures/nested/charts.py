@@ -21,10 +21,10 @@ several structures share.
   semiring keeping the share of each term of each log-sum, then the
   reverse mode of the same rules in probabilities (the probability that
   the analysis uses each item flows back through the shares; one exp per
-  term at most, no log): ``_log_add_weights``, ``_scale_labels``. The
-  quadratic space first runs its rules in scaled probabilities instead
-  (``quadratic._marginals_scaled``), and this pass only for the documents
-  whose scores leave that pass's range.
+  term at most, no log): ``_log_add_weights``, ``_scale_labels``. Every
+  space first runs its rules in scaled probabilities instead (``scaled``:
+  exp(score) once per label, no exp or log per term), and this pass only for
+  the documents whose scores leave that pass's range.
 * ``_charts``: the chart buffers of a batch, reused by every document.
 
 Charts (log weights), fenceposts, stored at [i, j - i]:

@@ -38,6 +38,7 @@ from .scaled import (
     _clear_adjoints,
     _close_column,
     _first_level_outside,
+    _label_marginals,
     _mention_outside,
     _mention_weights,
     _open_column,
@@ -263,11 +264,12 @@ def _marginals_cyk_scaled(scores, mask, row0, n, W, scaled, marginals):
         _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (h), (i)
         for w in range(top, 0, -1):
             i = j - w
-            ap = a_ready[i, w] + _mention_outside(row0, j, w, a_full[j, w] + a_ready[i, w], weight, part, marginals)
+            ap = a_ready[i, w] + _mention_outside(j, w, a_full[j, w] + a_ready[i, w], weight, part, a_full)
             if w == 1:
                 continue
             a_ready[i, w - 1] += ap * scale[j]  # (d), (f)
             for u in range(1, w):  # (c), (e)
                 a_ready[i, u] += ap * full[j, w - u]
                 a_full[j, w - u] += ap * ready[i, u]
+    _label_marginals(row0, n, W, weight, a_full, marginals)
     return log_z, True

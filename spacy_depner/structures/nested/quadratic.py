@@ -48,6 +48,7 @@ from .scaled import (
     _clear_adjoints,
     _close_column,
     _first_level_outside,
+    _label_marginals,
     _mention_outside,
     _mention_weights,
     _open_column,
@@ -260,14 +261,15 @@ def _outside_scaled(n, W, row0, weight, part, full, ready, left, scale, adjoints
     items are visited in the reverse order of the inside pass (columns
     descending, widths descending). The label marginals of span (i, j) are
     exp(score) (in ``marginals`` from ``_mention_weights``) times
-    d log Z / d weight = (a_full + a_ready) part."""
+    d log Z / d weight = (a_full + a_ready) part (``_mention_outside``,
+    ``_label_marginals``)."""
     _clear_adjoints(n, W, adjoints)
     a_full, a_ready, a_left, a_prefix = adjoints
     for j in range(n, 0, -1):
         top = min(W, j)
         _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (h), (i)
         for w in range(top, 0, -1):
-            ap = a_ready[j, w] + _mention_outside(row0, j, w, a_full[j, w] + a_ready[j, w], weight, part, marginals)
+            ap = a_ready[j, w] + _mention_outside(j, w, a_full[j, w] + a_ready[j, w], weight, part, a_full)
             if w == 1:
                 continue
             a_ready[j - 1, w - 1] += ap * ready[j, 1]  # (d), (j), (f), (k): ready[i, j - 1] unit[j]
@@ -278,6 +280,7 @@ def _outside_scaled(n, W, row0, weight, part, full, ready, left, scale, adjoints
                 u = al * ready[j - w + 1, 1]
                 a_full[j, w - 1] += u
                 a_left[j, w - 1] += u
+    _label_marginals(row0, n, W, weight, a_full, marginals)
 
 
 @njit(cache=True)

@@ -15,8 +15,8 @@ sums, the scales held constant (they multiply every analysis of the
 document alike): the label marginals of a span are exp(score) times
 d log Z / d weight.
 
-That is exp(score) once per label and one log per word, against one exp per
-term of every log-sum in the log semiring. It is exact to float64 rounding
+That is exp(score) once per label (vectorised, ``exps``) and one log per
+word, against one exp per term of every log-sum in the log semiring. It is exact to float64 rounding
 while no mention weight exceeds ``HUGE`` and no part[j, w] leaves [``TINY``,
 2] (no item that matters is subnormal or overflows; ``_close_column`` checks
 it): a document outside that range (scores of hundreds, or a first level
@@ -28,13 +28,15 @@ Charts (``_scaled_charts``) are [j, w] for the span (j - w, j), C-contiguous
 [j]. Shared here: the mention weights (``_mention_weights``), the first
 item and the scaling of a column (``_open_column``, ``_close_column``), the
 reverse mode of the first level (``_first_level_outside``) and of rule (g)
-(``_mention_outside``), the adjoints' reset (``_clear_adjoints``).
+(``_mention_outside``, then ``_label_marginals``), the adjoints' reset
+(``_clear_adjoints``).
 """
 
 import numpy as np
 from numba import njit
 
-from .charts import _row, _scale_labels
+from .charts import _row
+from .exps import BLOCK, _exp_into
 
 TINY = 1e-250  # the smallest scaled part[j, w] the scaled passes accept (else the log-space pass runs)
 HUGE = 1e300  # the largest mention weight sum_t exp(score) they accept
@@ -44,22 +46,39 @@ HUGE = 1e300  # the largest mention weight sum_t exp(score) they accept
 def _mention_weights(scores, mask, row0, n, W, weight, marginals):
     """weight[j, w] = sum_t exp(scores[r, t]) for the span (j - w, j) of row r,
     1 <= w <= min(W, j) (0 where the span is excluded), and exp(scores[r, t])
-    into the rows of ``marginals`` (S, T). The rows of column j, spans
-    (j - w, j), are consecutive (``_row``). False if a weight exceeds
-    ``HUGE`` (or is NaN): the scaled pass cannot take the document."""
+    into the rows of ``marginals`` (S, T) (0 on excluded spans). The exps
+    are taken in vectorised calls (``exps._exp_into``; scores and marginals
+    C-contiguous) on consecutive rows: the document's, or where spans of at
+    most W words are fewer than half of them, each column's (the spans (j -
+    w, j) of column j are consecutive rows, ``_row``). False if a weight
+    exceeds ``HUGE`` (or is NaN): the scaled pass cannot take the document."""
     T = scores.shape[1]
+    values = scores.reshape(-1)
+    exps = marginals.reshape(-1)
+    powers = np.empty(BLOCK, dtype=np.int64)
+    lo, hi = row0 * T, _row(row0, 0, n + 1) * T  # the document's rows
+    whole = 4 * W * n - 2 * W * W >= n * (n + 1)  # spans of at most W words: W n - W (W - 1) / 2 >= n (n + 1) / 4
+    if whole:
+        _exp_into(values[lo:hi], exps[lo:hi], powers)
     for j in range(1, n + 1):
-        for w in range(1, min(W, j) + 1):
+        top = min(W, j)
+        first, end = _row(row0, j - top, j) * T, _row(row0, 0, j + 1) * T  # column j's spans of at most W words
+        if whole:
+            exps[_row(row0, 0, j) * T : first] = 0.0  # the longer spans: excluded
+        else:
+            _exp_into(values[first:end], exps[first:end], powers)
+        for w in range(1, top + 1):
             r = _row(row0, j - w, j)
             if not mask[r]:
                 weight[j, w] = 0.0
+                for t in range(T):
+                    marginals[r, t] = 0.0
                 continue
             total = 0.0
             for t in range(T):
-                e = np.exp(scores[r, t])
-                marginals[r, t] = e
-                total += e
+                total += marginals[r, t]
             if not total <= HUGE:
+                exps[lo:hi] = 0.0  # as the log-space pass expects the rows
                 return False
             weight[j, w] = total
     return True
@@ -107,14 +126,29 @@ def _first_level_outside(j, top, full, scale, a_full, a_prefix):
 
 
 @njit(cache=True, inline="always")
-def _mention_outside(row0, j, w, af, weight, part, marginals):
+def _mention_outside(j, w, af, weight, part, a_full):
     """Reverse mode of rule (g), full = part weight, for the span (j - w, j)
-    whose full item has adjoint ``af``: its label marginals are exp(score)
-    (in ``marginals`` from ``_mention_weights``) times d log Z / d weight =
-    af part. Returns the adjoint that flows to part: af weight."""
-    if weight[j, w] > 0.0:
-        _scale_labels(row0, j - w, j, af * part[j, w], marginals)
+    whose full item has adjoint ``af`` (read no more once the span is
+    visited): a_full[j, w] becomes d log Z / d weight = af part, which
+    ``_label_marginals`` turns into the span's label marginals. Returns the
+    adjoint that flows to part: af weight."""
+    a_full[j, w] = af * part[j, w]
     return af * weight[j, w]
+
+
+@njit(cache=True)
+def _label_marginals(row0, n, W, weight, a_full, marginals):
+    """The label marginals of every allowed span (j - w, j) of a document:
+    exp(score) (in ``marginals`` from ``_mention_weights``) times d log Z /
+    d weight (in a_full[j, w], from ``_mention_outside``). One pass after
+    the reverse mode, row by row."""
+    for j in range(1, n + 1):
+        for w in range(1, min(W, j) + 1):
+            if weight[j, w] > 0.0:
+                g = a_full[j, w]
+                r = _row(row0, j - w, j)
+                for t in range(marginals.shape[1]):
+                    marginals[r, t] *= g
 
 
 @njit(cache=True)

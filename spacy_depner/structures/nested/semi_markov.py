@@ -23,6 +23,7 @@ from .scaled import (
     _clear_adjoints,
     _close_column,
     _first_level_outside,
+    _label_marginals,
     _mention_outside,
     _mention_weights,
     _open_column,
@@ -118,7 +119,8 @@ def _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals):
         _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (a), (b)
         c = scale[j]
         for w in range(top, 0, -1):
-            ap = a_part[j, w] + _mention_outside(row0, j, w, a_full[j, w], weight, part, marginals)
+            ap = a_part[j, w] + _mention_outside(j, w, a_full[j, w], weight, part, a_full)
             if w >= 2:
                 a_part[j - 1, w - 1] += ap * c
+    _label_marginals(row0, n, W, weight, a_full, marginals)
     return log_z, True
