@@ -8,6 +8,7 @@ own tok2vec); ``configs/own_data/own_data_nested.cfg`` on a span group with no p
 import os
 import warnings
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import spacy
@@ -156,9 +157,9 @@ def test_dgm_ner_trains_and_predicts_on_the_trees_of_a_sourced_frozen_parser(ent
     assert scores["ents_f"] > 0.7
 
 
-def train_on_sm(config: str, component: str, docbin: Path, tmp_path: Path):
-    """Train configs/own_data/CONFIG on the DocBin with the real en_core_web_sm, 60 steps; check that
-    the component's loss fell; the trained pipeline and en_core_web_sm."""
+def train_on_sm(config: str, component: str, docbin: Path, tmp_path: Path, settings: Optional[dict] = None):
+    """Train configs/own_data/CONFIG on the DocBin with the real en_core_web_sm, 60 steps (further
+    config ``settings``); check that the component's loss fell; the trained pipeline and en_core_web_sm."""
     train(
         ROOT / "configs" / "own_data" / config,
         tmp_path / "out",
@@ -167,6 +168,7 @@ def train_on_sm(config: str, component: str, docbin: Path, tmp_path: Path):
             "paths.dev": str(docbin),
             "paths.pretrained": str(SM),
             **training_overrides(tmp_path / "log.jsonl", 60, 20),
+            **(settings or {}),
         },
     )
     (_, first), *_, (last_step, last) = loss_per_step(tmp_path / "log.jsonl", component)
@@ -255,3 +257,53 @@ def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(entity_docbin, 
         assert {ent.label_ for ent in doc.ents} <= {"PER", "ORG", "LOC"}
     assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
     assert evaluate(str(tmp_path / "out" / "model-last"), entity_docbin)["ents_f"] > 0.7
+
+
+@needs_sm
+def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(entity_docbin, tmp_path):
+    """own_data_two_stage_stacked.cfg as its header says: own_data_ner_sourced.cfg trained and
+    cross-validated on the user's DocBin (first-stage-folds), then the second stage over both first
+    stages: the training Docs read the folds' entities, new text the trained ner's."""
+    from spacy_depner.readers.documents import read_first_stage
+    from spacy_depner.workflows.first_stage_folds import write_first_stage_folds
+
+    data = {"paths.train": str(entity_docbin), "paths.dev": str(entity_docbin), "paths.pretrained": str(SM)}
+    short = {"training.max_steps": 2, "training.eval_frequency": 1}
+    sourced = ROOT / "configs" / "own_data" / "own_data_ner_sourced.cfg"
+    records_path = write_first_stage_folds(sourced, tmp_path / "folds", 3, {**data, **short})
+    records = read_first_stage(records_path)
+    tokens = [len(spacy.blank("en").make_doc(text)) for text in TEXTS]  # the reader's input Docs
+    assert sorted(records) == [0, 1, 2] and [records[i][1]["tokens"] for i in range(3)] == tokens
+    trained, sm = train_on_sm(
+        "own_data_two_stage_stacked.cfg",
+        "chain_ner",
+        entity_docbin,
+        tmp_path,
+        {
+            "paths.trained_ner": str(tmp_path / "folds" / "fold0" / "model-best"),
+            "paths.trained_stage_train": str(records_path),
+        },
+    )
+    assert trained.pipe_names == [
+        "parser",
+        "first_ner",
+        "first_stage_spans",
+        "trained_ner",
+        "trained_stage_spans",
+        "tok2vec",
+        "chain_ner",
+    ]
+    fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
+    assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # frozen
+    layers = {
+        n.attrs["spans_key"]: n for n in trained.get_pipe("chain_ner").model.walk() if n.name == "nonlocal_features"
+    }
+    assert set(layers) == {"first_stage", "trained_stage"}
+    for doc, sm_doc, fold_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS), fold0.pipe(TEXTS)):
+        assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
+            (e.start, e.end, e.label_) for e in sm_doc.ents
+        ]
+        assert [(e.start, e.end, e.label_) for e in doc.spans["trained_stage"]] == [
+            (e.start, e.end, e.label_) for e in fold_doc.ents
+        ]
+    assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
