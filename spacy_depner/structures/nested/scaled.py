@@ -57,7 +57,7 @@ def _mention_weights(scores, mask, row0, n, W, weight, marginals):
     exps = marginals.reshape(-1)
     powers = np.empty(BLOCK, dtype=np.int64)
     lo, hi = row0 * T, _row(row0, 0, n + 1) * T  # the document's rows
-    whole = 4 * W * n - 2 * W * W >= n * (n + 1)  # spans of at most W words: W n - W (W - 1) / 2 >= n (n + 1) / 4
+    whole = 4 * W * n - 2 * W * (W - 1) >= n * (n + 1)  # spans of at most W words: W n - W (W - 1) / 2 >= n (n + 1) / 4
     if whole:
         _exp_into(values[lo:hi], exps[lo:hi], powers)
     for j in range(1, n + 1):

@@ -90,8 +90,8 @@ def _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals):
     the empty inside of the span (j - w, j), prod_{k = j - w + 1}^{j}
     scale[k] (part[j, w] = scale[j] part[j - 1, w - 1], part[j, 1] =
     scale[j]), full[j, w] = part weight its mention (rule (a) into [->, j]);
-    the reverse mode flows a_prefix through rules (a), (b) and a_part (the
-    a_ready chart) down the diagonal. ``scaled``: the charts of
+    the reverse mode flows a_prefix through rules (a), (b) to the mentions
+    (part, a product of the scales, is a constant of the reverse mode). ``scaled``: the charts of
     ``scaled._scaled_charts``. Returns (log Z, ok); when ok is False (a
     weight or a part out of range) the rows of ``marginals`` are not
     finished and the caller runs the log-space ``_marginals_semi_markov``."""
@@ -113,14 +113,11 @@ def _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals):
         if not ok:
             return log_z, False
     _clear_adjoints(n, W, adjoints)
-    a_full, a_part, _, a_prefix = adjoints
+    a_full, _, _, a_prefix = adjoints
     for j in range(n, 0, -1):
         top = min(W, j)
         _first_level_outside(j, top, full, scale, a_full, a_prefix)  # (a), (b)
-        c = scale[j]
-        for w in range(top, 0, -1):
-            ap = a_part[j, w] + _mention_outside(j, w, a_full[j, w], weight, part, a_full)
-            if w >= 2:
-                a_part[j - 1, w - 1] += ap * c
+        for w in range(1, top + 1):  # part is a product of scales, held constant: no adjoint
+            _mention_outside(j, w, a_full[j, w], weight, part, a_full)
     _label_marginals(row0, n, W, weight, a_full, marginals)
     return log_z, True
