@@ -57,6 +57,7 @@ TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_s
 TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
 BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences")
+CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
 SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence per Doc
 
@@ -264,8 +265,10 @@ def evaluate(
 def report_command(
     evaluation: List[Path] = typer.Option(..., help="The JSON file(s) of evaluate (one per seed, or one for all)"),
     output: Path = typer.Option(..., help="Markdown file to write"),
-    candidate: str = typer.Option("two_stage_ner_tok2vec", help="The model tested against every baseline"),
+    candidates: str = typer.Option(
+        ",".join(CANDIDATES), help="This project's models, separated by commas: each tested against every baseline"
+    ),
 ) -> None:
-    """The results page: F1 per model and split, paired bootstrap of the candidate against each baseline."""
-    write_report(evaluation, output, candidate, list(BASELINES))
+    """The results page: F1 per model and split, paired bootstrap of each candidate against each baseline."""
+    write_report(evaluation, output, model_names(candidates), list(BASELINES))
     typer.echo(f"wrote {output}")
