@@ -14,9 +14,9 @@ cached driver per space). Each space's marginals try its scaled pass
 (``scaled``: ``semi_markov._marginals_semi_markov_scaled``,
 ``cyk._marginals_cyk_scaled``, ``quadratic._marginals_scaled``) on each
 document first, and its log-space pass on a document out of that pass's
-range. (numba's disk cache of a driver is keyed by this file only: a
-change to a pass in another module leaves a cached driver compiled with
-the old pass until this file changes or the cache is cleared.)
+range. (numba keys the disk cache of a kernel by its own file only: a
+kernel whose callee in another module changed stays cached with the old
+callee; clear the cache after such a change.)
 """
 
 import numpy as np
