@@ -58,7 +58,7 @@ def test_compiled_code_is_cached_outside_the_package(tmp_path, user_set):
     else:  # the default: the user cache directory ($XDG_CACHE_HOME on Linux)
         if sys.platform in ("win32", "darwin"):
             pytest.skip("XDG_CACHE_HOME is the Linux rule")
-        expected = tmp_path / "xdg" / "spacy-depner" / "numba"
+        expected = tmp_path / "xdg" / "spacy-depner" / "numba" / numba_cache.kernel_sources_fingerprint()
         package_file, cache_dir = compile_in_fresh_process(
             tmp_path / "cwd", NUMBA_CACHE_DIR=None, XDG_CACHE_HOME=str(tmp_path / "xdg")
         )
@@ -73,7 +73,7 @@ def no_user_setting(monkeypatch, tmp_path):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
     monkeypatch.setattr(numba_cache, "user_cache_root", lambda: tmp_path / "cache-home")
-    return tmp_path / "cache-home" / "spacy-depner" / "numba"
+    return tmp_path / "cache-home" / "spacy-depner" / "numba" / numba_cache.kernel_sources_fingerprint()
 
 
 def test_sets_the_variable_and_the_config_of_an_imported_numba(no_user_setting):
@@ -101,8 +101,9 @@ def test_the_user_setting_wins(no_user_setting, monkeypatch, tmp_path):
 def test_an_unwritable_cache_home_falls_back_to_a_temporary_dir(no_user_setting, monkeypatch, tmp_path):
     (tmp_path / "cache-home").write_text("a file, not a folder")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    assert numba_cache.use_user_cache_dir() == str(numba_cache.temp_cache_dir())
-    assert numba_cache.temp_cache_dir().is_relative_to(tmp_path / "tmp") and numba_cache.temp_cache_dir().is_dir()
+    expected = numba_cache.temp_cache_dir() / numba_cache.kernel_sources_fingerprint()
+    assert numba_cache.use_user_cache_dir() == str(expected)
+    assert expected.is_relative_to(tmp_path / "tmp") and expected.is_dir()
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the XDG rule is Linux's")
@@ -183,3 +184,29 @@ def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
         "quadratic._inside_quadratic",
     ]
     assert all(counts[name] == 1 for name in used + ["drivers.quadratic.marginals", "drivers.quadratic.viterbi"])
+
+
+def test_every_module_with_kernels_is_in_the_fingerprint():
+    """A module with @njit code outside KERNEL_SOURCES would not renew the cache folder when it changes."""
+    covered = set(numba_cache.kernel_modules())
+    compiled = {
+        path
+        for path in PACKAGE.rglob("*.py")
+        if "@njit" in path.read_text(encoding="utf8") and path.name != "numba_cache.py"
+    }
+    assert compiled and compiled <= covered, sorted(str(p) for p in compiled - covered)
+
+
+def test_the_folder_changes_with_a_kernel_module(monkeypatch, tmp_path):
+    """Another state of the kernel sources (a release, an edit) compiles into another folder."""
+    package = tmp_path / "package"
+    (package / "structures").mkdir(parents=True)
+    (package / "ml").mkdir()
+    kernel = package / "structures" / "kernels.py"
+    kernel.write_text("x = 1\n")
+    (package / "ml" / "span_kernels.py").write_text("y = 2\n")
+    monkeypatch.setattr(numba_cache, "PACKAGE", package)
+    before = numba_cache.kernel_sources_fingerprint()
+    assert numba_cache.kernel_sources_fingerprint() == before
+    kernel.write_text("x = 10\n")
+    assert numba_cache.kernel_sources_fingerprint() != before

@@ -8,14 +8,43 @@ package. The package instead sends the cache to a per-user cache directory,
 unless ``NUMBA_CACHE_DIR`` says where. This module is pure Python and imports
 neither numba nor spaCy: ``spacy_depner/__init__.py`` calls
 :func:`use_user_cache_dir` before any module decorates a function.
+
+numba checks a cached kernel against its own source file only: a kernel whose
+file is unchanged but which calls a changed function of another module would
+run the old compiled code. The per-user directory therefore has one folder
+per state of the kernel sources (:func:`kernel_sources_fingerprint`): a new
+release, or an edited kernel module, compiles afresh into a new folder.
 """
 
+import hashlib
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 APP_NAME = "spacy-depner"
+PACKAGE = Path(__file__).resolve().parents[1]
+# every module that holds @njit kernels or functions they call (a test checks that none is missed)
+KERNEL_SOURCES = ("structures", "ml/span_kernels.py")
+
+
+def kernel_modules() -> list:
+    """The package's modules that KERNEL_SOURCES names, sorted."""
+    found = []
+    for name in KERNEL_SOURCES:
+        path = PACKAGE / name
+        found += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return found
+
+
+def kernel_sources_fingerprint() -> str:
+    """12 hex digits that change when any kernel module changes (its path,
+    size and modification time), as numba's own check of one file does."""
+    digest = hashlib.blake2b(digest_size=6)
+    for path in kernel_modules():
+        stat = path.stat()
+        digest.update(f"{path.relative_to(PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()
 
 
 def user_cache_root() -> Path:
@@ -49,14 +78,17 @@ def writable_dir(path: Path) -> bool:
 
 
 def default_cache_dir() -> Path | None:
-    """The first writable of the user cache directory and the temporary one;
-    ``None`` when neither is (numba then falls back to its own locations)."""
+    """The first writable of the user cache directory and the temporary one,
+    each in its folder for the kernel sources' fingerprint; ``None`` when
+    neither is (numba then falls back to its own locations)."""
     candidates = []
     try:
         candidates.append(user_cache_root() / APP_NAME / "numba")
     except RuntimeError:  # no home directory to expand
         pass
     candidates.append(temp_cache_dir())
+    fingerprint = kernel_sources_fingerprint()
+    candidates = [path / fingerprint for path in candidates]
     return next((path for path in candidates if writable_dir(path)), None)
 
 
