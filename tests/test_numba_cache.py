@@ -146,7 +146,8 @@ for module in (kernels, entity_marginals, charts, cyk, quadratic, semi_markov):
             counts[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = len(value.signatures)
 for space, kernels in drivers.DRIVERS.items():
     for kernel in kernels:
-        counts[f"drivers.{space}.{kernel.__name__}"] = len(kernel.signatures)
+        for compiled in (kernel.scaled, kernel.log_space) if hasattr(kernel, "scaled") else (kernel,):
+            counts[f"drivers.{space}.{compiled.__name__}"] = len(compiled.signatures)
 print(json.dumps(counts))
 """
 
@@ -156,7 +157,8 @@ def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
     """From an empty cache (a kernel loaded from the cache leaves its callees
     uncompiled), scores of either float type compile each kernel once (they
     are read as float64), and the quadratic nested space compiles none of the
-    other spaces' passes; only the two semirings of the mention axioms (a
+    other spaces' passes, nor its log-space marginals while the scaled pass
+    takes every document; only the two semirings of the mention axioms (a
     compile-time constant: max or log-sum) are two specialisations."""
     done = subprocess.run(
         [sys.executable, "-c", SIGNATURES],
@@ -183,7 +185,9 @@ def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
         "entity_marginals._entity_marginals",
         "quadratic._inside_quadratic",
     ]
-    assert all(counts[name] == 1 for name in used + ["drivers.quadratic.marginals", "drivers.quadratic.viterbi"])
+    assert all(counts[name] == 1 for name in used + ["drivers.quadratic.scaled_marginals", "drivers.quadratic.viterbi"])
+    # scores in the scaled pass's range: the log-space marginals are not compiled at all
+    assert counts["drivers.quadratic.log_space_marginals"] == 0 and counts["quadratic._marginals_quadratic"] == 0
 
 
 def test_every_module_with_kernels_is_in_the_fingerprint():

@@ -368,18 +368,26 @@ def _expand_ready(scores, row0, i, k, mention, part, full, labels, stack, top):
 
 
 @njit(cache=True)
-def _charts(doc_offsets, widths):
-    """Charts for the longest document, stored [i, j - i] up to the widest
-    allowed span of the batch: O(n W) memory, reused by every document."""
+def _chart_shape(doc_offsets, widths):
+    """(rows, columns) of the charts: the longest document's words + 1, the
+    widest allowed span of the batch + 1."""
     m = max_doc_length(doc_offsets) + 1
     Wm = 1
     for d in range(widths.shape[0]):
         Wm = max(Wm, widths[d])
-    mention = np.empty((Wm + 1, m)).T
-    part = np.empty((Wm + 1, m)).T
-    full = np.empty((Wm + 1, m)).T
-    ready = np.empty((Wm + 1, m)).T
-    left = np.empty((Wm + 1, m)).T
+    return m, Wm + 1
+
+
+@njit(cache=True)
+def _charts(doc_offsets, widths):
+    """Charts for the longest document, stored [i, j - i] up to the widest
+    allowed span of the batch: O(n W) memory, reused by every document."""
+    m, columns = _chart_shape(doc_offsets, widths)
+    mention = np.empty((columns, m)).T
+    part = np.empty((columns, m)).T
+    full = np.empty((columns, m)).T
+    ready = np.empty((columns, m)).T
+    left = np.empty((columns, m)).T
     unit = np.empty(m)
     prefix = np.empty(m)
     return mention, part, full, ready, left, unit, prefix

@@ -13,8 +13,9 @@ kernels (numba keys the disk cache of a closure by its cell values: one
 cached driver per space). Each space's marginals try its scaled pass
 (``scaled``: ``semi_markov._marginals_semi_markov_scaled``,
 ``cyk._marginals_cyk_scaled``, ``quadratic._marginals_scaled``) on each
-document first, and its log-space pass on a document out of that pass's
-range. (numba keys the disk cache of a kernel by its own file only: a
+document first (one compiled call per batch), and its log-space pass, a
+second compiled call made and compiled only when a batch has one, on the
+documents out of that pass's range. (numba keys the disk cache of a kernel by its own file only: a
 kernel whose callee in another module changed stays cached with the old
 callee; clear the cache after such a change.)
 """
@@ -26,6 +27,7 @@ from numba.extending import overload
 
 from .charts import (
     _best_label,
+    _chart_shape,
     _charts,
     _mention_axioms,
     _mention_axioms_weights,
@@ -149,8 +151,36 @@ def _drivers(code: int):
         return log_z
 
     @njit(cache=True)
-    def marginals(scores, doc_offsets, span_offsets, mask, max_length):
-        """log Z and mention marginals: inside pass, then its outside pass."""
+    def scaled_marginals(scores, doc_offsets, span_offsets, mask, max_length):
+        """log Z and mention marginals of every document the space's scaled pass
+        takes (inside pass in scaled probabilities, then its reverse mode), and
+        which it took: (log_z, marginals, taken)."""
+        D = doc_offsets.shape[0] - 1
+        widths = _widths(doc_offsets, span_offsets, mask, max_length)
+        rows, columns = _chart_shape(doc_offsets, widths)
+        scaled = _scaled_charts(rows, columns)
+        log_z = np.zeros(D)
+        marginals = np.zeros(scores.shape)
+        taken = np.ones(D, dtype=np.bool_)
+        for d in range(D):
+            n = doc_offsets[d + 1] - doc_offsets[d]
+            W = widths[d]
+            if W == 0:
+                continue
+            row0 = span_offsets[d]
+            if code == SEMI_MARKOV:
+                log_z[d], taken[d] = _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals)
+            elif code == CYK:
+                log_z[d], taken[d] = _marginals_cyk_scaled(scores, mask, row0, n, W, scaled, marginals)
+            else:
+                log_z[d], taken[d] = _marginals_scaled(scores, mask, row0, n, W, scaled, marginals)
+        return log_z, marginals, taken
+
+    @njit(cache=True)
+    def log_space_marginals(scores, doc_offsets, span_offsets, mask, max_length, todo, log_z, marginals):
+        """log Z and mention marginals, in place, of the documents ``todo``
+        (those out of the scaled pass's range): inside pass in log space,
+        then its outside pass. Compiled only when a batch has such a document."""
         D = doc_offsets.shape[0] - 1
         widths = _widths(doc_offsets, span_offsets, mask, max_length)
         mention, part, full, ready, left, unit, prefix = _charts(doc_offsets, widths)
@@ -169,29 +199,19 @@ def _drivers(code: int):
             np.empty((rows, part.shape[1])),
         )
         first_level = (np.empty(part.shape), np.empty(prefix.shape), np.empty(prefix.shape))
-        scaled = _scaled_charts(part.shape[0], part.shape[1])
         need = 0
         if code == CYK:
             for d in range(D):
-                need = max(need, _stash_size(doc_offsets[d + 1] - doc_offsets[d], widths[d]))
+                if todo[d]:
+                    need = max(need, _stash_size(doc_offsets[d + 1] - doc_offsets[d], widths[d]))
         stash = np.empty(need if need <= STASH_LIMIT else 0)
         where = np.empty(part.shape if need > 0 else (0, 0), dtype=np.int64)
-        log_z = np.zeros(D)
-        marginals = np.zeros(scores.shape)
         for d in range(D):
             n = doc_offsets[d + 1] - doc_offsets[d]
             W = widths[d]
-            if W == 0:
+            if W == 0 or not todo[d]:
                 continue
             row0 = span_offsets[d]
-            if code == SEMI_MARKOV:
-                log_z[d], ok = _marginals_semi_markov_scaled(scores, mask, row0, n, W, scaled, marginals)
-            elif code == CYK:
-                log_z[d], ok = _marginals_cyk_scaled(scores, mask, row0, n, W, scaled, marginals)
-            else:
-                log_z[d], ok = _marginals_scaled(scores, mask, row0, n, W, scaled, marginals)
-            if ok:
-                continue  # else the log-space pass below
             _mention_axioms_weights(scores, mask, row0, n, W, mention, marginals)
             if code == SEMI_MARKOV:
                 log_z[d] = _marginals_semi_markov(
@@ -238,7 +258,6 @@ def _drivers(code: int):
                 out_prefix,
                 marginals,
             )
-        return log_z, marginals
 
     @njit(cache=True)
     def viterbi(scores, doc_offsets, span_offsets, mask, max_length):
@@ -260,6 +279,15 @@ def _drivers(code: int):
             _backtrack(code, scores, row0, n, W, mention, part, full, ready, left, unit, prefix, labels, stack)
         return best, labels
 
+    def marginals(scores, doc_offsets, span_offsets, mask, max_length):
+        """log Z and mention marginals of every document: the scaled pass, and
+        the log-space pass for the documents out of its range."""
+        log_z, out, taken = scaled_marginals(scores, doc_offsets, span_offsets, mask, max_length)
+        if not taken.all():
+            log_space_marginals(scores, doc_offsets, span_offsets, mask, max_length, ~taken, log_z, out)
+        return log_z, out
+
+    marginals.scaled, marginals.log_space = scaled_marginals, log_space_marginals
     return log_partition, marginals, viterbi
 
 
