@@ -15,9 +15,9 @@ cached driver per space). Each space's marginals try its scaled pass
 ``cyk._marginals_cyk_scaled``, ``quadratic._marginals_scaled``) on each
 document first (one compiled call per batch), and its log-space pass, a
 second compiled call made and compiled only when a batch has one, on the
-documents out of that pass's range. (numba keys the disk cache of a kernel by its own file only: a
-kernel whose callee in another module changed stays cached with the old
-callee; clear the cache after such a change.)
+documents out of that pass's range. (numba keys the disk cache of a
+kernel by its own file only; the package's default cache folder is
+therefore one per state of all kernel modules: ``util.numba_cache``.)
 """
 
 import numpy as np
