@@ -9,7 +9,7 @@ DATA = typer.Option(
 GENIA = typer.Option(
     None,
     help="Folder of GENIA's train/dev/test.jsonl (the project's corpus/genia, made by "
-    "`python -m spacy_depner convert genia-xml`; default: DATA/genia)",
+    "`python -m spacy_depner convert ... -c genia-xml`; default: DATA/genia)",
 )
 CONFIGS = typer.Option(..., help="Folder of the spacy train configs")
 TRAINED = typer.Option(..., help="Where the pipelines go: OUTPUT/seed_<s>/<model>")
