@@ -3,7 +3,7 @@ on several, and on Ray, timed in one run.
 
 The input is the text of the first ``sentences`` sentences of UD
 English-EWT train as JSONL, written ``copies`` times over; the pipeline is
-given, or trained here as a user does (``convert conllu-iob2`` of EWT with
+given, or trained here as a user does (``convert ... -c conllu-iob2`` of EWT with
 UNER's entities, then ``spacy train configs/own_data/own_data_dgm.cfg`` on
 en_core_web_sm for ``steps`` steps). Each round runs every command once, as
 a whole process (``python -m spacy_depner apply ... --n-process N`` and
@@ -59,7 +59,7 @@ def train_pipeline(data: Path, pretrained: Path, folder: Path, steps: int) -> Pa
     python = [sys.executable, "-m"]
     for split in ("train", "dev"):
         conllu, iob2 = data_file(data, split, "conllu"), data_file(data, split, "iob2")
-        command = ["spacy_depner", "convert", "conllu-iob2", str(conllu), str(folder / f"{split}.spacy")]
+        command = ["spacy_depner", "convert", str(conllu), str(folder / f"{split}.spacy"), "-c", "conllu-iob2"]
         subprocess.run(python + command + ["--iob2", str(iob2)], check=True, stdout=subprocess.DEVNULL)
     config = REPO / "configs" / "own_data" / "own_data_dgm.cfg"
     command = ["spacy", "train", str(config), "--output", str(folder / "training")]
