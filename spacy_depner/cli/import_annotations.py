@@ -37,11 +37,12 @@ AlignmentMode = choices("AlignmentMode", ALIGNMENT_MODES)
 def import_annotations(
     format: AnnotationFormat = typer.Argument(
         ...,
+        metavar="FORMAT",
         help="prodigy (JSON lines of ner_manual, spans_manual, ner.teach or review tasks, or answered rank "
         "records), label-studio (the JSON, JSON-MIN or CSV export) or doccano (JSON lines)",
     ),
-    input: Path = typer.Argument(..., help="The export file"),
-    output: Path = typer.Argument(..., help="DocBin file to write (.spacy)"),
+    input: Path = typer.Argument(..., metavar="INPUT", help="The export file"),
+    output: Path = typer.Argument(..., metavar="OUTPUT", help="DocBin file to write (.spacy)"),
     lang: str = typer.Option("en", help="Language of the blank tokenizer used where a task has no tokens"),
     model: Optional[str] = typer.Option(
         None, help="Pipeline (directory or package) whose tokenizer is used instead of --lang's"

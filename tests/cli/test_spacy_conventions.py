@@ -143,14 +143,8 @@ def test_a_short_flag_means_what_it_means_in_spacy(name):
             assert options(SPACY[theirs])[spacy_flags[flag]] & options(OURS[name])[long], (name, flag)
 
 
-# Commands whose arguments have no metavar yet (typer then writes them in lower case).
-UNNAMED_YET = {"import-annotations"}
-
-
 def test_every_argument_name_is_upper_case():
     for name, command in OURS.items():
-        if name in UNNAMED_YET:
-            continue
         for param in visible_arguments(command):
             assert param.metavar and param.metavar == param.metavar.upper(), (name, param.name, param.metavar)
 
