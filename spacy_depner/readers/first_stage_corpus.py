@@ -27,7 +27,7 @@ from .documents import documents_reader
 
 @registry.readers("spacy_depner.FirstStageCorpus.v1")
 def create_first_stage_corpus(
-    path: Path,
+    path: Optional[Path],
     first_stage: Optional[Path] = None,
     spans_key: str = "first_stage",
     folds: int = 0,

@@ -42,6 +42,9 @@ def test_figures_in_a_results_context_are_found_and_others_are_not():
 
 def test_a_figure_missing_from_the_tables_is_reported(tmp_path):
     shutil.copytree(ROOT / "docs" / "results", tmp_path / "docs" / "results")
+    (tmp_path / "docs" / "results" / "held.md").write_text(
+        "# Held\n\n| pipeline | words/s |\n|---|---|\n| a | 22,358 |\n"
+    )
     (tmp_path / "README.md").write_text("# Project\n\n| model | test F |\n|---|---|\n| a | 73.29 ± 0.40 |\n")
     guide = tmp_path / "docs" / "guides" / "own.md"
     guide.parent.mkdir()

@@ -26,10 +26,11 @@ BOUNDED = {
         "partial_steps",
         "active_learning_steps",
         "active_learning_genia_steps",
+        "first_stage_fold_steps",
     ),
     "--parser-steps": ("parser_steps", "gum_parser_steps"),
     "--limit": ("limit",),
-    "--folds": ("jackknife_folds", "two_stage_folds"),
+    "--folds": ("jackknife_folds", "two_stage_folds", "first_stage_folds"),
     "--step": ("penalty_step", "active_learning_genia_round"),
 }
 READS_TRAINING_SPLIT = ("jackknife-trees", "study train", "nested-study train", "two-stage crossval", "two-stage train")
