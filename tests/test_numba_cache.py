@@ -3,7 +3,6 @@ in ``NUMBA_CACHE_DIR`` when the user sets it, else in a per-user cache
 directory, else in a temporary one; never in the package's ``__pycache__``,
 where pip would leave it behind."""
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numba
 import pytest
+from numba_signatures import COUNT_KERNELS, signature_counts
 
 from spacy_depner.util import numba_cache
 
@@ -117,7 +117,8 @@ def test_xdg_cache_home_is_used_when_absolute(monkeypatch, tmp_path):
 # Runs a component's operations in a fresh process, with float32 scores (a
 # thinc model's) and float64 ones (the tests'), and prints the number of
 # compiled signatures of every numba kernel of the structure modules named.
-SIGNATURES = """
+SIGNATURES = (
+    """
 import json, sys
 import numpy as np
 from numba.core.registry import CPUDispatcher
@@ -139,17 +140,17 @@ for dtype in (np.float32, np.float64):
     layout = nested_layout(spans, offsets)
     NESTED.marginals(scores, layout, space="quadratic").log_z, NESTED.viterbi(scores, layout, space="quadratic")
 
-counts = {}
-for module in (kernels, entity_marginals, charts, cyk, quadratic, semi_markov):
-    for name, value in vars(module).items():
-        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
-            counts[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = len(value.signatures)
+MODULES = (kernels, entity_marginals, charts, cyk, quadratic, semi_markov)
+"""
+    + COUNT_KERNELS
+    + """
 for space, kernels in drivers.DRIVERS.items():
     for kernel in kernels:
         for compiled in (kernel.scaled, kernel.log_space) if hasattr(kernel, "scaled") else (kernel,):
             counts[f"drivers.{space}.{compiled.__name__}"] = len(compiled.signatures)
 print(json.dumps(counts))
 """
+)
 
 
 @pytest.mark.slow
@@ -160,16 +161,7 @@ def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
     other spaces' passes, nor its log-space marginals while the scaled pass
     takes every document; only the two semirings of the mention axioms (a
     compile-time constant: max or log-sum) are two specialisations."""
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNATURES],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    counts = json.loads(done.stdout.splitlines()[-1])
+    counts = signature_counts(SIGNATURES, tmp_path)
     semirings = {"charts._mention_axioms": 2}
     several = {name: n for name, n in counts.items() if n > semirings.get(name, 1)}
     assert not several, f"kernels compiled for several signatures: {several}"

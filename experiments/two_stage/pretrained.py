@@ -197,7 +197,7 @@ def crossval(
 ) -> None:
     """The cross-validated entities of the seed's ner_sourced_sentences that
     two_stage_stacked trains on (its fold models to OUTPUT/seed_<s>/folds)."""
-    from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_overrides, predict_records
+    from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_arguments, predict_records
 
     from ..kit.outputs import write_jsonl
     from .study import split_documents
@@ -221,7 +221,7 @@ def crossval(
                 data,
                 steps,
                 limit,
-                [arg for key, value in fold_overrides(folds, f).items() for arg in (f"--{key}", str(value))],
+                fold_arguments(folds, f),
                 seed=seed,
                 eval_frequency=200,
             )

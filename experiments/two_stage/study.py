@@ -29,7 +29,7 @@ from spacy_depner.evaluation.metrics import prf_from_counts
 from spacy_depner.evaluation.significance import approximate_randomization
 from spacy_depner.pipeline.corpus_counts import counting_pipe
 from spacy_depner.util.atomic_files import atomic_path
-from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_overrides, predict_records
+from spacy_depner.workflows.first_stage_folds import cross_validated_records, fold_arguments, predict_records
 
 from ..kit.data_files import data_file
 from ..kit.options import CORPUS, DATA, JOBS, JSON_OUTPUT, RESUME, SEEDS, SPLIT, TRAIN_SEEDS
@@ -92,7 +92,7 @@ def crossval(
         folder = seed_folder(output, seed)
         runs[seed] = {"first": train_command(config, folder / "first", data, steps, limit, [], seed)}
         for f in range(folds):
-            overrides = [arg for key, value in fold_overrides(folds, f).items() for arg in (f"--{key}", str(value))]
+            overrides = fold_arguments(folds, f)
             runs[seed][f"fold{f}"] = train_command(config, folder / f"fold{f}", data, steps, limit, overrides, seed)
     seconds = run_seeds(runs, output, jobs, "crossval_seconds.json", resume, folds=folds, steps=steps)
     import spacy

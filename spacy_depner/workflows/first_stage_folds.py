@@ -33,6 +33,11 @@ def fold_overrides(folds: int, fold: int) -> Dict[str, int]:
     return {"paths.folds": folds, "paths.exclude_fold": fold}
 
 
+def fold_arguments(folds: int, fold: int) -> List[str]:
+    """``fold_overrides`` as ``spacy train`` command-line arguments."""
+    return [arg for key, value in fold_overrides(folds, fold).items() for arg in (f"--{key}", str(value))]
+
+
 def check_fold_paths(config_path: Path) -> None:
     """A ValueError unless the config's [paths] has ``folds`` and ``exclude_fold``."""
     paths = load_config(config_path, interpolate=False).get("paths", {})

@@ -5,16 +5,11 @@ integer type, gold labels of either integer type, bounded and unbounded
 spans, and kernels calling kernels with constants (a literal 0 or True is
 a signature of its own unless typed)."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from numba_signatures import COUNT_KERNELS, signature_counts
 
-ROOT = Path(__file__).resolve().parents[2]
-SIGNATURES = """
+SIGNATURES = (
+    """
 import json
 import numpy as np
 from numba.core.registry import CPUDispatcher
@@ -34,27 +29,18 @@ for floats in (np.float32, np.float64):
     LATTICE.viterbi(scores, lattice), LATTICE.marginals(scores, lattice).scores, LATTICE.log_partition(scores, lattice)
     gold = np.where(spans[:, 0] == spans[:, 1], 0, -1)
     LATTICE.nll(scores, lattice, gold), LATTICE.nll(scores, lattice, gold.astype(np.int32))
-counts = {}
-for module in (candidate_spans, kernels, layout_check, likelihood, mentions, scaled):
-    for name, value in vars(module).items():
-        if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
-            counts[f"{module.__name__.rsplit('.', 1)[1]}.{name}"] = len(value.signatures)
+MODULES = (candidate_spans, kernels, layout_check, likelihood, mentions, scaled)
+"""
+    + COUNT_KERNELS
+    + """
 print(json.dumps(counts))
 """
+)
 
 
 @pytest.mark.slow
 def test_lattice_and_tree_span_kernels_compile_one_signature_each(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNATURES],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    counts = json.loads(done.stdout.splitlines()[-1])
+    counts = signature_counts(SIGNATURES, tmp_path)
     several = {name: n for name, n in counts.items() if n > 1}
     assert not several, f"kernels compiled for several signatures: {several}"
     used = [
