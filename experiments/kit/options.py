@@ -19,7 +19,10 @@ PIPELINES = typer.Option(
 JSON_OUTPUT = typer.Option(..., help="JSON file to write")
 JOBS = typer.Option(2, help="Trainings run at the same time, each on one thread")
 SPLIT = typer.Option("test", help="Split to score")
-CORPUS = typer.Option("ewt", help="ewt (UNER English-EWT entities) or gum (UD English-GUM's named mentions)")
+CORPUS = typer.Option(
+    "ewt",
+    help="ewt (UNER English-EWT entities), gum (UD English-GUM's named mentions) or genia (GENIA abstracts, outermost mentions)",
+)
 TRAIN_SEEDS = typer.Option(
     "0",
     help="Training seeds, e.g. 0,1,2: every model is trained once per seed "

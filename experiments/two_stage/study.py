@@ -44,7 +44,7 @@ from .consistency import report_section
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
 
 SECOND_STAGE = "second_stage"
-CORPORA = ("ewt", "gum")  # UNER English-EWT entities; UD English-GUM named mentions
+CORPORA = ("ewt", "gum", "genia")  # UNER English-EWT entities; UD English-GUM named mentions; GENIA abstracts
 
 
 def check_corpus(corpus: str) -> None:
@@ -59,9 +59,12 @@ def first_stage_file(folder: Path, split: str) -> Path:
 
 def split_documents(vocab, data: Path, split: str, limit: int = 0, corpus: str = "ewt"):
     """Examples of the split's documents, gold trees in the input: UNER
-    English-EWT entities, or UD English-GUM's named mentions."""
-    from spacy_depner.readers.documents import document_examples, gum_named_examples
+    English-EWT entities, or UD English-GUM's named mentions; or GENIA's
+    abstracts, their outermost mentions (no trees)."""
+    from spacy_depner.readers.documents import document_examples, genia_abstract_examples, gum_named_examples
 
+    if corpus == "genia":
+        return genia_abstract_examples(vocab, data / "genia" / f"{split}.jsonl", limit=limit)
     if corpus == "gum":
         return gum_named_examples(vocab, data / "ud_gum" / f"en_gum-ud-{split}.conllu", limit=limit)
     return document_examples(vocab, data_file(data, split, "conllu"), data_file(data, split, "iob2"), limit=limit)

@@ -135,13 +135,66 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
                 if any(s.sentence.upos[h] == "PROPN" for h in head):
                     named.append((m.start + offset, m.end + offset, m.label))
             offset += len(s.sentence.words)
-        tags, covered_until = ["O"] * offset, 0
-        for start, end, label in sorted(named, key=lambda m: (m[0], -m[1])):  # outermost first
-            if start >= covered_until:
-                tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
-                covered_until = end
+        tags = ["O"] * offset
+        for start, end, label in outermost(named):
+            tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
         reference = sentences_to_doc(vocab, [s.sentence for s in sentences], with_trees=True, with_tags=True, ents=tags)
         examples.append(Example(_doc(vocab, sentences, dependencies == "given", False), reference))
+    return examples
+
+
+def outermost(mentions: Iterable[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:
+    """The mentions (start, end_exclusive, label) for ``doc.ents``, in order:
+    sorted by (start, -end), stable, a mention is kept unless it overlaps one
+    kept before it; so of nested mentions only the outermost is kept (an
+    entity of ``doc.ents`` cannot hold another), and of mentions of the same
+    tokens the first given."""
+    kept: List[Tuple[int, int, str]] = []
+    covered_until = 0
+    for start, end, label in sorted(mentions, key=lambda m: (m[0], -m[1])):
+        if start >= covered_until:
+            kept.append((start, end, label))
+            covered_until = end
+    return kept
+
+
+def genia_abstract_examples(vocab, path: Path, limit: int = 0) -> List[Example]:
+    """One Example per GENIA abstract (a run of sentences with the same
+    ``doc_id``; the first ``limit``, 0: all) for a flat task: the reference's
+    ``doc.ents`` are the outermost mentions of each sentence (``outermost``),
+    with their five types. Both Docs have the words and the sentence starts;
+    GENIA has no trees. A sentence without ``doc_id`` is a ValueError: the
+    document features need the abstracts."""
+    from .genia import read_genia_records
+
+    records = read_genia_records(path)
+    missing = next((i for i, record in enumerate(records) if record[2] is None), None)
+    if missing is not None:
+        raise ValueError(
+            f"{path}: sentence {missing + 1} has no 'doc_id'; whole abstracts need every sentence's doc_id "
+            "(read sentences with spacy_depner.GENIACorpus.v1 instead)"
+        )
+    abstracts: List[List[Tuple[List[str], List[Tuple[int, int, str]]]]] = []
+    previous = None
+    for words, mentions, doc_id in records:
+        if doc_id != previous:
+            if limit and len(abstracts) == limit:
+                break
+            abstracts.append([])
+            previous = doc_id
+        abstracts[-1].append((words, mentions))
+    examples = []
+    for sentences in abstracts:
+        words = [w for sentence, _ in sentences for w in sentence]
+        starts = [i == 0 for sentence, _ in sentences for i in range(len(sentence))]
+        tags, offset = ["O"] * len(words), 0
+        for sentence, mentions in sentences:
+            for start, end, label in outermost(mentions):
+                tags[offset + start : offset + end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
+            offset += len(sentence)
+        spaces = [True] * (len(words) - 1) + [False]
+        reference = Doc(vocab, words=words, spaces=spaces, sent_starts=starts, ents=tags)
+        examples.append(Example(Doc(vocab, words=words, spaces=spaces, sent_starts=starts), reference))
     return examples
 
 
@@ -270,6 +323,33 @@ def create_gum_named_documents_reader(
         lambda nlp: gum_named_examples(nlp.vocab, path, dependencies, limit),
         str(path),
         dependencies,
+        limit,
+        folds,
+        exclude_fold,
+        only_fold,
+        first_stage,
+        spans_key,
+    )
+
+
+@registry.readers("spacy_depner.GENIADocuments.v1")
+def create_genia_documents_reader(
+    path: Path,
+    folds: int = 0,
+    exclude_fold: int = -1,
+    only_fold: int = -1,
+    first_stage: Optional[Path] = None,
+    spans_key: str = "first_stage",
+    limit: int = 0,
+) -> Callable[[Language], Iterable[Example]]:
+    """Corpus reader for ``spacy train``: one Example per GENIA abstract, its
+    outermost mentions as ``doc.ents`` (``genia_abstract_examples``), with
+    the folds and first-stage options of ``spacy_depner.UNERDocuments.v1``.
+    GENIA has no trees: a pipeline that needs them parses the text."""
+    return documents_reader(
+        lambda nlp: genia_abstract_examples(nlp.vocab, path, limit),
+        str(path),
+        "predicted",
         limit,
         folds,
         exclude_fold,

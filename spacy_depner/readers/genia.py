@@ -17,7 +17,7 @@ left empty, as mentions overlap). Annotations: CC BY 3.0, "Corpus annotations
 """
 
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -48,7 +48,12 @@ def _mention(entity, n_words: int, where: str) -> FlatMention:
 
 
 def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
-    """Sentences of a GENIA JSON-lines file: (words, mentions), mentions as
+    """Sentences of a GENIA JSON-lines file: (words, mentions); see ``read_genia_records``."""
+    return [(words, mentions) for words, mentions, _ in read_genia_records(path)]
+
+
+def read_genia_records(path) -> List[Tuple[List[str], List[FlatMention], Optional[str]]]:
+    """Sentences of a GENIA JSON-lines file: (words, mentions, doc_id or None), mentions as
     (start, end_exclusive, label) sorted by (start, -end, label), without
     duplicates. Blank lines are skipped; a malformed line, a file without
     sentences, and a ``sent_id`` given twice to different tokens are
@@ -76,8 +81,11 @@ def read_genia(path) -> List[Tuple[List[str], List[FlatMention]]]:
                     "to other tokens; every sentence needs its own id (renumber one)"
                 )
             sent_ids.setdefault(sent_id, (number, words))
+        doc_id = record.get("doc_id")
+        if doc_id is not None and not isinstance(doc_id, str):
+            raise ValueError(f"{where}: 'doc_id' must be a string, got {doc_id!r}")
         mentions = {_mention(entity, len(words), where) for entity in entities}
-        sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2]))))
+        sentences.append((list(words), sorted(mentions, key=lambda m: (m[0], -m[1], m[2])), doc_id))
     if not sentences:
         raise ValueError(
             f"{path}:1: no sentence in the file; a GENIA file has one JSON object per line, "

@@ -4,6 +4,7 @@ initialization, and its test-time corpus counts (the `spacy project run
 two_stage` workflow is tested in tests/experiments)."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,59 @@ def test_gum_named_mentions_are_the_outermost_mentions_with_a_proper_noun_head()
         outermost = {m for m in named if not any(n != m and n[0] <= m[0] and m[1] <= n[1] for n in named)}
         assert {(e.start, e.end, e.label_) for e in eg.reference.ents} == outermost
     assert any(len(eg.reference.ents) for eg in examples)
+
+
+def write_genia_lines(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf8")
+    return path
+
+
+def test_genia_abstracts_are_runs_of_one_doc_id_with_the_outermost_mentions(tmp_path):
+    from spacy_depner.readers.documents import create_genia_documents_reader, genia_abstract_examples
+
+    def sentence(doc_id, n, words, entities):
+        return {"doc_id": doc_id, "sent_id": f"{doc_id}-{n}", "tokens": words, "entities": entities}
+
+    def entity(start, end, label):
+        return {"start": start, "end": end, "type": label}
+
+    records = [
+        sentence("A", 0, ["IL-2", "gene", "expression", "."], [entity(0, 2, "DNA"), entity(0, 1, "protein")]),
+        sentence("A", 1, ["NF-kappa", "B", "binds", "."], [entity(0, 2, "protein")]),
+        sentence("B", 0, ["T", "cells", "of", "mice"], [entity(0, 2, "cell_type"), entity(1, 4, "cell_line")]),
+        sentence("A", 2, ["IL-2", "again", "."], [entity(0, 1, "protein")]),  # the same doc_id later: its own run
+    ]
+    path = write_genia_lines(tmp_path / "genia.jsonl", records)
+    nlp = spacy.blank("en")
+    examples = genia_abstract_examples(nlp.vocab, path)
+    assert [len(eg.reference) for eg in examples] == [8, 4, 3]
+    assert [t.text for t in examples[0].predicted] == ["IL-2", "gene", "expression", ".", "NF-kappa", "B", "binds", "."]
+    assert [s.start for s in examples[0].predicted.sents] == [0, 4]
+    assert [s.start for s in examples[0].reference.sents] == [0, 4]
+    ents = [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in examples]
+    # nested: the outermost; crossing: the one starting first
+    assert ents == [[(0, 2, "DNA"), (4, 6, "protein")], [(0, 2, "cell_type")], [(0, 1, "protein")]]
+    assert not any(len(eg.predicted.ents) for eg in examples)
+    assert len(genia_abstract_examples(nlp.vocab, path, limit=2)) == 2
+    kept = create_genia_documents_reader(path, folds=3, only_fold=1)(nlp)
+    assert [len(eg.reference) for eg in kept] == [4]
+    records[1].pop("doc_id")
+    with pytest.raises(ValueError, match="sentence 2 has no 'doc_id'"):
+        genia_abstract_examples(nlp.vocab, write_genia_lines(tmp_path / "no_id.jsonl", records))
+
+
+def test_genia_abstracts_of_the_data_cover_every_sentence_once():
+    from spacy_depner.readers.documents import genia_abstract_examples
+    from spacy_depner.readers.genia import read_genia_records
+
+    path = Path(os.environ.get("DEPNER_DATA", "/work/shared/data")) / "genia" / "dev.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path}: GENIA not here")
+    records = read_genia_records(path)
+    examples = genia_abstract_examples(spacy.blank("en").vocab, path)
+    assert len(examples) == len({doc_id for _, _, doc_id in records})
+    assert sum(len(list(eg.reference.sents)) for eg in examples) == len(records)
+    assert sum(len(eg.reference) for eg in examples) == sum(len(words) for words, _, _ in records)
 
 
 def test_records_round_trip_and_check_the_document_length():
