@@ -2,6 +2,7 @@
 project's files in a temporary project, for the workflow tests."""
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -87,6 +88,23 @@ def write_genia(data: Path, copies: Dict[str, int]) -> str:
     )
     write_genia_tarball(data / "genia" / "source" / "GENIAcorpus3.02.tgz", (head + body + tail).encode("utf8"))
     return ",".join(str(GENIA_FIXTURE_SENTENCES * n) for n in copies.values())
+
+
+def write_genia_abstracts(data: Path, copies: Dict[str, int]) -> int:
+    """The sentences of tests/data/genia_3.02_fixture.jsonl (two abstracts),
+    ``copies[split]`` times per split with new doc_ids and sent_ids for every
+    copy, as DATA/genia/SPLIT.jsonl (the prepared files of the data folder);
+    the number of abstracts per copy."""
+    records = [json.loads(line) for line in (TESTS / "data" / "genia_3.02_fixture.jsonl").read_text().splitlines()]
+    (data / "genia").mkdir(parents=True, exist_ok=True)
+    for split, n in copies.items():
+        lines = [
+            json.dumps({**r, "doc_id": f"{r['doc_id']}-{split}{k}", "sent_id": f"{r['sent_id']}-{split}{k}"})
+            for k in range(n)
+            for r in records
+        ]
+        (data / "genia" / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf8")
+    return len({r["doc_id"] for r in records})
 
 
 def run_workflow(tmp_path: Path, workflow: str, data: Path, *overrides: str):

@@ -48,6 +48,11 @@ REPORTS = [
         "workflow `two_stage`, step `two-stage-report` (`python -m experiments two-stage report`)",
     ),
     Report(
+        "two_stage_genia",
+        "two_stage_genia/report.md",
+        "workflow `two_stage`, step `two-stage-report` (`python -m experiments two-stage report`)",
+    ),
+    Report(
         "pretrained_first_stage",
         "pretrained_first_stage/report.md",
         "workflow `pretrained_first_stage`, step `pretrained-first-stage-report` (`python -m experiments "

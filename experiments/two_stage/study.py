@@ -45,6 +45,12 @@ two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local cons
 
 SECOND_STAGE = "second_stage"
 CORPORA = ("ewt", "gum", "genia")  # UNER English-EWT entities; UD English-GUM named mentions; GENIA abstracts
+CORPUS_NOTES = {
+    "ewt": "ewt, UNER English-EWT entities (gold trees)",
+    "gum": "gum, UD English-GUM's named mentions (head with a proper noun, outermost of nested ones; gold trees; "
+    "CC BY-NC-SA 4.0, non-commercial)",
+    "genia": "genia, GENIA 3.02's abstracts (the outermost mentions of each sentence, its five types; no trees)",
+}
 
 
 def check_corpus(corpus: str) -> None:
@@ -308,9 +314,10 @@ def report(
         raise ValueError(
             f"{metrics} holds no evaluation*.json: run `two-stage evaluate --metrics {metrics}/evaluation.json` first"
         )
-    rows, seed_lists, timed = [], [], set()
+    rows, seed_lists, timed, corpora = [], [], set(), []
     for path in paths:
         result = json.loads(path.read_text())
+        corpora += [result["corpus"]] if result["corpus"] not in corpora else []
         seeds, speed = seed_keys(result["seeds"]), result["speed"]
         seed_lists.append(result["seeds"])
         timed.add(speed["seed"])
@@ -342,10 +349,10 @@ def report(
     text = (
         "\n\n".join(
             [
-                "# Two-stage non-local consistency (Krishnan & Manning 2006)",
-                "Corpora: ewt, UNER English-EWT entities; gum, UD English-GUM's named mentions (head with a proper noun, "
-                "outermost of nested ones; CC BY-NC-SA 4.0, non-commercial). "
-                "Whole documents, gold trees. First stage: the linear-chain CRF; second stage: the same with the "
+                "# Two-stage non-local consistency (Krishnan & Manning 2006)"
+                + ("" if corpora != ["genia"] else ": GENIA abstracts"),
+                f"Corpora: {'; '.join(CORPUS_NOTES[c] for c in sorted(corpora, key=CORPORA.index))}. "
+                "Whole documents. First stage: the linear-chain CRF; second stage: the same with the "
                 "non-local majority features; both, and the first stage's cross-validation, trained once per seed. "
                 f"{caption} "
                 "p: approximate randomization of the F1 difference (two-sided), run per seed on that seed's first "

@@ -22,6 +22,7 @@ BOUNDED = {
         "parser_steps",
         "nested_steps",
         "two_stage_steps",
+        "two_stage_genia_steps",
         "transformer_steps",
         "partial_steps",
         "active_learning_steps",
@@ -30,7 +31,7 @@ BOUNDED = {
     ),
     "--parser-steps": ("parser_steps", "gum_parser_steps"),
     "--limit": ("limit",),
-    "--folds": ("jackknife_folds", "two_stage_folds", "first_stage_folds"),
+    "--folds": ("jackknife_folds", "two_stage_folds", "two_stage_genia_folds", "first_stage_folds"),
     "--step": ("penalty_step", "active_learning_genia_round"),
 }
 READS_TRAINING_SPLIT = ("jackknife-trees", "study train", "nested-study train", "two-stage crossval", "two-stage train")

@@ -1,5 +1,5 @@
-"""The `spacy project run two_stage` workflow on tiny EWT + UNER and GUM
-files laid out like the real data directory, with a few training steps and
+"""The `spacy project run two_stage` workflow on tiny EWT + UNER, GUM and
+GENIA files laid out like the real data directory, with a few training steps and
 two seeds: each seed's cross-validated first-stage entities and second
 stage in its folder, the evaluation per seed and the report over the seeds."""
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 import spacy
-from corpus_copies import run_workflow, write_ewt, write_gum
+from corpus_copies import run_workflow, write_ewt, write_genia_abstracts, write_gum
 from spacy.util import load_config
 
 
@@ -17,11 +17,19 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
     copies = {"train": 6, "dev": 2, "test": 2}
     write_ewt(data, copies)
     write_gum(data, copies)
+    abstracts = write_genia_abstracts(data, copies)
     project, done = run_workflow(
-        tmp_path, "two_stage", data, "--vars.two_stage_folds", "2", "--vars.two_stage_steps", "4", "--vars.seeds", "0,1"
+        tmp_path,
+        "two_stage",
+        data,
+        *("--vars.two_stage_folds", "2", "--vars.two_stage_steps", "4", "--vars.seeds", "0,1"),
+        # one GENIA step: first-stage errors for the consistency section to count
+        *("--vars.two_stage_genia_folds", "3", "--vars.two_stage_genia_steps", "1"),
+ # 1 step: first-stage errors to count
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for folder, documents in (("two_stage", 6), ("two_stage_gum", 12)):
+    folds = {"two_stage": 2, "two_stage_gum": 2, "two_stage_genia": 3}
+    for folder, documents in (("two_stage", 6), ("two_stage_gum", 12), ("two_stage_genia", 6 * abstracts)):
         trained = project / "training" / folder
         assert json.loads((trained / "crossval_seconds.json").read_text())["seeds"] == [0, 1]
         for seed in (0, 1):
@@ -32,9 +40,8 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
             assert [r["document"] for r in records] == list(range(documents))
             assert {p.name for p in (trained / f"seed_{seed}" / "logs").iterdir()} == {
                 "first.log",
-                "fold0.log",
-                "fold1.log",
                 "second.log",
+                *(f"fold{f}.log" for f in range(folds[folder])),
             }
             pipeline = spacy.load(trained / f"seed_{seed}" / "pipeline")
             assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
@@ -62,3 +69,9 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
                 if line.startswith(f"| {corpus} | {split} | {documents} | {counts} | 0, 1 |")
             )
             assert row.count(" ± ") == 7  # P/R/F of both stages and their difference
+    genia = (project / "metrics" / "two_stage_genia" / "report.md").read_text()
+    assert genia.startswith("# Two-stage non-local consistency (Krishnan & Manning 2006): GENIA abstracts")
+    for split in ("test", "dev"):
+        row = next(line for line in genia.splitlines() if line.startswith(f"| genia | {split} | {2 * abstracts} |"))
+        assert row.count(" ± ") == 7
+    assert "| genia | test | 0, 1 |" in genia  # the consistency section
