@@ -25,7 +25,6 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
         *("--vars.two_stage_folds", "2", "--vars.two_stage_steps", "4", "--vars.seeds", "0,1"),
         # one GENIA step: first-stage errors for the consistency section to count
         *("--vars.two_stage_genia_folds", "3", "--vars.two_stage_genia_steps", "1"),
- # 1 step: first-stage errors to count
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     folds = {"two_stage": 2, "two_stage_gum": 2, "two_stage_genia": 3}
