@@ -44,6 +44,9 @@ from .consistency import report_section
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
 
 SECOND_STAGE = "second_stage"
+STAGE = typer.Option(
+    "second", help="Folder of the second stage in each seed's folder (e.g. second_soft for a soft-votes second stage)"
+)
 CORPORA = ("ewt", "gum", "genia")  # UNER English-EWT entities; UD English-GUM named mentions; GENIA abstracts
 CORPUS_NOTES = {
     "ewt": "ewt, UNER English-EWT entities (gold trees)",
@@ -136,10 +139,11 @@ def train(
     jobs: int = JOBS,
     seeds: Optional[str] = SEEDS,
     resume: bool = RESUME,
+    stage: str = STAGE,
 ) -> None:
     """Train each seed's second stage (with that seed) on the cross-validated
     first-stage entities of train of the same seed (dev: its full first
-    stage's); wall times per seed to OUTPUT/second_seconds.json."""
+    stage's) to OUTPUT/seed_<s>/STAGE; wall times per seed to OUTPUT/STAGE_seconds.json."""
     check_corpus(corpus)
     runs = {}
     for seed in chosen_seeds(output, seeds):
@@ -151,9 +155,9 @@ def train(
                     "with this --output first"
                 )
         runs[seed] = {
-            "second": train_command(
+            stage: train_command(
                 config,
-                folder / "second",
+                folder / stage,
                 data,
                 steps,
                 limit,
@@ -166,18 +170,23 @@ def train(
                 seed,
             )
         }
-    seconds = run_seeds(runs, output, jobs, "second_seconds.json", resume, steps=steps)
+    seconds = run_seeds(runs, output, jobs, f"{stage}_seconds.json", resume, steps=steps)
     typer.echo(f"second stages trained: {json.dumps(seconds)} (seconds per seed)")
 
 
 def assemble(first: Path, second: Path):
-    """The two-stage pipeline: the first stage's pipeline, ``first_stage_spans``,
+    """The two-stage pipeline: the first stage's pipeline, ``first_stage_spans``
+    (with the first stage's soft votes when the second stage counts them),
     then the second stage's entity component (named ``second_stage``)."""
     import spacy
 
+    from spacy_depner.ml.nonlocal_features import nonlocal_layers
+
     nlp = spacy.load(first)
     second_nlp = spacy.load(second)
-    nlp.add_pipe("first_stage_spans")
+    second_pipe = second_nlp.get_pipe(second_nlp.pipe_names[-1])
+    soft = any(layer.attrs.get("votes_key") for layer in nonlocal_layers(second_pipe.model))
+    nlp.add_pipe("first_stage_spans", config={"votes_from": nlp.pipe_names[-1] if soft else None})
     nlp.add_pipe(second_nlp.pipe_names[-1], name=SECOND_STAGE, source=second_nlp)
     return nlp
 
@@ -194,11 +203,14 @@ def evaluate(
         False, help="Also count the first stage's entities on SPLIT in the corpus features"
     ),
     seeds: Optional[str] = SEEDS,
+    stage: str = STAGE,
 ) -> None:
-    """First stage vs two-stage of each seed on SPLIT (whole documents, gold
-    trees): P/R/F (fractions) and the approximate randomization test of the
-    pair of the same seed, by seed; inference time ratio of the first seed's
-    pipelines only. Each assembled pipeline is saved to OUTPUT/seed_<s>/pipeline.
+    """First stage vs two-stage (second stage OUTPUT/seed_<s>/STAGE) of each
+    seed on SPLIT (whole documents): P/R/F (fractions) and the approximate
+    randomization test of the pair of the same seed, by seed; inference time
+    ratio of the first seed's pipelines only; whether the second stage counts
+    hard or soft votes. Each assembled pipeline is saved to
+    OUTPUT/seed_<s>/pipeline (STAGE other than second: pipeline_STAGE).
     Corpus features count the training corpus's first-stage entities, and
     with --count-input those on SPLIT too."""
     import spacy
@@ -209,6 +221,7 @@ def evaluate(
         "corpus": corpus,
         "split": split,
         "corpus_counts": "training + " + split if count_input else "training",
+        "votes": "hard",
         "seeds": chosen,
         "first_stage": {},
         "two_stage": {},
@@ -217,8 +230,10 @@ def evaluate(
     for seed in chosen:
         folder, key = seed_folder(output, seed), str(seed)
         first = spacy.load(folder / "first" / "model-best")
-        pair = assemble(folder / "first" / "model-best", folder / "second" / "model-best")
-        with atomic_path(folder / "pipeline") as temporary:
+        pair = assemble(folder / "first" / "model-best", folder / stage / "model-best")
+        if pair.get_pipe("first_stage_spans").votes_from is not None:
+            result["votes"] = "soft"
+        with atomic_path(folder / ("pipeline" if stage == "second" else f"pipeline_{stage}")) as temporary:
             pair.to_disk(temporary)
         examples = split_documents(first.vocab, data, split, corpus=corpus)
         pipes = {"first": first.pipe, "pair": counting_pipe(pair, SECOND_STAGE) if count_input else pair.pipe}
@@ -329,6 +344,7 @@ def report(
                 result["split"],
                 result["documents"],
                 result["corpus_counts"],
+                result.get("votes", "hard"),
                 ", ".join(seeds),
                 *(mean_sd([scores[k] for scores in stage], 100) for stage in (first, pair) for k in ("p", "r", "f")),
                 mean_sd(summary["deltas"], 100),
@@ -354,6 +370,8 @@ def report(
                 f"Corpora: {'; '.join(CORPUS_NOTES[c] for c in sorted(corpora, key=CORPORA.index))}. "
                 "Whole documents. First stage: the linear-chain CRF; second stage: the same with the "
                 "non-local majority features; both, and the first stage's cross-validation, trained once per seed. "
+                "votes: hard, the first stage's entities each count once; soft, every mention the first stage "
+                "considers (marginal at least 0.01) counts its marginal probability. "
                 f"{caption} "
                 "p: approximate randomization of the F1 difference (two-sided), run per seed on that seed's first "
                 f"and two-stage pipelines; the table gives the largest p over the seeds (p < {ALPHA} there: every seed's "
@@ -366,6 +384,7 @@ def report(
                         "split",
                         "documents",
                         "corpus counts",
+                        "votes",
                         "seeds",
                         "first P",
                         "first R",

@@ -8,7 +8,7 @@ from spacy.tokens import Doc
 from thinc.api import Model
 
 from .majority_labels import CorpusStatistics
-from .nonlocal_features import FIRST_STAGE_LABELS, configure_layer, corpus_statistics, nonlocal_layers
+from .nonlocal_features import FIRST_STAGE_LABELS, configure_layer, layer_statistics, nonlocal_layers
 
 
 def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Callable[[], Iterable[Doc]]) -> int:
@@ -20,7 +20,7 @@ def initialize_corpus_layers(model: Model, labels: Sequence[str], get_docs: Call
     own initialization."""
     layers = nonlocal_layers(model)
     for layer in layers:
-        statistics = corpus_statistics(get_docs(), spans_key=layer.attrs["spans_key"])
+        statistics = layer_statistics(layer, get_docs())
         if layer.attrs.get("label_source") == FIRST_STAGE_LABELS:
             layer.attrs["labels"] = first_stage_labels(statistics, layer.attrs["spans_key"])
         configure_layer(layer, labels, statistics)

@@ -55,6 +55,17 @@ covering label; for the entity and superentity features a token takes the
 *longest* entity covering it (ties: the one that starts first). With flat
 first-stage output (``doc.ents``) this never arises.
 
+Soft votes. A first stage that has exact marginals (one of this package's
+components) can vote with them: ``votes`` are spans ``(start, end_exclusive,
+label, p)``, every mention the first stage considers with its marginal
+probability p (those above a floor), and the counts add p where a hard vote
+adds 1, so an occurrence the first stage missed still votes with what the
+model believed. An occurrence's token votes go to each label with the
+probability that an entity of that label covers it (the sum of its covering
+votes' p, at most 1), and to O with the rest. The features of a token are
+still read from the first stage's entities (which entity holds it); only the
+counts change. Hard votes are votes of p = 1 on the entities: the same counts.
+
 Ties (any feature): the value that comes first in ``[O] + labels`` wins, i.e.
 the label first in the label list, and O (value 0) before any label for the
 token-majority feature. The result does not depend on the order of documents,
@@ -78,7 +89,8 @@ from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 Span = Tuple[int, int, str]
-Counts = Dict[str, Dict[str, int]]
+Vote = Tuple[int, int, str, float]  # a span and its weight (soft votes: its marginal probability)
+Counts = Dict[str, Dict[str, float]]
 
 N_FEATURES = 6
 # The outside label (O) in the token counts: no spaCy label is the empty string.
@@ -115,8 +127,11 @@ class Words(NamedTuple):
         return np.array(self.vocabulary, dtype=object)[self.ids] if len(self.ids) else np.zeros(0, dtype=object)
 
 
-# A document: its token texts (or their Words) and the first stage's entities.
-Document = Tuple[Union[Sequence[str], Words], Sequence[Span]]
+# A document: its token texts (or their Words), the first stage's entities, and optionally its soft votes.
+Document = Union[
+    Tuple[Union[Sequence[str], Words], Sequence[Span]],
+    Tuple[Union[Sequence[str], Words], Sequence[Span], Optional[Sequence[Vote]]],
+]
 
 
 def sequence_key(lowercased_tokens: Sequence[str]) -> str:
@@ -143,7 +158,23 @@ def _check_spans(spans: Sequence[Span], n_tokens: int) -> List[Span]:
     return checked
 
 
-def _add(counts: Counts, key: str, label: str, count: int = 1) -> None:
+def _check_votes(votes: Sequence[Vote], n_tokens: int) -> List[Vote]:
+    checked = []
+    for vote in votes:
+        try:
+            start, end, label, weight = vote
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"A first-stage vote is (start, end_exclusive, label, probability), not {vote!r}"
+            ) from None
+        (start, end, label), weight = _check_spans([(start, end, label)], n_tokens)[0], float(weight)
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"First-stage vote {vote!r}: its probability must lie in [0, 1]")
+        checked.append((start, end, label, weight))
+    return checked
+
+
+def _add(counts: Counts, key: str, label: str, count: float = 1) -> None:
     by_label = counts.get(key)
     if by_label is None:
         counts[key] = {label: count}
@@ -151,8 +182,12 @@ def _add(counts: Counts, key: str, label: str, count: int = 1) -> None:
         by_label[label] = by_label.get(label, 0) + count
 
 
-def count_document(words: Words, spans: Sequence[Span]) -> Tuple[Counts, Counts, Counts]:
-    """The first-stage label counts of one document (its Words, checked spans).
+def count_document(
+    words: Words, spans: Sequence[Span], votes: Optional[Sequence[Vote]] = None
+) -> Tuple[Counts, Counts, Counts]:
+    """The first-stage label counts of one document (its Words, checked
+    spans; or, given, its checked soft ``votes``, whose weights are added
+    where a span adds 1: see the module docstring).
 
     Returns ``(tokens, entities, superentities)``:
         tokens: lowercased token -> label (``OUTSIDE`` for O) -> occurrences
@@ -164,27 +199,38 @@ def count_document(words: Words, spans: Sequence[Span]) -> Tuple[Counts, Counts,
     lowered = words.lowered()
     entities: Counts = {}
     superentities: Counts = {}
-    # Column 0: O; column 1 + k: the k-th distinct label of the spans.
-    columns = [OUTSIDE] + sorted({label for _, _, label in spans})
+    hard = votes is None
+    weighted = [(start, end, label, 1) for start, end, label in spans] if hard else votes
+    # Column 0: O; column 1 + k: the k-th distinct label of the votes.
+    columns = [OUTSIDE] + sorted({vote[2] for vote in weighted})
     column_of = {label: k for k, label in enumerate(columns)}
-    covered = np.zeros((len(lowered), len(columns)), dtype=bool)
-    for start, end, label in spans:
+    covered = np.zeros((len(lowered), len(columns)), dtype=np.float64)
+    for start, end, label, weight in weighted:
+        if weight <= 0:
+            continue
         words_of_span = lowered[start:end].tolist()
-        _add(entities, sequence_key(words_of_span), label)
+        _add(entities, sequence_key(words_of_span), label, weight)
         length = end - start
         contained = {
             sequence_key(words_of_span[i:j]) for i in range(length) for j in range(i + 1, length + 1) if j - i < length
         }
         for key in contained:
-            _add(superentities, key, label)
-        covered[start:end, column_of[label]] = True
-    covered[:, 0] = ~covered[:, 1:].any(axis=1)
-    # Every position votes once per distinct covering label (or once for O).
+            _add(superentities, key, label, weight)
+        covered[start:end, column_of[label]] += weight
+    # Every position votes at most once per covering label (hard: once per distinct label), O with the rest.
+    np.minimum(covered, 1.0, out=covered)
+    covered[:, 0] = np.maximum(0.0, 1.0 - covered[:, 1:].sum(axis=1))
     positions, voted = np.nonzero(covered)
-    pairs, counts = np.unique(words.ids[positions] * len(columns) + voted, return_counts=True)
+    pairs, inverse = np.unique(words.ids[positions] * len(columns) + voted, return_inverse=True)
+    totals = np.bincount(inverse.reshape(-1), weights=covered[positions, voted], minlength=len(pairs))
     tokens: Counts = {}
-    for pair, count in zip(pairs.tolist(), counts.tolist()):  # one step per distinct (text, label)
-        _add(tokens, words.vocabulary[pair // len(columns)], columns[pair % len(columns)], count)
+    for pair, count in zip(pairs.tolist(), totals.tolist()):  # one step per distinct (text, label)
+        _add(
+            tokens,
+            words.vocabulary[pair // len(columns)],
+            columns[pair % len(columns)],
+            round(count) if hard else count,
+        )
     return tokens, entities, superentities
 
 
@@ -285,11 +331,14 @@ class CorpusStatistics:
         self.update(documents)
 
     def update(self, documents: Iterable[Document]) -> "CorpusStatistics":
-        """Add the counts of ``documents`` (``(tokens, spans)`` pairs), e.g. of the
+        """Add the counts of ``documents`` (``(tokens, spans)`` pairs, or
+        ``(tokens, spans, votes)`` with soft votes or None), e.g. of the
         corpus about to be processed. Returns self."""
-        for tokens, spans in documents:
+        for tokens, spans, *votes in documents:
             words = Words.from_tokens(tokens)
-            counts = count_document(words, _check_spans(spans, len(words.ids)))
+            n = len(words.ids)
+            soft = votes[0] if votes else None
+            counts = count_document(words, _check_spans(spans, n), None if soft is None else _check_votes(soft, n))
             for into, added in zip((self.tokens, self.entities, self.superentities), counts):
                 _merge(into, added)
             self.n_documents += 1
@@ -300,7 +349,7 @@ class CorpusStatistics:
         return self.tokens, self.entities, self.superentities
 
     def to_dict(self) -> Dict:
-        """Plain dicts of str keys and int counts (JSON / msgpack safe)."""
+        """Plain dicts of str keys and counts, int (hard votes) or float (soft votes) (JSON / msgpack safe)."""
         return {
             "version": STATISTICS_VERSION,
             "n_documents": self.n_documents,
@@ -354,13 +403,16 @@ def nonlocal_features(
     spans: Sequence[Span],
     labels: Sequence[str],
     corpus: Optional[CorpusStatistics] = None,
+    votes: Optional[Sequence[Vote]] = None,
 ) -> np.ndarray:
     """The six majority features of every token of one document.
 
     tokens: the document's token texts (n), or their ``Words``; spans: the first stage's entities,
     ``(start, end_exclusive, label)``; labels: K labels, feature value 1 + k
     for ``labels[k]``; corpus: corpus counts (which should include this
-    document, see the module docstring), or None for no corpus features.
+    document, see the module docstring), or None for no corpus features;
+    votes: the first stage's soft votes ``(start, end_exclusive, label, p)``
+    counted in the document features instead of the spans (None: hard votes).
 
     Returns (n, 6) int32 in 0..K: document token-, entity-, superentity-majority,
     then the same at corpus level (zeros when corpus is None). Definitions and
@@ -372,7 +424,8 @@ def nonlocal_features(
     spans = _check_spans(spans, n)
     chosen = _covering_spans(spans, n)
     out = np.zeros((n, N_FEATURES), dtype=np.int32)
-    out[:, :3] = majority_columns(words, spans, chosen, count_document(words, spans), index)
+    document_counts = count_document(words, spans, None if votes is None else _check_votes(votes, n))
+    out[:, :3] = majority_columns(words, spans, chosen, document_counts, index)
     if corpus is not None:
         out[:, 3:] = majority_columns(words, spans, chosen, corpus.counts, index)
     return out

@@ -26,6 +26,12 @@ there for the definitions, sec. 4 of the paper, and the tie rule) from:
   OntoNotes types, read by a second stage that predicts PER, ORG and LOC).
 - ``model.attrs["corpus_statistics"]``: ``CorpusStatistics.to_dict()`` of the
   first stage's output over the corpus (``{}``: corpus features all 0).
+- with ``votes_key`` set, ``doc.spans[votes_key]``: the first stage's soft
+  votes, every mention it considers with its marginal probability in the
+  group's ``attrs["scores"]`` (``first_stage_spans`` with ``votes_from``, or a
+  reader, puts them there); they are counted instead of the entities, the
+  entities still say which entity holds a token (``majority_labels``, "Soft
+  votes").
 
 Both attrs serialize with the model (``to_bytes``/``to_disk``). The embedding
 tables are one parameter, ``embeddings`` (6 * (n_labels + 1), width): rows
@@ -75,7 +81,7 @@ from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d
 
-from .majority_labels import N_FEATURES, CorpusStatistics, Span, Words, label_index, nonlocal_features
+from .majority_labels import N_FEATURES, CorpusStatistics, Span, Vote, Words, label_index, nonlocal_features
 
 LAYER_NAME = "nonlocal_features"
 FIRST_STAGE_LABELS = "first_stage"  # labels = "first_stage": the first stage's own label set, read from the corpus
@@ -90,6 +96,7 @@ def build_nonlocal_features(
     n_labels: Optional[int] = None,
     labels: Union[None, str, List[str]] = None,
     local: bool = False,
+    votes_key: Optional[str] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A tok2vec whose token vectors are extended with embeddings of the six
     two-stage majority features (Krishnan & Manning 2006, sec. 4), and with
@@ -103,6 +110,9 @@ def build_nonlocal_features(
         entities on the training corpus (its own label set).
     local: add the token's own first-stage label and position (B/I/L/U),
         one embedding per (label, position) and one for O.
+    votes_key: ``doc.spans`` key of the first stage's soft votes (spans with
+        their marginal probabilities in ``attrs["scores"]``), counted instead
+        of the entities of ``spans_key``; None: hard votes, each entity once.
     """
     if isinstance(labels, str) and labels != FIRST_STAGE_LABELS:
         raise ValueError(
@@ -126,6 +136,7 @@ def build_nonlocal_features(
             "labels": list(labels) if isinstance(labels, list) else [],
             "label_source": "config" if isinstance(labels, list) else (labels or "component"),
             "local": bool(local),
+            "votes_key": votes_key,
             "corpus_statistics": {},
         },
     )
@@ -167,10 +178,14 @@ def init_nonlocal_features(model: Model, X: Optional[List[Doc]] = None, Y=None) 
     return model
 
 
-def doc_document(doc: Doc, spans_key: str) -> Tuple[Words, List[Span]]:
-    """``(words, spans)`` of a Doc for ``nonlocal_features``: the token texts
-    as ``Words`` (read from the Doc's ORTH array, one string look-up per
-    distinct text) and the first stage's entities in ``doc.spans[spans_key]``."""
+def doc_document(
+    doc: Doc, spans_key: str, votes_key: Optional[str] = None
+) -> Tuple[Words, List[Span], Optional[List[Vote]]]:
+    """``(words, spans, votes)`` of a Doc for ``nonlocal_features``: the
+    token texts as ``Words`` (read from the Doc's ORTH array, one string
+    look-up per distinct text), the first stage's entities in
+    ``doc.spans[spans_key]`` and, with ``votes_key``, its soft votes in
+    ``doc.spans[votes_key]`` (probabilities in ``attrs["scores"]``; else None)."""
     if spans_key not in doc.spans:
         raise ValueError(
             f"NonLocalFeatures: the Doc has no span group {spans_key!r}. The first stage's "
@@ -179,16 +194,48 @@ def doc_document(doc: Doc, spans_key: str) -> Tuple[Words, List[Span]]:
         )
     types, type_ids = np.unique(doc.to_array(ORTH).reshape(-1), return_inverse=True)
     words = Words.from_types([doc.vocab.strings[orth] for orth in types.tolist()], type_ids.reshape(-1))
-    return words, [(span.start, span.end, span.label_) for span in doc.spans[spans_key]]
+    spans = [(span.start, span.end, span.label_) for span in doc.spans[spans_key]]
+    return words, spans, None if votes_key is None else doc_votes(doc, votes_key)
+
+
+def votes_key_of(spans_key: str) -> str:
+    """Where the soft votes of the first stage in ``doc.spans[spans_key]`` go
+    when a reader or ``first_stage_spans`` puts them in a Doc."""
+    return f"{spans_key}_votes"
+
+
+def doc_votes(doc: Doc, votes_key: str) -> List[Vote]:
+    """The soft votes of ``doc.spans[votes_key]``: (start, end, label, probability) per span."""
+    group = doc.spans[votes_key] if votes_key in doc.spans else None
+    scores = None if group is None else group.attrs.get("scores")
+    if group is None or scores is None or len(scores) != len(group):
+        raise ValueError(
+            f"NonLocalFeatures: the Doc has no soft votes in doc.spans[{votes_key!r}] (spans with their "
+            "marginal probabilities in attrs['scores']): put first_stage_spans with votes_from = the first "
+            f"stage's component before the second stage, or read training Docs whose first-stage records have "
+            "votes (two-stage crossval), or set votes_key = null for hard votes"
+        )
+    return [(span.start, span.end, span.label_, float(p)) for span, p in zip(group, np.asarray(scores).tolist())]
 
 
 def corpus_statistics(
-    docs: Iterable[Doc], spans_key: str = "first_stage", statistics: Optional[CorpusStatistics] = None
+    docs: Iterable[Doc],
+    spans_key: str = "first_stage",
+    statistics: Optional[CorpusStatistics] = None,
+    votes_key: Optional[str] = None,
 ) -> CorpusStatistics:
-    """Counts of the first stage's entities in ``doc.spans[spans_key]`` over
-    ``docs``, added to ``statistics`` if given (else new)."""
+    """Counts of the first stage's entities in ``doc.spans[spans_key]`` (with
+    ``votes_key``: of its soft votes there) over ``docs``, added to
+    ``statistics`` if given (else new)."""
     statistics = statistics if statistics is not None else CorpusStatistics()
-    return statistics.update(doc_document(doc, spans_key) for doc in docs)
+    return statistics.update(doc_document(doc, spans_key, votes_key) for doc in docs)
+
+
+def layer_statistics(
+    layer: Model, docs: Iterable[Doc], statistics: Optional[CorpusStatistics] = None
+) -> CorpusStatistics:
+    """``corpus_statistics`` of ``docs`` as the NonLocalFeatures ``layer`` counts them (its span group, its votes)."""
+    return corpus_statistics(docs, layer.attrs["spans_key"], statistics, layer.attrs.get("votes_key"))
 
 
 def configure_nonlocal_features(
@@ -261,15 +308,15 @@ def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
         )
     spans_key = model.attrs["spans_key"]
     statistics = _statistics_view(model)
-    documents = [doc_document(doc, spans_key) for doc in docs]  # each Doc's span group read once
-    features = [nonlocal_features(words, spans, labels, statistics) for words, spans in documents]
+    documents = [doc_document(doc, spans_key, model.attrs.get("votes_key")) for doc in docs]  # read once
+    features = [nonlocal_features(words, spans, labels, statistics, votes) for words, spans, votes in documents]
     values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
     offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
     rows = (values + offsets[None, :]).astype(np.int32)
     if not model.attrs.get("local"):
         return rows
     index = label_index(labels)
-    local = [local_labels(len(words.ids), spans, index) for words, spans in documents]
+    local = [local_labels(len(words.ids), spans, index) for words, spans, _ in documents]
     local_rows = (np.concatenate(local) if local else np.zeros(0, dtype=np.int32)) + N_FEATURES * (n_labels + 1)
     return np.hstack([rows, local_rows.astype(np.int32)[:, None]])
 

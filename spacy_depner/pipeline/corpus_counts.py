@@ -12,7 +12,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..ml.majority_labels import CorpusStatistics
-from ..ml.nonlocal_features import LAYER_NAME, configure_layer, corpus_statistics, nonlocal_layers
+from ..ml.nonlocal_features import LAYER_NAME, configure_layer, layer_statistics, nonlocal_layers
 
 
 def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable[..., List[Doc]]:
@@ -37,7 +37,7 @@ def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable
             docs = list(nlp.pipe(docs, batch_size=batch_size))
         for layer, counts in zip(layers, saved):  # each layer counts its own first stage's span group
             previous = CorpusStatistics.from_dict(counts) if counts else None
-            configure_layer(layer, corpus_statistics=corpus_statistics(docs, layer.attrs["spans_key"], previous))
+            configure_layer(layer, corpus_statistics=layer_statistics(layer, docs, previous))
         try:
             return list(second.pipe(docs, batch_size=batch_size))
         finally:

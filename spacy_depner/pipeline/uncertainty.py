@@ -22,7 +22,7 @@ Doc's, and nothing is fixed in advance (no ``given`` entities or whitespace:
 the measures are those of the model's whole distribution over the Doc).
 """
 
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
@@ -33,6 +33,7 @@ MEASURES = ("expected_errors", "entropy", "least_probable")
 
 
 PROPOSAL_FLOOR = 0.05  # the smallest marginal of a mention proposed for review (``DocUncertainty.proposals``)
+VOTE_FLOOR = 0.01  # the smallest marginal of a mention that votes in a second stage's soft majority features
 
 
 class DocUncertainty(NamedTuple):
@@ -57,23 +58,8 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
     components before it must have run, e.g. a parser it reads)."""
     if not docs:
         return []
-    if pipe.cfg.get("heads"):
-        raise ValueError(
-            f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
-            "marginal of a mention is not available; rank a hypergraph_ner without heads"
-        )
-    problem = pipe.problem(docs, conditioned=False)
-    batch, scores = problem.batch, problem.scores
-    rows_part = scores[0] if isinstance(scores, tuple) else scores
-    options = pipe.decoding_options()
-    found, start = [], 0
-    for d, doc in enumerate(docs):
-        layout = pipe.layout(batch.of_doc(d))
-        rows = layout.spans.shape[0] if layout.spans is not None else layout.n_tokens
-        part = rows_part[start : start + rows]
-        start += rows
-        doc_scores = (part, *scores[1:]) if isinstance(scores, tuple) else part
-        marginals = pipe.structure.marginals(doc_scores, layout, **options)
+    found, options = [], pipe.decoding_options()
+    for doc_scores, layout, marginals in doc_marginals(pipe, docs):
         analysis, _ = pipe.decode(doc_scores, layout, marginals=marginals)
         every, values = marginals.mentions(0.0)
         predicted = np.asarray(analysis.mentions[:, :3], dtype=np.int64)
@@ -92,9 +78,54 @@ def doc_uncertainties(pipe: EntityPipe, docs: List[Doc]) -> List[DocUncertainty]
                 np.asarray(values[proposed], dtype=np.float64),
             )
         )
+    return found
+
+
+def doc_marginals(pipe: EntityPipe, docs: List[Doc]):
+    """``(scores, layout, marginals)`` of each Doc by the component ``pipe``:
+    the batch read once, the model once, the temperatures; then each Doc its
+    own batch for the structure, nothing fixed in advance."""
+    if pipe.cfg.get("heads"):
+        raise ValueError(
+            f"'{pipe.name}' has heads = true: its sub-hypergraphs also assign heads, and the exact "
+            "marginal of a mention is not available; use a hypergraph_ner without heads"
+        )
+    problem = pipe.problem(docs, conditioned=False)
+    batch, scores = problem.batch, problem.scores
+    rows_part = scores[0] if isinstance(scores, tuple) else scores
+    options = pipe.decoding_options()
+    start = 0
+    for d in range(len(docs)):
+        layout = pipe.layout(batch.of_doc(d))
+        rows = layout.spans.shape[0] if layout.spans is not None else layout.n_tokens
+        part = rows_part[start : start + rows]
+        start += rows
+        doc_scores = (part, *scores[1:]) if isinstance(scores, tuple) else part
+        yield doc_scores, layout, pipe.structure.marginals(doc_scores, layout, **options)
     if start != rows_part.shape[0]:
         raise RuntimeError(
             f"'{pipe.name}': the Docs' score rows ({start}) differ from the batch's ({rows_part.shape[0]})"
+        )
+
+
+def soft_votes(pipe: EntityPipe, docs: List[Doc], floor: float = VOTE_FLOOR) -> List[List[Tuple[int, int, str, float]]]:
+    """Every mention of each Doc whose marginal probability under ``pipe``
+    is at least ``floor``, predicted or not: (start, end_exclusive, label,
+    probability), in (start, end, label index) order. What a second stage's
+    soft votes count (``spacy_depner.ml.majority_labels``, "Soft votes")."""
+    if not docs:
+        return []
+    labels = pipe.labels
+    found = []
+    for _, _, marginals in doc_marginals(pipe, docs):
+        every, values = marginals.mentions(floor)
+        kept = np.asarray(values, dtype=np.float64) >= floor
+        mentions = np.asarray(every[kept, :3], dtype=np.int64).reshape(-1, 3)
+        found.append(
+            [
+                (int(first), int(last) + 1, labels[int(label)], min(1.0, float(p)))
+                for (first, last, label), p in zip(mentions.tolist(), np.asarray(values)[kept].tolist())
+            ]
         )
     return found
 

@@ -22,6 +22,8 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 
+from ..ml.nonlocal_features import votes_key_of
+from ..pipeline.span_groups import write_span_group
 from ..util.text_lines import json_lines
 from .conllu import sentences_to_doc
 from .uner import DEFAULT_LABELS, DEPENDENCIES, corpus_examples, read_uner_corpus
@@ -43,13 +45,20 @@ def fold_indices(n_documents: int, folds: int, exclude_fold: int = -1, only_fold
     return list(range(n_documents))
 
 
-def first_stage_records(docs: Sequence[Doc], ids: Sequence[int]) -> List[Dict]:
+def first_stage_records(
+    docs: Sequence[Doc], ids: Sequence[int], votes: Optional[Sequence[Sequence[Tuple]]] = None
+) -> List[Dict]:
     """One JSON-able record per Doc: its document index, its length and the
-    first stage's entities (``doc.ents``) as [start, end, label]."""
-    return [
+    first stage's entities (``doc.ents``) as [start, end, label]; with
+    ``votes`` (per Doc, (start, end, label, probability) tuples: the first
+    stage's soft votes), also "votes": [[start, end, label, probability], ...]."""
+    records = [
         {"document": int(i), "tokens": len(doc), "entities": [[e.start, e.end, e.label_] for e in doc.ents]}
         for i, doc in zip(ids, docs)
     ]
+    for record, doc_votes in zip(records, votes if votes is not None else []):
+        record["votes"] = [[int(s), int(e), label, round(float(p), 6)] for s, e, label, p in doc_votes]
+    return records
 
 
 def attach_first_stage(doc: Doc, record: Dict, spans_key: str, where: str = "first-stage record") -> None:
@@ -66,6 +75,18 @@ def attach_first_stage(doc: Doc, record: Dict, spans_key: str, where: str = "fir
             f"{where}: entity {outside[0]} of document {record['document']} is empty or outside its {len(doc)} tokens"
         )
     doc.spans[spans_key] = [Span(doc, start, end, label=label) for start, end, label in record["entities"]]
+    if "votes" in record:
+        outside = [v for v in record["votes"] if not 0 <= v[0] < v[1] <= len(doc)]
+        if outside:
+            raise ValueError(
+                f"{where}: vote {outside[0]} of document {record['document']} is empty or outside its {len(doc)} tokens"
+            )
+        write_span_group(
+            doc,
+            votes_key_of(spans_key),
+            [Span(doc, start, end, label=label) for start, end, label, _ in record["votes"]],
+            [p for *_, p in record["votes"]],
+        )
 
 
 def read_first_stage(path) -> Dict[int, Tuple[str, Dict]]:
@@ -91,6 +112,23 @@ def read_first_stage(path) -> Dict[int, Tuple[str, Dict]]:
             raise ValueError(
                 f'{where}: a first-stage record is {{"document": int, "tokens": int, "entities": '
                 f"[[start, end, label], ...]}}, got {record!r}; write the file with first_stage_records"
+            )
+        votes = record.get("votes", [])
+        if not isinstance(votes, list) or not all(
+            isinstance(v, list)
+            and len(v) == 4
+            and _integer(v[0])
+            and _integer(v[1])
+            and isinstance(v[2], str)
+            and v[2]
+            and isinstance(v[3], (int, float))
+            and not isinstance(v[3], bool)
+            and 0 <= v[3] <= 1
+            for v in votes
+        ):
+            raise ValueError(
+                f"{where}: the votes of a first-stage record are [[start, end, label, probability in [0, 1]], ...], "
+                f"got {votes!r}; write the file with first_stage_records"
             )
         if record["document"] in records:
             raise ValueError(

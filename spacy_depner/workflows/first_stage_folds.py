@@ -21,6 +21,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import load_config, resolve_dot_names
 
+from ..pipeline.entity_pipe import EntityPipe
+from ..pipeline.uncertainty import soft_votes
 from ..readers.documents import first_stage_records, fold_indices
 from ..util.atomic_files import atomic_path
 from ..util.progress import progress
@@ -61,13 +63,20 @@ def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
 
 
 def predict_records(model: Union[str, Path, Language], examples: Sequence[Example], ids: Sequence[int]) -> List[Dict]:
-    """First-stage records of the documents ``ids`` of ``examples``, by the pipeline ``model``."""
+    """First-stage records of the documents ``ids`` of ``examples``, by the
+    pipeline ``model``; when its one entity component is one of this
+    package's (exact marginals), with the soft votes of each document
+    (``soft_votes``: every mention of marginal at least ``VOTE_FLOOR``)."""
     import spacy
 
     nlp = model if isinstance(model, Language) else spacy.load(model)
     inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
     docs = list(nlp.pipe(inputs, batch_size=64))
-    return first_stage_records(docs, ids)
+    entity_pipes = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, EntityPipe)]
+    if len(entity_pipes) != 1 or entity_pipes[0].cfg.get("heads"):
+        return first_stage_records(docs, ids)  # no exact marginals to vote with (spaCy's ner, or several)
+    votes = [v for start in range(0, len(docs), 64) for v in soft_votes(entity_pipes[0], docs[start : start + 64])]
+    return first_stage_records(docs, ids, votes)
 
 
 def cross_validated_records(

@@ -41,6 +41,7 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
                 "first.log",
                 "second.log",
                 *(f"fold{f}.log" for f in range(folds[folder])),
+                *(["second_soft.log"] if folder == "two_stage_genia" else []),
             }
             pipeline = spacy.load(trained / f"seed_{seed}" / "pipeline")
             assert pipeline.pipe_names[-2:] == ["first_stage_spans", "second_stage"]
@@ -65,12 +66,18 @@ def test_project_run_two_stage_fills_the_report(tmp_path):
             row = next(
                 line
                 for line in report.splitlines()
-                if line.startswith(f"| {corpus} | {split} | {documents} | {counts} | 0, 1 |")
+                if line.startswith(f"| {corpus} | {split} | {documents} | {counts} | hard | 0, 1 |")
             )
             assert row.count(" ± ") == 7  # P/R/F of both stages and their difference
     genia = (project / "metrics" / "two_stage_genia" / "report.md").read_text()
     assert genia.startswith("# Two-stage non-local consistency (Krishnan & Manning 2006): GENIA abstracts")
     for split in ("test", "dev"):
-        row = next(line for line in genia.splitlines() if line.startswith(f"| genia | {split} | {2 * abstracts} |"))
-        assert row.count(" ± ") == 7
+        for votes in ("hard", "soft"):
+            start = f"| genia | {split} | {2 * abstracts} | training | {votes} | 0, 1 |"
+            row = next(line for line in genia.splitlines() if line.startswith(start))
+            assert row.count(" ± ") == 7
+    records = (project / "training" / "two_stage_genia" / "seed_0" / "first_stage_train.jsonl").read_text()
+    assert all(json.loads(line)["votes"] for line in records.splitlines())  # chain_ner: soft votes in every record
+    soft = spacy.load(project / "training" / "two_stage_genia" / "seed_0" / "pipeline_second_soft")
+    assert soft.get_pipe_config("first_stage_spans")["votes_from"] == "chain_ner"
     assert "| genia | test | 0, 1 |" in genia  # the consistency section

@@ -497,7 +497,7 @@ def test_local_labels_give_each_token_its_first_stage_label_and_position(nlp):
     ]
     index = {"PER": 1, "LOC": 2, "ORG": 3}
     # value 1 + 4 * k + position, k the label's index, position B 0, I 1, L 2, U 3
-    _, spans = doc_document(doc, "first_stage")
+    _, spans, _ = doc_document(doc, "first_stage")
     assert local_labels(len(doc), spans, index).tolist() == [4, 0, 0, 9, 10, 11, 0]
     assert local_labels(len(doc), [], index).tolist() == [0] * 7
 
@@ -544,3 +544,130 @@ def test_first_stage_labels_are_read_from_the_corpus_not_the_component():
         initialize_corpus_layers(empty, ["PER"], lambda: iter(docs))
     with pytest.raises(ValueError, match="labels must be null"):
         build_nonlocal_features(small_tok2vec(), labels="ontonotes")
+
+
+# --- soft votes ------------------------------------------------------------------
+
+
+def brute_soft_counts(tokens, votes):
+    """The counts of soft votes by their definition (module docstring of
+    majority_labels, "Soft votes"), one position and one vote at a time."""
+    lowered = [t.lower() for t in tokens]
+    token_counts, entity_counts, super_counts = {}, {}, {}
+
+    def add(counts, key, label, weight):
+        counts.setdefault(key, {}).setdefault(label, 0.0)
+        counts[key][label] += weight
+
+    for i, text in enumerate(lowered):
+        by_label = {}
+        for start, end, label, p in votes:
+            if start <= i < end:
+                by_label[label] = by_label.get(label, 0.0) + p
+        by_label = {label: min(1.0, w) for label, w in by_label.items() if w > 0}
+        for label, w in by_label.items():
+            add(token_counts, text, label, w)
+        if 1.0 - sum(by_label.values()) > 0:
+            add(token_counts, text, "", 1.0 - sum(by_label.values()))
+    for start, end, label, p in votes:
+        if p <= 0:
+            continue
+        words = lowered[start:end]
+        add(entity_counts, "\x1f".join(words), label, p)
+        inside = {"\x1f".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
+        for key in inside - {"\x1f".join(words)}:
+            add(super_counts, key, label, p)
+    return token_counts, entity_counts, super_counts
+
+
+def assert_counts_close(found, expected):
+    assert set(found) == set(expected)
+    for key in expected:
+        assert set(found[key]) == set(expected[key]), key
+        for label in expected[key]:
+            assert found[key][label] == pytest.approx(expected[key][label], abs=1e-12), (key, label)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_soft_vote_counts_are_the_definition_on_random_documents(data):
+    from spacy_depner.ml.majority_labels import Words, count_document
+
+    n = data.draw(st.integers(1, 9))
+    tokens = data.draw(st.lists(st.sampled_from(["a", "A", "b", "c", "d"]), min_size=n, max_size=n))
+    votes = []
+    for _ in range(data.draw(st.integers(0, 8))):
+        start = data.draw(st.integers(0, n - 1))
+        end = data.draw(st.integers(start + 1, min(n, start + 3)))
+        votes.append((start, end, data.draw(st.sampled_from(LABELS)), data.draw(st.floats(0.0, 1.0))))
+    found = count_document(Words.from_tokens(tokens), [], votes)
+    for got, expected in zip(found, brute_soft_counts(tokens, votes)):
+        assert_counts_close(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_hard_votes_are_soft_votes_of_probability_one(data):
+    from spacy_depner.ml.majority_labels import Words, count_document
+
+    n = data.draw(st.integers(1, 9))
+    tokens = data.draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    spans = []
+    for _ in range(data.draw(st.integers(0, 5))):
+        start = data.draw(st.integers(0, n - 1))
+        spans.append((start, data.draw(st.integers(start + 1, min(n, start + 3))), data.draw(st.sampled_from(LABELS))))
+    spans = sorted(set(spans))
+    words = Words.from_tokens(tokens)
+    hard = count_document(words, spans)
+    assert hard == count_document(words, spans, [(s, e, label, 1.0) for s, e, label in spans])
+    assert all(isinstance(c, int) for counts in hard for by_label in counts.values() for c in by_label.values())
+    assert_counts_close(hard[0], brute_soft_counts(tokens, [(s, e, label, 1.0) for s, e, label in spans])[0])
+
+
+def test_a_missed_occurrence_votes_with_its_marginal():
+    # "il-2" twice; the first stage labels the first PER and misses the second.
+    text = "IL-2 binds and IL-2 rises"
+    spans = [(0, 1, "PER")]
+    hard = features(text, spans)
+    assert hard[[0, 3], DOC_TOKEN].tolist() == [0, 0]  # PER 1, O 1: the tie goes to O
+    votes = [(0, 1, "PER", 0.9), (3, 4, "PER", 0.4), (3, 4, "LOC", 0.1)]
+    soft = nonlocal_features(text.split(), spans, LABELS, votes=votes)
+    assert soft[[0, 3], DOC_TOKEN].tolist() == [PER, PER]  # PER 1.3 against O 0.1 + 0.5
+    assert soft[3, DOC_ENTITY] == PER  # outside an entity: "il-2" as an entity, PER 1.3 against LOC 0.1
+    corpus = CorpusStatistics([(text.split(), spans, votes), (text.split(), spans)])
+    assert corpus.entities["il-2"] == pytest.approx({"PER": 2.3, "LOC": 0.1})
+    assert CorpusStatistics.from_dict(json.loads(json.dumps(corpus.to_dict()))) == corpus
+
+
+@pytest.mark.parametrize(
+    "vote,match",
+    [((0, 1, "PER"), "probability"), ((0, 9, "PER", 0.5), "not inside"), ((0, 1, "PER", 1.5), r"\[0, 1\]")],
+)
+def test_bad_votes_raise_value_error(vote, match):
+    with pytest.raises(ValueError, match=match):
+        nonlocal_features("a b".split(), [], LABELS, votes=[vote])
+
+
+def test_the_layer_counts_the_votes_group_and_names_a_missing_one():
+    from spacy_depner.ml.nonlocal_features import doc_document, votes_key_of
+    from spacy_depner.pipeline.span_groups import write_span_group
+
+    nlp = spacy.blank("en")
+    doc = nlp("IL-2 binds and IL-2 rises")
+    doc.spans["first_stage"] = [Span(doc, 0, 1, "PER")]
+    with pytest.raises(ValueError, match="no soft votes in doc.spans\\['first_stage_votes'\\]"):
+        doc_document(doc, "first_stage", votes_key_of("first_stage"))
+    write_span_group(doc, "first_stage_votes", [Span(doc, 0, 1, "PER"), Span(doc, 3, 4, "PER")], [0.9, 0.4])
+    words, spans, votes = doc_document(doc, "first_stage", "first_stage_votes")
+    assert spans == [(0, 1, "PER")]
+    assert votes == [(0, 1, "PER", pytest.approx(0.9)), (3, 4, "PER", pytest.approx(0.4))]
+    layer = build_nonlocal_features(small_tok2vec(), width=WIDTH, labels=LABELS, votes_key="first_stage_votes")
+    configure_nonlocal_features(layer, corpus_statistics=corpus_statistics([doc], votes_key="first_stage_votes"))
+    layer.initialize(X=[doc])
+    assert layer.attrs["corpus_statistics"]["entities"]["il-2"] == pytest.approx({"PER": 1.3})
+    hard = build_nonlocal_features(small_tok2vec(), width=WIDTH, labels=LABELS)
+    hard.initialize(X=[doc])
+    from spacy_depner.ml.nonlocal_features import feature_rows
+
+    # the missed "IL-2" (token 3): document token-majority PER with soft votes, none with hard ones
+    assert feature_rows(layer, [doc])[3, DOC_TOKEN] == PER and feature_rows(hard, [doc])[3, DOC_TOKEN] == 0

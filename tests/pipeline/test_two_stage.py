@@ -292,3 +292,91 @@ def test_stacked_layers_each_count_their_own_first_stage():
     assert "ann" in seen["first_stage"] and "ann" not in seen["trained_stage"]
     assert "bob" in seen["trained_stage"] and "bob" not in seen["first_stage"]
     assert {key: layer.attrs["corpus_statistics"] for key, layer in layers.items()} == saved  # restored
+
+
+def first_stage_with_votes():
+    """A chain_ner first stage trained a few steps on a tiny corpus, then
+    first_stage_spans writing its soft votes."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("chain_ner")
+    words = "Kim met Lee in Paris . Lee left Paris".split()
+    examples = [example(nlp, words, [(0, 1, "PER"), (2, 3, "PER"), (4, 5, "LOC"), (6, 7, "PER"), (8, 9, "LOC")], [])]
+    nlp.initialize(lambda: examples)
+    for _ in range(5):
+        nlp.update(examples)
+    nlp.add_pipe("first_stage_spans", config={"votes_from": "chain_ner"})
+    return nlp
+
+
+def votes_of(doc, key="first_stage_votes"):
+    group = doc.spans[key]
+    return [(s.start, s.end, s.label_, float(p)) for s, p in zip(group, group.attrs["scores"])]
+
+
+def same_votes(found, expected):
+    return [v[:3] for v in found] == [v[:3] for v in expected] and np.allclose(
+        [v[3] for v in found], [v[3] for v in expected], atol=1e-6
+    )
+
+
+def test_first_stage_spans_writes_the_soft_votes_of_the_first_stage(tmp_path):
+    import pickle
+
+    from spacy_depner.pipeline.uncertainty import VOTE_FLOOR, soft_votes
+
+    nlp = first_stage_with_votes()
+    text = "Kim met Lee in Paris . Ann saw Lee"
+    doc = nlp(text)
+    votes = votes_of(doc)
+    assert votes and all(VOTE_FLOOR <= p <= 1 for *_, p in votes)
+    first = nlp.get_pipe("chain_ner")
+    with nlp.select_pipes(disable=["first_stage_spans"]):
+        again = nlp(text)
+    assert [(s, e, label) for s, e, label, _ in votes] == [v[:3] for v in soft_votes(first, [again])[0]]
+    # the first stage's own entities vote with the probability it wrote for them
+    for span, p in zip(again.spans[first.spans_key], again.spans[first.spans_key].attrs["scores"]):
+        if p >= VOTE_FLOOR:
+            assert any(v[:3] == (span.start, span.end, span.label_) and abs(v[3] - p) < 1e-5 for v in votes)
+    # a flat first stage: at most one entity covers a token, so a token's votes sum to at most 1
+    covering = np.zeros(len(doc))
+    for s, e, _, p in votes:
+        covering[s:e] += p
+    assert covering.max() <= 1 + 1e-5
+    # the same in a batch, after pickling, and after saving
+    assert same_votes(votes_of(list(nlp.pipe([text, "Paris"], batch_size=2))[0]), votes)
+    assert same_votes(votes_of(pickle.loads(pickle.dumps(nlp))(text)), votes)
+    nlp.to_disk(tmp_path / "pipeline")
+    assert same_votes(votes_of(spacy.load(tmp_path / "pipeline")(text)), votes)
+
+
+def test_votes_from_a_missing_component_names_it():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("first_stage_spans", config={"votes_from": "ner"})
+    with pytest.raises(ValueError, match="votes_from = 'ner'"):
+        nlp("Kim met Lee")
+
+
+def test_records_keep_the_votes_and_refuse_bad_ones(tmp_path):
+    from spacy_depner.readers.documents import read_first_stage
+
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words="Kim lives in Paris".split())
+    doc.ents = [Span(doc, 0, 1, "PER")]
+    votes = [[(0, 1, "PER", 0.75), (3, 4, "LOC", 0.125)]]
+    path = tmp_path / "first.jsonl"
+    path.write_text(json.dumps(first_stage_records([doc], [0], votes)[0]) + "\n")
+    where, record = read_first_stage(path)[0]
+    target = Doc(nlp.vocab, words="Kim lives in Paris".split())
+    attach_first_stage(target, record, "first_stage", where)
+    assert votes_of(target) == [(0, 1, "PER", 0.75), (3, 4, "LOC", 0.125)]
+    assert [(s.start, s.label_) for s in target.spans["first_stage"]] == [(0, "PER")]
+    for bad in ([[0, 1, "PER"]], [[0, 1, "PER", 1.5]], [[0, 1, "", 0.5]]):
+        path.write_text(json.dumps({**record, "votes": bad}) + "\n")
+        with pytest.raises(ValueError, match=r"first.jsonl:1: the votes of a first-stage record"):
+            read_first_stage(path)
+    with pytest.raises(ValueError, match="vote"):
+        attach_first_stage(
+            Doc(nlp.vocab, words=["Kim", "x", "y"]),
+            {**record, "tokens": 3, "votes": [[2, 4, "LOC", 0.5]]},
+            "first_stage",
+        )
