@@ -26,7 +26,13 @@ def signature_counts(script: str, folder: Path) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=folder,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(folder / "empty-cache")},
+        # everything compiled in the counted process: none of its kernels loaded from a background compilation
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "NUMBA_CACHE_DIR": str(folder / "empty-cache"),
+            "SPACY_DEPNER_BACKGROUND_COMPILE": "0",
+        },
         capture_output=True,
         text=True,
         timeout=600,

@@ -84,6 +84,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from .. import background_compile
 from ..score_range import check_scores
 from ..shared import check_doc_offsets, check_marginals, check_penalty
 from .charts import dense_rows, dense_span_offsets, dense_spans
@@ -188,6 +189,8 @@ def marginals(
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold (marginal 0)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
+    background_compile.start("viterbi", structure, DRIVERS[structure][2])  # from an empty cache: side by side
+    background_compile.wait("marginals", structure)
     return _run(1, _forbid(args, forbidden))
 
 
@@ -199,7 +202,10 @@ def viterbi(
     label, no mention rather than a mention of score 0). Not bounded by
     ``score_range``: a maximum of float64 sums, right at any magnitude.
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold."""
-    return _run(2, _forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden))
+    args = _forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden)
+    background_compile.start("marginals", structure, DRIVERS[structure][1].scaled)  # from an empty cache: side by side
+    background_compile.wait("viterbi", structure)
+    return _run(2, args)
 
 
 def posterior_decode(
