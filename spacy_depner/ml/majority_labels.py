@@ -390,6 +390,22 @@ class CorpusStatistics:
         )
 
 
+class CountsWithout:
+    """Counts (``Counts``-like: ``get(key)``) of a corpus without one
+    document's: the corpus counts minus the document's, for corpus features
+    that leave the document itself out."""
+
+    def __init__(self, corpus: Mapping[str, Mapping[str, float]], document: Mapping[str, Mapping[str, float]]):
+        self.corpus, self.document = corpus, document
+
+    def get(self, key: str) -> Optional[Dict[str, float]]:
+        total, own = self.corpus.get(key), self.document.get(key)
+        if not own or not total:
+            return total
+        left = {label: count - own.get(label, 0) for label, count in total.items()}
+        return {label: count for label, count in left.items() if count > 1e-9}
+
+
 def label_index(labels: Sequence[str]) -> Dict[str, int]:
     """Feature value of each label: 1 + its position (0 is "none")."""
     labels = list(labels)
@@ -404,6 +420,7 @@ def nonlocal_features(
     labels: Sequence[str],
     corpus: Optional[CorpusStatistics] = None,
     votes: Optional[Sequence[Vote]] = None,
+    without_document: bool = False,
 ) -> np.ndarray:
     """The six majority features of every token of one document.
 
@@ -412,7 +429,10 @@ def nonlocal_features(
     for ``labels[k]``; corpus: corpus counts (which should include this
     document, see the module docstring), or None for no corpus features;
     votes: the first stage's soft votes ``(start, end_exclusive, label, p)``
-    counted in the document features instead of the spans (None: hard votes).
+    counted in the document features instead of the spans (None: hard votes);
+    without_document: the corpus counts include this document and its own
+    counts are taken out of them (leave one out), so that a document's corpus
+    features never count its own entities.
 
     Returns (n, 6) int32 in 0..K: document token-, entity-, superentity-majority,
     then the same at corpus level (zeros when corpus is None). Definitions and
@@ -427,5 +447,8 @@ def nonlocal_features(
     document_counts = count_document(words, spans, None if votes is None else _check_votes(votes, n))
     out[:, :3] = majority_columns(words, spans, chosen, document_counts, index)
     if corpus is not None:
-        out[:, 3:] = majority_columns(words, spans, chosen, corpus.counts, index)
+        counts = corpus.counts
+        if without_document:
+            counts = tuple(CountsWithout(c, d) for c, d in zip(counts, document_counts))
+        out[:, 3:] = majority_columns(words, spans, chosen, counts, index)
     return out

@@ -97,6 +97,7 @@ def build_nonlocal_features(
     labels: Union[None, str, List[str]] = None,
     local: bool = False,
     votes_key: Optional[str] = None,
+    leave_one_out: bool = False,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A tok2vec whose token vectors are extended with embeddings of the six
     two-stage majority features (Krishnan & Manning 2006, sec. 4), and with
@@ -113,6 +114,12 @@ def build_nonlocal_features(
     votes_key: ``doc.spans`` key of the first stage's soft votes (spans with
         their marginal probabilities in ``attrs["scores"]``), counted instead
         of the entities of ``spans_key``; None: hard votes, each entity once.
+    leave_one_out: a document's corpus features never count its own
+        first-stage entities: in training (the corpus counts are the training
+        documents') and in ``counting_pipe`` (they count its input) the
+        document's counts are taken out; otherwise (new text, counts of the
+        training corpus) they hold none of it anyway. False: the paper's
+        counts, the document included where the corpus holds it.
     """
     if isinstance(labels, str) and labels != FIRST_STAGE_LABELS:
         raise ValueError(
@@ -137,6 +144,8 @@ def build_nonlocal_features(
             "label_source": "config" if isinstance(labels, list) else (labels or "component"),
             "local": bool(local),
             "votes_key": votes_key,
+            "leave_one_out": bool(leave_one_out),
+            "input_counted": False,
             "corpus_statistics": {},
         },
     )
@@ -294,7 +303,7 @@ def local_labels(n_tokens: int, spans: Sequence[Span], index: dict) -> np.ndarra
     return out
 
 
-def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
+def feature_rows(model: Model, docs: List[Doc], counted: bool = False) -> np.ndarray:
     """(N, F) int32 rows of the embedding table for the tokens of ``docs``
     (F = 6, or 7 with the local label)."""
     labels = list(model.attrs.get("labels") or [])
@@ -309,7 +318,10 @@ def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
     spans_key = model.attrs["spans_key"]
     statistics = _statistics_view(model)
     documents = [doc_document(doc, spans_key, model.attrs.get("votes_key")) for doc in docs]  # read once
-    features = [nonlocal_features(words, spans, labels, statistics, votes) for words, spans, votes in documents]
+    without = bool(model.attrs.get("leave_one_out")) and (counted or bool(model.attrs.get("input_counted")))
+    features = [
+        nonlocal_features(words, spans, labels, statistics, votes, without) for words, spans, votes in documents
+    ]
     values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
     offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
     rows = (values + offsets[None, :]).astype(np.int32)
@@ -323,7 +335,7 @@ def feature_rows(model: Model, docs: List[Doc]) -> np.ndarray:
 
 def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
     tok2vec = model.layers[0]
-    rows_np = feature_rows(model, docs)
+    rows_np = feature_rows(model, docs, counted=is_train)  # training Docs are in the corpus counts
     vectors, backprop_tok2vec = tok2vec(docs, is_train)
     embeddings = model.get_param("embeddings")
     width = model.get_dim("width")

@@ -38,10 +38,12 @@ def counting_pipe(nlp: Language, second_stage: str = "second_stage") -> Callable
         for layer, counts in zip(layers, saved):  # each layer counts its own first stage's span group
             previous = CorpusStatistics.from_dict(counts) if counts else None
             configure_layer(layer, corpus_statistics=layer_statistics(layer, docs, previous))
+            layer.attrs["input_counted"] = True
         try:
             return list(second.pipe(docs, batch_size=batch_size))
         finally:
             for layer, counts in zip(layers, saved):
                 layer.attrs["corpus_statistics"] = counts
+                layer.attrs["input_counted"] = False
 
     return pipe

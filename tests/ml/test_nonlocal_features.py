@@ -671,3 +671,51 @@ def test_the_layer_counts_the_votes_group_and_names_a_missing_one():
 
     # the missed "IL-2" (token 3): document token-majority PER with soft votes, none with hard ones
     assert feature_rows(layer, [doc])[3, DOC_TOKEN] == PER and feature_rows(hard, [doc])[3, DOC_TOKEN] == 0
+
+
+# --- leave one out ---------------------------------------------------------------
+
+
+def random_document(data, soft: bool):
+    n = data.draw(st.integers(1, 8))
+    tokens = data.draw(st.lists(st.sampled_from(["a", "B", "b", "c"]), min_size=n, max_size=n))
+    spans, votes = [], []
+    for _ in range(data.draw(st.integers(0, 4))):
+        start = data.draw(st.integers(0, n - 1))
+        span = (start, data.draw(st.integers(start + 1, min(n, start + 3))), data.draw(st.sampled_from(LABELS[:2])))
+        spans.append(span)
+        votes.append((*span, data.draw(st.integers(1, 8)) / 8))  # eighths: sums and differences exact
+    spans = sorted(set(spans))
+    return tokens, spans, (votes if soft else None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.booleans())
+def test_leave_one_out_is_the_corpus_without_the_document(data, soft):
+    document = random_document(data, soft)
+    others = [random_document(data, soft) for _ in range(data.draw(st.integers(0, 3)))]
+    tokens, spans, votes = document
+    with_it = CorpusStatistics([document, *others])
+    left_out = nonlocal_features(tokens, spans, LABELS, with_it, votes, without_document=True)
+    expected = nonlocal_features(tokens, spans, LABELS, CorpusStatistics(others), votes)
+    assert left_out.tolist() == expected.tolist()
+
+
+def test_leave_one_out_in_training_and_with_counted_input(nlp):
+    from spacy_depner.ml.nonlocal_features import feature_rows
+
+    docs = [nlp("Kim met Lee"), nlp("Lee left")]
+    docs[0].spans["first_stage"] = [Span(docs[0], 0, 1, "PER"), Span(docs[0], 2, 3, "PER")]
+    docs[1].spans["first_stage"] = []
+    layer = build_nonlocal_features(small_tok2vec(), width=WIDTH, leave_one_out=True)
+    configure_nonlocal_features(layer, LABELS, corpus_statistics(docs))
+    layer.initialize(X=docs)
+
+    def corpus_entity_value(rows):
+        return rows[0, CORPUS_ENTITY] - CORPUS_ENTITY * (len(LABELS) + 1)  # the row's feature value
+
+    # "kim" is a PER entity in the corpus only through the document itself
+    assert corpus_entity_value(feature_rows(layer, docs[:1])) == PER  # new text: the counts as they are
+    assert corpus_entity_value(feature_rows(layer, docs[:1], counted=True)) == 0  # training: left out
+    layer.attrs["input_counted"] = True
+    assert (feature_rows(layer, docs[:1]) == feature_rows(layer, docs[:1], counted=True)).all()

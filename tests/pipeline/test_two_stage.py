@@ -234,7 +234,7 @@ def test_counting_pipe_adds_the_input_to_the_corpus_counts_for_one_call():
     saved = dict(layer.attrs["corpus_statistics"])
     inputs = [Doc(pair.vocab, words="Lee met Lee".split())]
     counted = counting_pipe(pair, SECOND_STAGE)([d.copy() for d in inputs])
-    assert layer.attrs["corpus_statistics"] == saved  # restored
+    assert layer.attrs["corpus_statistics"] == saved and layer.attrs["input_counted"] is False  # restored
     # the same as configuring the counts of training + input by hand
     firsts = list(pair.pipe([d.copy() for d in inputs], disable=[SECOND_STAGE]))
     configure_nonlocal_features(
