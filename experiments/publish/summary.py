@@ -60,7 +60,7 @@ HEADLINES = [
     Headline(
         "UNER English-EWT, en_core_web_sm's trees, tok2vec and ner (documents)",
         "pretrained_first_stage",
-        ("two_stage_ner_tok2vec", "two_stage_stacked"),
+        ("two_stage_ner_tok2vec", "two_stage_stacked", "two_stage_loo"),
         "ner_sourced_sentences",  # the spaCy baseline best on dev
     ),
     Headline(

@@ -32,6 +32,8 @@ Models (``configs/own_data/``):
                  the training documents (one Doc per sentence, folds of documents), each training
                  document's entities from the model that did not see it, dev's from the seed's
                  ner_sourced_sentences, to OUTPUT/seed_<s>/trained_stage_{train,dev}.jsonl
+    two_stage_loo  own_data_two_stage_loo.cfg: two_stage_ner_tok2vec whose corpus features leave
+                 each document's own first-stage entities out (leave_one_out)
 """
 
 from pathlib import Path
@@ -52,12 +54,13 @@ MODELS = {
     "two_stage_ner_tok2vec": "own_data_two_stage_ner_tok2vec.cfg",
     "ner_sourced_sentences": "own_data_ner_sourced.cfg",
     "two_stage_stacked": "own_data_two_stage_stacked.cfg",
+    "two_stage_loo": "own_data_two_stage_loo.cfg",
 }
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
 BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences")
-CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked")
+CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked", "two_stage_loo")
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
 SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence per Doc
 

@@ -33,6 +33,7 @@ TITLES = {
     "two_stage_ner_tok2vec": "the same two-stage model, its tok2vec started from the ner's own tok2vec",
     "two_stage_stacked": "two_stage_ner_tok2vec over a second first stage too: ner_sourced_sentences "
     "(cross-validated on train, 5 folds)",
+    "two_stage_loo": "two_stage_ner_tok2vec, its corpus features leaving each document's own entities out",
     MAPPED: "the pipeline's own ner, mapped, no training",
 }
 
