@@ -7,7 +7,7 @@ from typing import Callable, Iterable, List, Sequence
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from .majority_labels import CorpusStatistics
+from .majority_counts import CorpusStatistics
 from .nonlocal_features import FIRST_STAGE_LABELS, configure_layer, layer_statistics, nonlocal_layers
 
 

@@ -81,7 +81,8 @@ from spacy.util import registry
 from thinc.api import Model, glorot_uniform_init
 from thinc.types import Floats2d
 
-from .majority_labels import N_FEATURES, CorpusStatistics, Span, Vote, Words, label_index, nonlocal_features
+from .majority_counts import CorpusStatistics, Span, Vote, Words
+from .majority_labels import N_FEATURES, label_index, nonlocal_features
 
 LAYER_NAME = "nonlocal_features"
 FIRST_STAGE_LABELS = "first_stage"  # labels = "first_stage": the first stage's own label set, read from the corpus

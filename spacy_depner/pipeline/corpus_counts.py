@@ -11,7 +11,7 @@ from typing import Callable, Iterable, List
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from ..ml.majority_labels import CorpusStatistics
+from ..ml.majority_counts import CorpusStatistics
 from ..ml.nonlocal_features import LAYER_NAME, configure_layer, layer_statistics, nonlocal_layers
 
 

@@ -16,7 +16,8 @@ from spacy.tokens import Span
 from spacy.util import registry
 from thinc.api import Adam, HashEmbed, chain, with_array
 
-from spacy_depner.ml.majority_labels import CorpusStatistics, nonlocal_features
+from spacy_depner.ml.majority_counts import CorpusStatistics
+from spacy_depner.ml.majority_labels import nonlocal_features
 from spacy_depner.ml.nonlocal_features import (
     build_nonlocal_features,
     configure_nonlocal_features,
@@ -591,7 +592,7 @@ def assert_counts_close(found, expected):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_soft_vote_counts_are_the_definition_on_random_documents(data):
-    from spacy_depner.ml.majority_labels import Words, count_document
+    from spacy_depner.ml.majority_counts import Words, count_document
 
     n = data.draw(st.integers(1, 9))
     tokens = data.draw(st.lists(st.sampled_from(["a", "A", "b", "c", "d"]), min_size=n, max_size=n))
@@ -608,7 +609,7 @@ def test_soft_vote_counts_are_the_definition_on_random_documents(data):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_hard_votes_are_soft_votes_of_probability_one(data):
-    from spacy_depner.ml.majority_labels import Words, count_document
+    from spacy_depner.ml.majority_counts import Words, count_document
 
     n = data.draw(st.integers(1, 9))
     tokens = data.draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))

@@ -216,7 +216,7 @@ def test_second_stage_initialize_counts_the_first_stage_entities_and_learns():
 
 
 def test_counting_pipe_adds_the_input_to_the_corpus_counts_for_one_call():
-    from spacy_depner.ml.majority_labels import CorpusStatistics
+    from spacy_depner.ml.majority_counts import CorpusStatistics
     from spacy_depner.ml.nonlocal_features import configure_nonlocal_features, corpus_statistics
     from spacy_depner.pipeline.corpus_counts import counting_pipe
 
