@@ -241,15 +241,17 @@ def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
 
 
 @needs_sm
-def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(entity_docbin, tmp_path):
+@pytest.mark.parametrize("config", ["own_data_two_stage.cfg", "own_data_two_stage_loo.cfg"])
+def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(config, entity_docbin, tmp_path):
     """own_data_two_stage.cfg: en_core_web_sm's ner, frozen, is the first stage; its entities,
-    in its own OntoNotes labels, are the features of chain_ner, which learns the data's labels."""
-    trained, sm = train_on_sm("own_data_two_stage.cfg", "chain_ner", entity_docbin, tmp_path)
+    in its own OntoNotes labels, are the features of chain_ner, which learns the data's labels;
+    own_data_two_stage_loo.cfg the same with leave-one-out corpus features."""
+    trained, sm = train_on_sm(config, "chain_ner", entity_docbin, tmp_path)
     assert trained.pipe_names == ["parser", "first_ner", "first_stage_spans", "tok2vec", "chain_ner"]
     assert parameters(trained.get_pipe("first_ner").model) == parameters(sm.get_pipe("ner").model)  # frozen
     layer = next(node for node in trained.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
     assert set(layer.attrs["labels"]) <= set(sm.get_pipe("ner").labels) and "PERSON" in layer.attrs["labels"]
-    assert layer.attrs["local"] is True
+    assert layer.attrs["local"] is True and layer.attrs["leave_one_out"] is ("loo" in config)
     for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):
         assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
             (e.start, e.end, e.label_) for e in sm_doc.ents
