@@ -6,10 +6,10 @@ training, the largest subset of the gold mentions the space holds) and the
 marginals (training's loss; the probabilities of what it predicts). When
 the first call of one of them finds the other neither compiled in this
 process nor in the numba cache, it starts a Python process (``BOOTSTRAP``:
-the package's kernels alone, without spaCy; then ``main``) that runs that
-other pass once on a three-word document (the argument types of every call:
-``nested.mentions`` normalises them), so that numba writes it to the shared
-cache, while this process compiles the first one. The first call of the
+the package's kernels alone, without spaCy; then ``main``) that calls the
+caller's runner (``nested._mentions.compile_pass``: that other pass once on
+a three-word document, with the argument types of every call), so that
+numba writes it to the shared cache, while this process compiles the first one. The first call of the
 other pass waits for that process and loads the kernel from the cache. A
 cache folder has at most one such process per kernel (a lock file beside
 the kernel's cache index); it ends with this process at the latest. Set
@@ -18,6 +18,7 @@ process; with one CPU nothing is started.
 """
 
 import atexit
+import importlib
 import os
 import subprocess
 import sys
@@ -29,7 +30,6 @@ SWITCH = "SPACY_DEPNER_BACKGROUND_COMPILE"
 STALE_LOCK_SECONDS = 600.0  # a lock older than this is left by a process that did not end well
 WAIT_SECONDS = 300.0  # the longest the caller waits for a background compilation before compiling itself
 
-PASSES = ("viterbi", "marginals")
 PACKAGE = Path(__file__).resolve().parents[1]
 # The child imports the kernels without the package's __init__, which imports spaCy (seconds they do not need).
 BOOTSTRAP = """
@@ -61,10 +61,11 @@ def needs_compiling(dispatcher) -> bool:
     return not dispatcher.overloads and index is not None and not index.exists()
 
 
-def start(kind: str, space: str, dispatcher) -> bool:
-    """Start compiling the pass ``kind`` (of ``PASSES``) of ``space``, whose
-    compiled driver is ``dispatcher``, in a background process if it needs
-    compiling; whether one was started."""
+def start(kind: str, space: str, dispatcher, runner: str) -> bool:
+    """Start compiling the pass ``kind`` of ``space``, whose compiled driver
+    is ``dispatcher``, in a background process if it needs compiling: it
+    calls ``runner`` ("module:function") with ``kind`` and ``space``.
+    Whether one was started."""
     if os.environ.get(SWITCH, "1") == "0" or (os.cpu_count() or 1) < 2 or (kind, space) in _running:
         return False
     if not needs_compiling(dispatcher):
@@ -81,7 +82,7 @@ def start(kind: str, space: str, dispatcher) -> bool:
     except OSError:
         return False
     _running[kind, space] = subprocess.Popen(
-        [sys.executable, "-c", BOOTSTRAP, str(PACKAGE), kind, space, str(lock)],
+        [sys.executable, "-c", BOOTSTRAP, str(PACKAGE), runner, kind, space, str(lock)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -116,24 +117,13 @@ def _stop() -> None:
         _locks[key].unlink(missing_ok=True)
 
 
-def run_pass(kind: str, space: str) -> None:
-    """Run the pass ``kind`` of ``space`` once on a three-word document."""
-    import numpy as np
-
-    from .nested import _mentions
-
-    doc_offsets = np.array([0, 3], dtype=np.int64)
-    scores = np.zeros((int(_mentions.dense_span_offsets(doc_offsets)[-1]), 1))
-    getattr(_mentions, kind)(scores, doc_offsets, space)
-
-
 def main(argv) -> None:
-    kind, space, lock = argv
+    """The background process: RUNNER KIND SPACE LOCK."""
+    runner, kind, space, lock = argv
     os.environ[SWITCH] = "0"  # this process compiles one pass and starts none
     try:
-        if kind not in PASSES:
-            raise ValueError(f"the pass must be one of {PASSES}, not {kind!r}")
-        run_pass(kind, space)
+        module, function = runner.split(":")
+        getattr(importlib.import_module(module), function)(kind, space)
     finally:
         Path(lock).unlink(missing_ok=True)
 

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from spacy_depner.structures import background_compile
+from spacy_depner.structures.nested._mentions import RUNNER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,6 +23,7 @@ import json, os, sys, time
 import numpy as np
 from numba.core import event
 from spacy_depner.structures import background_compile
+from spacy_depner.structures.nested._mentions import RUNNER
 from spacy_depner.structures.nested import _mentions
 from spacy_depner.structures.nested.drivers import DRIVERS
 
@@ -102,20 +104,24 @@ def test_nothing_starts_when_switched_off_compiled_cached_or_locked(tmp_path, mo
     monkeypatch.setattr(background_compile, "_running", {})
     monkeypatch.setattr(background_compile, "_locks", {})
     monkeypatch.setenv(background_compile.SWITCH, "0")
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))
+
+    def start(dispatcher):
+        return background_compile.start("viterbi", "cyk", dispatcher, RUNNER)
+
+    assert not start(fake_dispatcher(tmp_path))
     monkeypatch.setenv(background_compile.SWITCH, "1")
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path, compiled=True))
+    assert not start(fake_dispatcher(tmp_path, compiled=True))
     (tmp_path / "kernel.nbi").touch()
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))
+    assert not start(fake_dispatcher(tmp_path))
     (tmp_path / "kernel.nbi").unlink()
     (tmp_path / "kernel.nbi.compiling").touch()  # another process compiles it now
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))
+    assert not start(fake_dispatcher(tmp_path))
     monkeypatch.setattr(background_compile.os, "cpu_count", lambda: 1)
     (tmp_path / "kernel.nbi.compiling").unlink()
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))
+    assert not start(fake_dispatcher(tmp_path))
     assert started == [] and not (tmp_path / "kernel.nbi.compiling").exists()
     monkeypatch.setattr(background_compile.os, "cpu_count", lambda: 2)
-    assert background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))
+    assert start(fake_dispatcher(tmp_path))
     assert len(started) == 1 and (tmp_path / "kernel.nbi.compiling").exists()
     assert started[0][0][-3:] == ["viterbi", "cyk", str(tmp_path / "kernel.nbi.compiling")]
-    assert not background_compile.start("viterbi", "cyk", fake_dispatcher(tmp_path))  # one per process
+    assert not start(fake_dispatcher(tmp_path))  # one per process

@@ -167,6 +167,20 @@ def _forbid(args, forbidden):
     return (args[0], np.where(forbidden, -np.inf, scores).astype(scores.dtype), *args[2:])
 
 
+def compile_pass(kind: str, structure: str) -> None:
+    """Run the pass ``kind`` ("viterbi" or "marginals") of ``structure`` once
+    on a three-word document, so that numba compiles it (and caches it): what
+    a background compilation runs (``background_compile``)."""
+    if kind not in ("viterbi", "marginals"):
+        raise ValueError(f"the pass must be 'viterbi' or 'marginals', not {kind!r}")
+    doc_offsets = np.array([0, 3], dtype=np.int64)
+    scores = np.zeros((int(dense_span_offsets(doc_offsets)[-1]), 1))
+    (viterbi if kind == "viterbi" else marginals)(scores, doc_offsets, structure)
+
+
+RUNNER = f"{__name__}:compile_pass"
+
+
 def log_partition(
     scores, doc_offsets, structure: str, max_length: Optional[int] = None, mask=None, forbidden=None
 ) -> np.ndarray:
@@ -189,7 +203,7 @@ def marginals(
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold (marginal 0)."""
     args = _check(scores, doc_offsets, structure, max_length, mask)
     check_scores(f"nested.mentions.marginals ({structure})", args[2], args[1])
-    background_compile.start("viterbi", structure, DRIVERS[structure][2])  # from an empty cache: side by side
+    background_compile.start("viterbi", structure, DRIVERS[structure][2], RUNNER)  # cold: side by side
     background_compile.wait("marginals", structure)
     return _run(1, _forbid(args, forbidden))
 
@@ -203,7 +217,7 @@ def viterbi(
     ``score_range``: a maximum of float64 sums, right at any magnitude.
     ``forbidden`` (S, T) bool or None: mentions no analysis may hold."""
     args = _forbid(_check(scores, doc_offsets, structure, max_length, mask), forbidden)
-    background_compile.start("marginals", structure, DRIVERS[structure][1].scaled)  # from an empty cache: side by side
+    background_compile.start("marginals", structure, DRIVERS[structure][1].scaled, RUNNER)  # cold: side by side
     background_compile.wait("viterbi", structure)
     return _run(2, args)
 
