@@ -69,18 +69,15 @@ def attach_first_stage(doc: Doc, record: Dict, spans_key: str, where: str = "fir
             f"{where}: the record of document {record['document']} has {record['tokens']} tokens, "
             f"the Doc {len(doc)}: the file was made from another corpus"
         )
-    outside = [e for e in record["entities"] if not 0 <= e[0] < e[1] <= len(doc)]
-    if outside:
-        raise ValueError(
-            f"{where}: entity {outside[0]} of document {record['document']} is empty or outside its {len(doc)} tokens"
-        )
-    doc.spans[spans_key] = [Span(doc, start, end, label=label) for start, end, label in record["entities"]]
-    if "votes" in record:
-        outside = [v for v in record["votes"] if not 0 <= v[0] < v[1] <= len(doc)]
+    for key, item in (("entities", "entity"), ("votes", "vote")):
+        outside = [span for span in record.get(key, []) if not 0 <= span[0] < span[1] <= len(doc)]
         if outside:
             raise ValueError(
-                f"{where}: vote {outside[0]} of document {record['document']} is empty or outside its {len(doc)} tokens"
+                f"{where}: {item} {outside[0]} of document {record['document']} is empty or outside its "
+                f"{len(doc)} tokens"
             )
+    doc.spans[spans_key] = [Span(doc, start, end, label=label) for start, end, label in record["entities"]]
+    if "votes" in record:
         write_span_group(
             doc,
             votes_key_of(spans_key),

@@ -309,8 +309,9 @@ def first_stage_with_votes():
 
 
 def votes_of(doc, key="first_stage_votes"):
-    group = doc.spans[key]
-    return [(s.start, s.end, s.label_, float(p)) for s, p in zip(group, group.attrs["scores"])]
+    from spacy_depner.ml.nonlocal_features import doc_votes
+
+    return doc_votes(doc, key)
 
 
 def same_votes(found, expected):
