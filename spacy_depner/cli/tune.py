@@ -1,7 +1,7 @@
 """``python -m spacy_depner find-penalty`` and ``find-threshold``: decoding
 settings of a trained pipeline searched on development data for F1 (the
 mention penalty of hypergraph_ner, Lu & Roth 2015, sec. 3.7; the probability
-threshold of any entity component), saved with the pipeline."""
+threshold or the posterior penalty of any entity component), saved with the pipeline."""
 
 import json
 import warnings
@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 import typer
 
 from ..evaluation.penalty_tuning import tune_pipeline_penalty
-from ..evaluation.threshold_tuning import tune_pipeline_threshold
+from ..evaluation.threshold_tuning import TUNED_SETTINGS, tune_pipeline_threshold
 from .arguments import (
     DATA_HELP,
     IOB2_HELP,
@@ -74,10 +74,10 @@ def threshold_form(
         raise typer.BadParameter(
             "give PIPE_NAME THRESHOLD_KEY SCORES_KEY, all three (as spacy find-threshold), or none"
         )
-    if threshold_key is not None and threshold_key != "threshold":
+    if threshold_key is not None and threshold_key not in TUNED_SETTINGS:
         raise typer.BadParameter(
-            f"THRESHOLD_KEY {threshold_key!r}: the setting tuned here is the components' 'threshold' (spaCy's "
-            "own `spacy find-threshold` tunes other keys)"
+            f"THRESHOLD_KEY {threshold_key!r}: the settings tuned here are the components' 'threshold' and "
+            "'posterior_penalty' (with decoding = \"posterior\"; spaCy's own `spacy find-threshold` tunes other keys)"
         )
     if scores_key is not None and not scores_key.endswith("_f"):
         raise typer.BadParameter(
@@ -94,7 +94,9 @@ def find_threshold(
         None, metavar="PIPE_NAME", help="Component to tune (default: the pipeline's one entity component)"
     ),
     threshold_key: Optional[str] = typer.Argument(
-        None, metavar="THRESHOLD_KEY", help="Setting to tune: threshold (the components' own)"
+        None,
+        metavar="THRESHOLD_KEY",
+        help='Setting to tune: threshold (the default), or posterior_penalty (sets decoding = "posterior")',
     ),
     scores_key: Optional[str] = typer.Argument(
         None,
@@ -117,13 +119,16 @@ def find_threshold(
     component: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: PIPE_NAME"),
     step: Optional[float] = typer.Option(None, hidden=True, help="Deprecated: -n"),
 ) -> None:
-    """Find the probability threshold with the best dev F1.
+    """Find the probability threshold (or posterior penalty) with the best dev F1.
 
     As spacy find-threshold: PIPELINE DATA PIPE_NAME THRESHOLD_KEY
     SCORES_KEY (-n thresholds); the last three may be left out. Spans whose
     probability is below the threshold are dropped. One decoding, then the
     spans filtered at each threshold (the first best on ties), where spaCy's
-    decodes again at each. Prints the threshold found and the previous one
+    decodes again at each. THRESHOLD_KEY posterior_penalty: decoding =
+    "posterior", the model scores the data once and each penalty from 0 to 1
+    decodes its probabilities again (lower: more spans, more recall). Prints
+    the value found and the previous one
     with their P/R/F (fractions); --output saves the pipeline with it. The
     earlier form PIPELINE DATA OUTPUT, --component and --step work with a
     warning until the next release."""
@@ -136,6 +141,15 @@ def find_threshold(
     import_code(code)
     use_gpu(gpu_id)
     result = tune_pipeline_threshold(
-        pipeline, data, output, component_name, step or 1 / (n_trials - 1), png, iob2, spans_key, parser
+        pipeline,
+        data,
+        output,
+        component_name,
+        step or 1 / (n_trials - 1),
+        png,
+        iob2,
+        spans_key,
+        parser,
+        threshold_key or "threshold",
     )
     typer.echo(json.dumps(result, indent=2))

@@ -1,7 +1,9 @@
 """The probability ``threshold`` of an entity component chosen on
 development data: the spans decoded once at threshold 0 are filtered by
 probability at each threshold of a grid (``setting_search.grid_search``)
-for the best F1, and the precision/recall curve drawn."""
+for the best F1, and the precision/recall curve drawn. Or its
+``posterior_penalty`` (``decoding = "posterior"``): the model scores the
+data once and each penalty of the grid decodes its marginals again."""
 
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -15,7 +17,9 @@ from .figures import matplotlib_pyplot, save_png
 from .metrics import prf
 from .pipeline_output import check_output, save_pipeline
 from .setting_search import grid_search, grid_values
-from .span_judging import judge
+from .span_judging import judge, judged_prf
+
+TUNED_SETTINGS = ("threshold", "posterior_penalty")  # the settings find-threshold searches
 
 
 def threshold_counts(
@@ -55,22 +59,68 @@ def tune_threshold(
     return result, curve
 
 
-def threshold_png(curve: List[Dict[str, float]], chosen: float, path: Path, title: str = "") -> Path:
-    """Draw P, R and F1 against the threshold (left) and the precision/recall
-    curve (right, the thresholds with recall > 0) of ``tune_threshold``'s
-    curve to the PNG ``path``, the chosen threshold marked on both."""
+def tune_posterior_penalty(
+    pipe, docs: Sequence, gold, step: float = 0.01, batch_size: int = 256
+) -> Tuple[Dict[str, float], List[Dict[str, float]]]:
+    """The ``posterior_penalty`` of 0, step, ..., 1 with the best F1 of the
+    spans that posterior decoding predicts (``grid_search``) on ``docs``,
+    the component ``pipe``'s inputs (``component_inputs``), against ``gold``
+    (``file_examples``): ``tuned_*`` (posterior_penalty, p, r, f) and
+    ``before_*`` (those of the pipe's own settings, MAP decoding included),
+    and the curve of every penalty. The model scores each batch once
+    (``problem``); each penalty decodes it again (``solve``) and writes
+    copies of the Docs as the component does."""
+    if not 0 < step <= 1:
+        raise ValueError(f"the posterior_penalty step must be in (0, 1], not {step}")
+    docs = list(docs)
+    chunks = [docs[i : i + batch_size] for i in range(0, len(docs), batch_size)]
+    problems = [pipe.problem(chunk) for chunk in chunks]
+    key = pipe.spans_key
+
+    forced = {"probabilities": True} if "probabilities" in pipe.settings else {}
+
+    def scores(**settings) -> Dict[str, float]:
+        settings = {**forced, **settings}
+        saved = {name: pipe.settings[name] for name in settings}
+        pipe.settings.update(settings)
+        try:
+            annotated = []
+            for chunk, problem in zip(chunks, problems):
+                copies = [doc.copy() for doc in chunk]
+                pipe.set_annotations(copies, pipe.solve(problem))
+                annotated.extend(copies)
+        finally:
+            pipe.settings.update(saved)
+        _, correct, n_gold = judge(annotated, gold, key, pipe.name)
+        return judged_prf(correct, n_gold)
+
+    before = {"posterior_penalty": float(pipe.settings["posterior_penalty"]), **scores()}
+    best, curve = grid_search(
+        grid_values(0.0, 1.0, step),
+        lambda value: scores(decoding="posterior", posterior_penalty=value),
+        "posterior_penalty",
+    )
+    return {**{f"tuned_{k}": v for k, v in best.items()}, **{f"before_{k}": v for k, v in before.items()}}, curve
+
+
+def threshold_png(
+    curve: List[Dict[str, float]], chosen: float, path: Path, title: str = "", setting: str = "threshold"
+) -> Path:
+    """Draw P, R and F1 against the ``setting`` (left) and the precision/recall
+    curve (right, the values with recall > 0) of ``tune_threshold``'s
+    (or ``tune_posterior_penalty``'s) curve to the PNG ``path``, the chosen value marked on both."""
     plt = matplotlib_pyplot()
-    t, p, r, f = (np.array([record[k] for record in curve]) for k in ("threshold", "p", "r", "f"))
+    t, p, r, f = (np.array([record[k] for record in curve]) for k in (setting, "p", "r", "f"))
     at = int(np.argmin(np.abs(t - chosen)))
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.5))
     for values, name in ((p, "precision"), (r, "recall"), (f, "F1")):
         left.plot(t, values, label=name)
     left.axvline(chosen, color="gray", linestyle="--", label=f"chosen {chosen:g}")
-    left.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="threshold", ylabel="fraction")
+    left.set(xlim=(0, 1), ylim=(0, 1.02), xlabel=setting, ylabel="fraction")
     left.legend(loc="lower left")
     found = r > 0  # the thresholds that keep a correct span (else the precision is 0 by convention)
     right.plot(r[found], p[found], ".-", markersize=3)
-    right.plot([r[at]], [p[at]], "o", color="tab:red", label=f"threshold {chosen:g}: F1 {f[at]:.3f}")
+    right.plot([r[at]], [p[at]], "o", color="tab:red", label=f"{setting} {chosen:g}: F1 {f[at]:.3f}")
     right.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel="recall", ylabel="precision")
     right.legend(loc="lower left")
     if title:
@@ -88,33 +138,44 @@ def tune_pipeline_threshold(
     uner: Optional[Path] = None,
     spans_key: Optional[str] = None,
     parser: Optional[Path] = None,
+    setting: str = "threshold",
 ) -> Dict[str, object]:
-    """Set the ``threshold`` of a component of the pipeline at ``model`` for
-    the best F1 of its spans on the data file ``dev`` (``file_examples``):
-    the component decodes once with threshold 0 and the spans are filtered
-    by probability at each threshold of 0, step, ..., 1 (``tune_threshold``).
+    """Set the ``threshold`` (or, with ``setting = "posterior_penalty"``,
+    ``decoding = "posterior"`` and its ``posterior_penalty``) of a component
+    of the pipeline at ``model`` for the best F1 of its spans on the data
+    file ``dev`` (``file_examples``): the component decodes once with
+    threshold 0 and the spans are filtered by probability at each threshold
+    of 0, step, ..., 1 (``tune_threshold``; ``tune_posterior_penalty``).
     Saves the pipeline with the tuned value to ``output`` (may be
     ``model``; None: not saved) and, with ``png``, draws the precision/recall curve there."""
-
+    if setting not in TUNED_SETTINGS:
+        raise ValueError(f"the setting tuned is one of {TUNED_SETTINGS}, not {setting!r}")
     if output is not None:
         check_output(output)
     nlp = load_pipeline(model)
-    name = tunable_component(nlp, model, component, "threshold")
+    name = tunable_component(nlp, model, component, setting)
     pipe = nlp.get_pipe(name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
-    forced = {"threshold": 0.0, **({"probabilities": True} if "probabilities" in pipe.settings else {})}
-    docs = decode(pipe, component_inputs(nlp, name, examples), **forced)
-    probabilities, correct, n_gold = judge(docs, gold, probability_key(nlp, name), name)
-    result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
-    pipe.settings["threshold"] = result["tuned_threshold"]
+    inputs = component_inputs(nlp, name, examples)
+    if setting == "posterior_penalty":
+        result, curve = tune_posterior_penalty(pipe, inputs, gold, step)
+        tuned = {"decoding": "posterior", "posterior_penalty": result["tuned_posterior_penalty"]}
+        n_spans = None
+    else:
+        forced = {"threshold": 0.0, **({"probabilities": True} if "probabilities" in pipe.settings else {})}
+        probabilities, correct, n_gold = judge(decode(pipe, inputs, **forced), gold, probability_key(nlp, name), name)
+        result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
+        tuned = {"threshold": result["tuned_threshold"]}
+        n_spans = int(probabilities.shape[0])
+    pipe.settings.update(tuned)
     if png is not None:
-        threshold_png(curve, result["tuned_threshold"], png, f"{name} on {Path(dev).name}")
+        threshold_png(curve, result[f"tuned_{setting}"], png, f"{name} on {Path(dev).name}", setting)
     if output is not None:
-        save_pipeline(nlp, name, {"threshold": result["tuned_threshold"]}, output)
+        save_pipeline(nlp, name, tuned, output)
     return {
         "component": name,
-        "spans": int(probabilities.shape[0]),
-        "gold": n_gold,
+        **({"spans": n_spans} if n_spans is not None else {}),
+        "gold": sum(len(g) for g in gold),
         **result,
         **({"png": str(png)} if png is not None else {}),
     }

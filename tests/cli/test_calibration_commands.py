@@ -234,6 +234,46 @@ def test_spacy_find_threshold_tunes_the_same_setting(capsys, pipeline, tiny_docb
     assert (tmp_path / "old" / "config.cfg").is_file()
 
 
+@needs_settings
+def test_spacy_find_threshold_tunes_the_same_posterior_penalty(capsys, pipeline, tiny_docbin, tmp_path):
+    """THRESHOLD_KEY posterior_penalty: spaCy's `spacy find-threshold`
+    (loading the pipeline again with each penalty, decoding = "posterior"
+    in its config) finds the penalty and F1 that `find-threshold` finds from
+    one scoring; the saved pipeline decodes by posterior with that penalty."""
+    from spacy.cli.find_threshold import find_threshold
+
+    posterior = tmp_path / "posterior"
+    spacy.load(pipeline, config={"components": {"dgm_ner": {"decoding": "posterior"}}}).to_disk(posterior)
+    arguments = (posterior, tiny_docbin, "dgm_ner", "posterior_penalty", "ents_f", "-n", 11)
+    ours = run_ok(capsys, "find-threshold", *arguments)
+    best, f, scores = find_threshold(
+        posterior, tiny_docbin, "dgm_ner", "posterior_penalty", "ents_f", n_trials=11, silent=True
+    )
+    capsys.readouterr()
+    assert len(set(scores.values())) > 1  # the penalty changes what is predicted
+    assert best == pytest.approx(ours["tuned_posterior_penalty"]) and f == pytest.approx(ours["tuned_f"])
+    assert ours["before_posterior_penalty"] == 0.5 and ours["before_f"] == pytest.approx(scores[0.5])
+    # from a MAP pipeline: the same search, the MAP's F as before; saved with decoding = "posterior"
+    from_map = run_ok(
+        capsys,
+        "find-threshold",
+        pipeline,
+        tiny_docbin,
+        "dgm_ner",
+        "posterior_penalty",
+        "ents_f",
+        "-n",
+        11,
+        "-o",
+        tmp_path / "tuned",
+    )
+    assert from_map["tuned_posterior_penalty"] == ours["tuned_posterior_penalty"]
+    loaded = spacy.load(tmp_path / "tuned").get_pipe("dgm_ner").settings
+    assert (loaded["decoding"], loaded["posterior_penalty"]) == ("posterior", ours["tuned_posterior_penalty"])
+    line = error_line(capsys, "find-threshold", pipeline, tiny_docbin, "dgm_ner", "temperature", "ents_f")
+    assert "THRESHOLD_KEY 'temperature'" in line and "posterior_penalty" in line
+
+
 def test_calibration_of_spacy_spancat_on_a_genia_file(capsys, tmp_path):
     from spacy.util import fix_random_seed
 
