@@ -12,6 +12,9 @@ would try, in one run, on the same Docs.
               the pipeline's own ner mapped without training beside them, and a paired bootstrap
               of each model against each baseline per seed (``evaluate.py``)
     report    the results page (``pretrained_report.py``)
+    tune-decoding  each trained candidate saved again as <model>_posterior: decoding by posterior,
+              its penalty chosen on EWT dev (``find-threshold``'s search), scored by evaluate
+              as a model of its own
 
 Models (``configs/own_data/``):
 
@@ -36,6 +39,7 @@ Models (``configs/own_data/``):
                  each document's own first-stage entities out (leave_one_out)
 """
 
+import json
 from pathlib import Path
 from typing import Annotated, Dict, List, Optional
 
@@ -45,7 +49,14 @@ from thinc.api import Config
 from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import parse_seeds
-from .pretrained_scores import evaluate_study, write_evaluation, write_report
+from .pretrained_scores import (
+    POSTERIOR,
+    TRAINED_CANDIDATES,
+    evaluate_study,
+    tune_posterior,
+    write_evaluation,
+    write_report,
+)
 
 MODELS = {
     "ner": "own_data_ner.cfg",
@@ -60,7 +71,8 @@ TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_s
 TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
 BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences")
-CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked", "two_stage_loo")
+TUNED = {name + POSTERIOR: name for name in TRAINED_CANDIDATES}  # written by tune-decoding, not trained
+CANDIDATES = (*TRAINED_CANDIDATES, *TUNED)
 DOCUMENTS_CONFIG = "two_stage_second_ewt.cfg"  # its [corpora]: whole UNER English-EWT documents
 SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence per Doc
 
@@ -135,11 +147,11 @@ def folds_config(configs: Path, pretrained: str) -> Config:
     return config
 
 
-def model_names(chosen: str) -> List[str]:
-    names = list(MODELS) if chosen.strip() == "all" else [name.strip() for name in chosen.split(",") if name.strip()]
-    unknown = [name for name in names if name not in MODELS]
+def model_names(chosen: str, known=(*MODELS, *TUNED)) -> List[str]:
+    names = list(known) if chosen.strip() == "all" else [name.strip() for name in chosen.split(",") if name.strip()]
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise typer.BadParameter(f"unknown models {unknown}: choose among {', '.join(MODELS)}", param_hint="--models")
+        raise typer.BadParameter(f"unknown models {unknown}: choose among {', '.join(known)}", param_hint="--models")
     return names
 
 
@@ -159,7 +171,7 @@ def train(
     """Train every model once per seed, ``jobs`` at a time; with --resume the finished runs are kept."""
     if pretrained_pipeline is None:
         raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
-    names = model_names(models)
+    names = model_names(models, MODELS)
     written = {}
     for name in names:
         path = output / "configs" / f"{name}.cfg"
@@ -245,6 +257,31 @@ def crossval(
         records = predict_records(folder / TRAINED_STAGE / "model-best", dev_documents, range(len(dev_documents)))
         write_jsonl(trained_stage_file(output, seed, "dev"), records)
         typer.echo(f"wrote {trained_stage_file(output, seed, 'train')} and {trained_stage_file(output, seed, 'dev')}")
+
+
+@pretrained_first_stage.command("tune-decoding")
+def tune_decoding(
+    data: Path = DATA,
+    models: Path = typer.Option(..., help="The OUTPUT of train"),
+    seeds: str = TRAIN_SEEDS,
+    names: Annotated[str, typer.Option("--models-trained", help="Trained candidates to tune")] = ",".join(
+        TUNED.values()
+    ),
+    step: Annotated[float, typer.Option(help="Step of the penalties tried, 0 to 1")] = 0.05,
+    resume: Annotated[bool, typer.Option(help="Keep the models already tuned (seed_<s>/tuned_decoding.json)")] = False,
+) -> None:
+    """Each trained candidate's posterior penalty chosen on EWT dev, saved as <model>_posterior beside it."""
+    for seed in parse_seeds(seeds):
+        folder = models / f"seed_{seed}"
+        record = folder / "tuned_decoding.json"
+        chosen = json.loads(record.read_text()) if record.exists() else {}
+        for name in model_names(names, TRAINED_CANDIDATES):
+            output = folder / (name + POSTERIOR) / "model-best"
+            if resume and output.exists() and name in chosen:
+                continue
+            chosen[name] = tune_posterior(folder / name / "model-best", data, output, step)
+            record.write_text(json.dumps(chosen, indent=2))
+            typer.echo(f"seed {seed} {name}: posterior_penalty {chosen[name]['tuned_posterior_penalty']}")
 
 
 @pretrained_first_stage.command("evaluate")

@@ -24,6 +24,8 @@ SPLITS = {
     "test": "EWT test",
     "gum": "GUM test (out of domain)",
 }
+TRAINED_CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked", "two_stage_loo")  # this project's, trained
+POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
 TITLES = {
     "ner": "spaCy ner from scratch on the pipeline's tok2vec",
@@ -34,6 +36,10 @@ TITLES = {
     "two_stage_stacked": "two_stage_ner_tok2vec over a second first stage too: ner_sourced_sentences "
     "(cross-validated on train, 5 folds)",
     "two_stage_loo": "two_stage_ner_tok2vec, its corpus features leaving each document's own entities out",
+    **{
+        f"{name}{POSTERIOR}": f"{name}, decoding by posterior, its penalty chosen on EWT dev (`find-threshold`)"
+        for name in TRAINED_CANDIDATES
+    },
     MAPPED: "the pipeline's own ner, mapped, no training",
 }
 
@@ -62,6 +68,27 @@ def split_examples(vocab, data: Path, split: str) -> List:
         data / "uner_ewt" / f"en_ewt-ud-{split}.iob2",
         "predicted",
     )
+
+
+def tune_posterior(model: Path, data: Path, output: Path, step: float) -> Dict:
+    """The pipeline at ``model`` saved to ``output`` with its entity
+    component decoding by posterior, its ``posterior_penalty`` the one of
+    0, step, ..., 1 with the best F1 on whole EWT dev documents
+    (``tune_posterior_penalty``: chosen on dev, as ``find-threshold``
+    chooses it); returns the search's ``tuned_*`` and ``before_*``."""
+    import spacy
+
+    from spacy_depner.evaluation.component_decoding import component_inputs, tunable_component
+    from spacy_depner.evaluation.pipeline_output import save_pipeline
+    from spacy_depner.evaluation.threshold_tuning import tune_posterior_penalty
+
+    nlp = spacy.load(model)
+    name = tunable_component(nlp, model, None, "posterior_penalty")
+    examples = split_examples(nlp.vocab, data, "dev")
+    gold = [{(e.start, e.end, e.label_) for e in eg.reference.ents} for eg in examples]
+    result, _ = tune_posterior_penalty(nlp.get_pipe(name), component_inputs(nlp, name, examples), gold, step)
+    save_pipeline(nlp, name, {"decoding": "posterior", "posterior_penalty": result["tuned_posterior_penalty"]}, output)
+    return result
 
 
 def pipeline_scores(nlp, data: Path) -> Dict:
