@@ -39,7 +39,7 @@ from ..kit.seed_tests import ALPHA, over_seeds, seed_count
 from ..kit.seeds import chosen_seeds, parse_seeds, seed_folder, seed_keys
 from ..kit.tables import mean_sd, p_value, seeds_caption, table
 from ..kit.timing import pipeline_seconds
-from .consistency import report_section
+from .consistency import gain_reading, report_section
 
 two_stage = typer.Typer(no_args_is_help=True, help="The two-stage non-local consistency model of project.yml")
 
@@ -329,7 +329,7 @@ def report(
         raise ValueError(
             f"{metrics} holds no evaluation*.json: run `two-stage evaluate --metrics {metrics}/evaluation.json` first"
         )
-    rows, seed_lists, timed, corpora = [], [], set(), []
+    rows, seed_lists, timed, corpora, deltas = [], [], set(), [], []
     for path in paths:
         result = json.loads(path.read_text())
         corpora += [result["corpus"]] if result["corpus"] not in corpora else []
@@ -338,6 +338,10 @@ def report(
         timed.add(speed["seed"])
         summary = over_seeds({s: result["approximate_randomization"][s] for s in seeds})
         first, pair = ([result[stage][s] for s in seeds] for stage in ("first_stage", "two_stage"))
+        variant = f"{result.get('votes', 'hard')} votes" + (
+            "" if result["corpus_counts"] == "training" else f", corpus counts {result['corpus_counts']}"
+        )
+        deltas.append((result["corpus"], result["split"], variant, 100 * sum(summary["deltas"]) / len(seeds)))
         rows.append(
             [
                 result["corpus"],
@@ -402,6 +406,7 @@ def report(
                     ],
                     rows,
                 ),
+                *gain_reading(deltas, consistency_results),
                 *([report_section(consistency_results)] if consistency_results else []),
             ]
         )

@@ -148,3 +148,22 @@ def test_the_reading_says_when_the_first_stage_labels_nothing_wrong():
     text = report_section([{"corpus": "gum", "split": "test", **measures(gold, first, ["ORG"])}])
     assert "the first stage's F1 is 100.00" in text
     assert "labels no token wrong here, so the features have nothing to fix" in text
+
+
+def test_the_gain_reading_takes_the_variant_best_on_dev_and_measures_its_test_gain_against_the_goal():
+    from experiments.two_stage.consistency import gain_reading
+
+    deltas = [
+        ("genia", "test", "hard votes", 0.11),
+        ("genia", "dev", "hard votes", 0.46),
+        ("genia", "test", "soft votes", 0.57),
+        ("genia", "dev", "soft votes", 0.08),
+        ("gum", "test", "hard votes", 0.9),  # no dev row: no reading
+    ]
+    bound = {"first": {"first_stage": {"f": 0.70}, "bound": {"f": 0.73}}}
+    results = [{"corpus": "genia", "split": "test", "seeds": {"0": {"bound": bound}, "1": {"bound": bound}}}]
+    (text,) = gain_reading(deltas, results)
+    assert "chosen on dev, hard votes (dev +0.46)" in text and "on test +0.11" in text
+    assert "0.39 short of the +0.5" in text and "soft votes +0.57" in text and "at most +3.00" in text
+    (met,) = gain_reading([("genia", "dev", "soft votes", 0.2), ("genia", "test", "soft votes", 0.6)], [])
+    assert "at least the +0.5" in met and "room" not in met
