@@ -37,6 +37,8 @@ Models (``configs/own_data/``):
                  ner_sourced_sentences, to OUTPUT/seed_<s>/trained_stage_{train,dev}.jsonl
     two_stage_loo  own_data_two_stage_loo.cfg: two_stage_ner_tok2vec whose corpus features leave
                  each document's own first-stage entities out (leave_one_out)
+    two_stage_stacked_loo  own_data_two_stage_stacked_loo.cfg: two_stage_stacked, leave_one_out in both
+                 of its NonLocalFeatures layers
 """
 
 import json
@@ -66,7 +68,9 @@ MODELS = {
     "ner_sourced_sentences": "own_data_ner_sourced.cfg",
     "two_stage_stacked": "own_data_two_stage_stacked.cfg",
     "two_stage_loo": "own_data_two_stage_loo.cfg",
+    "two_stage_stacked_loo": "own_data_two_stage_stacked_loo.cfg",
 }
+STACKED = {"two_stage_stacked", "two_stage_stacked_loo"}  # read the seed's trained first stage too
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
@@ -98,7 +102,7 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
     for split in ("train", "dev"):
         if model not in SENTENCES:
             config["corpora"][split]["first_stage"] = None
-    if model == "two_stage_stacked":
+    if model in STACKED:
         for split in ("train", "dev"):
             config["paths"][f"trained_stage_{split}"] = None
             config["corpora"][split]["first_stage"] = f"${{paths.trained_stage_{split}}}"
@@ -114,14 +118,14 @@ def trained_stage_file(output: Path, seed: int, split: str) -> Path:
 def model_overrides(output: Path, name: str, seed: int) -> List[str]:
     """The per-seed settings of a model: two_stage_stacked reads the seed's
     ner_sourced_sentences and its cross-validated entities."""
-    if name != "two_stage_stacked":
+    if name not in STACKED:
         return []
     needed = [trained_stage_file(output, seed, split) for split in ("train", "dev")]
     needed.append(output / f"seed_{seed}" / TRAINED_STAGE / "model-best")
     missing = [str(path) for path in needed if not path.exists()]
     if missing:
         raise typer.BadParameter(
-            f"two_stage_stacked of seed {seed} needs {', '.join(missing)}: train {TRAINED_STAGE} and run "
+            f"{name} of seed {seed} needs {', '.join(missing)}: train {TRAINED_STAGE} and run "
             f"`pretrained-first-stage crossval --seeds {seed}` with this --output first"
         )
     return [

@@ -24,7 +24,12 @@ SPLITS = {
     "test": "EWT test",
     "gum": "GUM test (out of domain)",
 }
-TRAINED_CANDIDATES = ("two_stage_ner_tok2vec", "two_stage_stacked", "two_stage_loo")  # this project's, trained
+TRAINED_CANDIDATES = (
+    "two_stage_ner_tok2vec",
+    "two_stage_stacked",
+    "two_stage_loo",
+    "two_stage_stacked_loo",
+)  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
 TITLES = {
@@ -36,6 +41,8 @@ TITLES = {
     "two_stage_stacked": "two_stage_ner_tok2vec over a second first stage too: ner_sourced_sentences "
     "(cross-validated on train, 5 folds)",
     "two_stage_loo": "two_stage_ner_tok2vec, its corpus features leaving each document's own entities out",
+    "two_stage_stacked_loo": "two_stage_stacked, the corpus features of both first stages leaving each document's "
+    "own entities out",
     **{
         f"{name}{POSTERIOR}": f"{name}, decoding by posterior, its penalty chosen on EWT dev (`find-threshold`)"
         for name in TRAINED_CANDIDATES
