@@ -262,10 +262,12 @@ def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(config, entity_
 
 
 @needs_sm
-def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(entity_docbin, tmp_path):
-    """own_data_two_stage_stacked.cfg as its header says: own_data_ner_sourced.cfg trained and
-    cross-validated on the user's DocBin (first-stage-folds), then the second stage over both first
-    stages: the training Docs read the folds' entities, new text the trained ner's."""
+@pytest.mark.parametrize("config", ["own_data_two_stage_stacked.cfg", "own_data_two_stage_stacked_loo.cfg"])
+def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(config, entity_docbin, tmp_path):
+    """own_data_two_stage_stacked.cfg (and its leave-one-out twin) as its header says:
+    own_data_ner_sourced.cfg trained and cross-validated on the user's DocBin (first-stage-folds),
+    then the second stage over both first stages: the training Docs read the folds' entities, new
+    text the trained ner's."""
     from spacy_depner.readers.documents import read_first_stage
     from spacy_depner.workflows.first_stage_folds import write_first_stage_folds
 
@@ -277,7 +279,7 @@ def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(ent
     tokens = [len(spacy.blank("en").make_doc(text)) for text in TEXTS]  # the reader's input Docs
     assert sorted(records) == [0, 1, 2] and [records[i][1]["tokens"] for i in range(3)] == tokens
     trained, sm = train_on_sm(
-        "own_data_two_stage_stacked.cfg",
+        config,
         "chain_ner",
         entity_docbin,
         tmp_path,
@@ -301,6 +303,7 @@ def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(ent
         n.attrs["spans_key"]: n for n in trained.get_pipe("chain_ner").model.walk() if n.name == "nonlocal_features"
     }
     assert set(layers) == {"first_stage", "trained_stage"}
+    assert [layer.attrs["leave_one_out"] for layer in layers.values()] == [config.endswith("_loo.cfg")] * 2
     for doc, sm_doc, fold_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS), fold0.pipe(TEXTS)):
         assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
             (e.start, e.end, e.label_) for e in sm_doc.ents
