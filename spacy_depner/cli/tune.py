@@ -119,7 +119,7 @@ def find_threshold(
     component: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: PIPE_NAME"),
     step: Optional[float] = typer.Option(None, hidden=True, help="Deprecated: -n"),
 ) -> None:
-    """Find the probability threshold (or posterior penalty) with the best dev F1.
+    """Find the threshold or posterior penalty best on dev F1.
 
     As spacy find-threshold: PIPELINE DATA PIPE_NAME THRESHOLD_KEY
     SCORES_KEY (-n thresholds); the last three may be left out. Spans whose
