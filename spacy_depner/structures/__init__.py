@@ -8,3 +8,5 @@ structure object and its Layout constructor only (``from
 spacy_depner.structures.chain import CHAIN, layout``); the modules with a
 leading underscore are private. ``shared``, ``score_range`` and
 ``interval_selection`` hold what the families share."""
+
+from . import cache_lock  # noqa: F401, E402  (numba's cache index locked before any kernel loads or saves)
