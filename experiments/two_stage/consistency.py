@@ -296,13 +296,18 @@ def report_section(results: Sequence[Dict]) -> str:
     return "\n\n".join(parts)
 
 
+def seed_mean(result: Dict, get) -> Optional[float]:
+    """The mean over a consistency result's seeds of ``get(seed's result)``, in
+    percent; None when some seed has none."""
+    values = [get(s) for s in result["seeds"].values()]
+    return None if None in values else 100 * float(np.mean(values))
+
+
 def reading(result: Dict) -> str:
     """What the counts of one corpus say about the second stage, in words (means over its seeds)."""
-    seeds = list(result["seeds"].values())
 
     def mean(get) -> Optional[float]:
-        values = [get(s) for s in seeds]
-        return None if None in values else 100 * float(np.mean(values))
+        return seed_mean(result, get)
 
     first = mean(lambda s: s["bound"]["first"]["first_stage"]["f"])
     recall = mean(lambda s: s["bound"]["first"]["first_stage"]["r"])
@@ -371,9 +376,8 @@ def gain_reading(deltas: Sequence[Tuple[str, str, str, float]], results: Sequenc
         )
         bounds = [r for r in results if r["corpus"] == corpus and r["split"] == "test"]
         if bounds:
-            seeds = list(bounds[0]["seeds"].values())
-            room = 100 * float(
-                np.mean([s["bound"]["first"]["bound"]["f"] - s["bound"]["first"]["first_stage"]["f"] for s in seeds])
+            room = seed_mean(
+                bounds[0], lambda s: s["bound"]["first"]["bound"]["f"] - s["bound"]["first"]["first_stage"]["f"]
             )
             text += (
                 f" Document consistency leaves room for at most {room:+.2f} with the first stage's own votes "

@@ -85,16 +85,16 @@ def tune_posterior(model: Path, data: Path, output: Path, step: float) -> Dict:
     chooses it); returns the search's ``tuned_*`` and ``before_*``."""
     import spacy
 
-    from spacy_depner.evaluation.component_decoding import component_inputs, tunable_component
+    from spacy_depner.evaluation.component_decoding import tunable_component
     from spacy_depner.evaluation.pipeline_output import save_pipeline
-    from spacy_depner.evaluation.threshold_tuning import tune_posterior_penalty
+    from spacy_depner.evaluation.threshold_tuning import tune_component_setting
 
     nlp = spacy.load(model)
     name = tunable_component(nlp, model, None, "posterior_penalty")
     examples = split_examples(nlp.vocab, data, "dev")
     gold = [{(e.start, e.end, e.label_) for e in eg.reference.ents} for eg in examples]
-    result, _ = tune_posterior_penalty(nlp.get_pipe(name), component_inputs(nlp, name, examples), gold, step)
-    save_pipeline(nlp, name, {"decoding": "posterior", "posterior_penalty": result["tuned_posterior_penalty"]}, output)
+    result, _, tuned = tune_component_setting(nlp, name, examples, gold, "posterior_penalty", step)
+    save_pipeline(nlp, name, tuned, output)
     return result
 
 

@@ -4,8 +4,9 @@ components (``component_inputs``), then ``decode`` runs it with other
 settings, and the span group where it writes its probabilities
 (``probability_key``)."""
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence
 
 from ..pipeline.entity_pipe import EntityPipe, entity_factories
 from ..util.progress import progress
@@ -69,14 +70,21 @@ def component_inputs(nlp, name: str, examples: Sequence) -> List:
         return list(progress(nlp.pipe(docs), len(docs), "annotate"))
 
 
+@contextmanager
+def settings_applied(pipe, **settings) -> Iterator[None]:
+    """``settings`` in ``pipe.settings`` for the block, the previous values restored after."""
+    saved = {key: pipe.settings[key] for key in settings}
+    pipe.settings.update(settings)
+    try:
+        yield
+    finally:
+        pipe.settings.update(saved)
+
+
 def decode(pipe, docs: Sequence, **settings) -> List:
     """Copies of the Docs annotated by the component ``pipe`` alone, with
     ``settings`` in ``pipe.settings`` for the time of the decoding (restored
     after). Each decoding starts from the inputs (a component keeps the
     entities a Doc already has, so it must not see those of an earlier decoding)."""
-    saved = {key: pipe.settings[key] for key in settings}
-    pipe.settings.update(settings)
-    try:
+    with settings_applied(pipe, **settings):
         return list(pipe.pipe([doc.copy() for doc in docs]))
-    finally:
-        pipe.settings.update(saved)

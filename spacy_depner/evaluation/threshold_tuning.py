@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..util.pipelines import load_pipeline
-from .component_decoding import component_inputs, decode, probability_key, tunable_component
+from .component_decoding import component_inputs, decode, probability_key, settings_applied, tunable_component
 from .data_files import file_examples
 from .figures import matplotlib_pyplot, save_png
 from .metrics import prf
@@ -75,23 +75,16 @@ def tune_posterior_penalty(
     docs = list(docs)
     chunks = [docs[i : i + batch_size] for i in range(0, len(docs), batch_size)]
     problems = [pipe.problem(chunk) for chunk in chunks]
-    key = pipe.spans_key
-
     forced = {"probabilities": True} if "probabilities" in pipe.settings else {}
 
     def scores(**settings) -> Dict[str, float]:
-        settings = {**forced, **settings}
-        saved = {name: pipe.settings[name] for name in settings}
-        pipe.settings.update(settings)
-        try:
-            annotated = []
+        annotated = []
+        with settings_applied(pipe, **forced, **settings):
             for chunk, problem in zip(chunks, problems):
                 copies = [doc.copy() for doc in chunk]
                 pipe.set_annotations(copies, pipe.solve(problem))
                 annotated.extend(copies)
-        finally:
-            pipe.settings.update(saved)
-        _, correct, n_gold = judge(annotated, gold, key, pipe.name)
+        _, correct, n_gold = judge(annotated, gold, pipe.spans_key, pipe.name)
         return judged_prf(correct, n_gold)
 
     before = {"posterior_penalty": float(pipe.settings["posterior_penalty"]), **scores()}
@@ -128,6 +121,33 @@ def threshold_png(
     return save_png(figure, path)
 
 
+def tune_component_setting(
+    nlp, name: str, examples: Sequence, gold, setting: str = "threshold", step: float = 0.01
+) -> Tuple[Dict[str, object], List[Dict[str, float]], Dict[str, object]]:
+    """The ``setting`` (of ``TUNED_SETTINGS``) of the component ``name`` of
+    ``nlp`` chosen for the best F1 of its spans on ``examples`` against
+    ``gold`` (``file_examples``'s), the other components annotating the
+    inputs once: the threshold by ``tune_threshold`` from one decoding at
+    threshold 0, the posterior penalty by ``tune_posterior_penalty``.
+    Returns the search's result (with ``spans``, the spans judged, for the
+    threshold), its curve, and the settings it chose (set on the component)."""
+    if setting not in TUNED_SETTINGS:
+        raise ValueError(f"the setting tuned is one of {TUNED_SETTINGS}, not {setting!r}")
+    pipe = nlp.get_pipe(name)
+    inputs = component_inputs(nlp, name, examples)
+    if setting == "posterior_penalty":
+        result, curve = tune_posterior_penalty(pipe, inputs, gold, step)
+        tuned = {"decoding": "posterior", "posterior_penalty": result["tuned_posterior_penalty"]}
+    else:
+        forced = {"threshold": 0.0, **({"probabilities": True} if "probabilities" in pipe.settings else {})}
+        probabilities, correct, n_gold = judge(decode(pipe, inputs, **forced), gold, probability_key(nlp, name), name)
+        result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
+        result = {"spans": int(probabilities.shape[0]), **result}
+        tuned = {"threshold": result["tuned_threshold"]}
+    pipe.settings.update(tuned)
+    return result, curve, tuned
+
+
 def tune_pipeline_threshold(
     model: Path,
     dev: Path,
@@ -143,9 +163,7 @@ def tune_pipeline_threshold(
     """Set the ``threshold`` (or, with ``setting = "posterior_penalty"``,
     ``decoding = "posterior"`` and its ``posterior_penalty``) of a component
     of the pipeline at ``model`` for the best F1 of its spans on the data
-    file ``dev`` (``file_examples``): the component decodes once with
-    threshold 0 and the spans are filtered by probability at each threshold
-    of 0, step, ..., 1 (``tune_threshold``; ``tune_posterior_penalty``).
+    file ``dev`` (``file_examples``; ``tune_component_setting``).
     Saves the pipeline with the tuned value to ``output`` (may be
     ``model``; None: not saved) and, with ``png``, draws the precision/recall curve there."""
     if setting not in TUNED_SETTINGS:
@@ -154,27 +172,16 @@ def tune_pipeline_threshold(
         check_output(output)
     nlp = load_pipeline(model)
     name = tunable_component(nlp, model, component, setting)
-    pipe = nlp.get_pipe(name)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
-    inputs = component_inputs(nlp, name, examples)
-    if setting == "posterior_penalty":
-        result, curve = tune_posterior_penalty(pipe, inputs, gold, step)
-        tuned = {"decoding": "posterior", "posterior_penalty": result["tuned_posterior_penalty"]}
-        n_spans = None
-    else:
-        forced = {"threshold": 0.0, **({"probabilities": True} if "probabilities" in pipe.settings else {})}
-        probabilities, correct, n_gold = judge(decode(pipe, inputs, **forced), gold, probability_key(nlp, name), name)
-        result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
-        tuned = {"threshold": result["tuned_threshold"]}
-        n_spans = int(probabilities.shape[0])
-    pipe.settings.update(tuned)
+    result, curve, tuned = tune_component_setting(nlp, name, examples, gold, setting, step)
     if png is not None:
         threshold_png(curve, result[f"tuned_{setting}"], png, f"{name} on {Path(dev).name}", setting)
     if output is not None:
         save_pipeline(nlp, name, tuned, output)
+    spans = {"spans": result.pop("spans")} if "spans" in result else {}
     return {
         "component": name,
-        **({"spans": n_spans} if n_spans is not None else {}),
+        **spans,
         "gold": sum(len(g) for g in gold),
         **result,
         **({"png": str(png)} if png is not None else {}),

@@ -9,4 +9,4 @@ spacy_depner.structures.chain import CHAIN, layout``); the modules with a
 leading underscore are private. ``shared``, ``score_range`` and
 ``interval_selection`` hold what the families share."""
 
-from . import cache_lock  # noqa: F401, E402  (numba's cache index locked before any kernel loads or saves)
+from . import cache_lock  # noqa: F401  (numba's cache index locked before any kernel loads or saves)
