@@ -110,12 +110,10 @@ def bench_apply(
     processes: str = typer.Option("1,2", help="--n-process values, comma-separated (the first is the baseline)"),
     ray_actors: int = typer.Option(2, help="Actors of apply-ray (0: no Ray row)"),
     rounds: int = typer.Option(3, help="Rounds: every command once per round (medians reported)"),
-    speed_page: Path = typer.Option(
-        speeds.SPEED_PAGE, help="The page whose words/s table (per pipeline and setting) gets the commands' rows"
-    ),
 ) -> None:
     """Words/s of `apply` on 1 and 2 processes and of `apply-ray`, with ratios to one process, in one run; the
-    words/s also into the words/s table of SPEED_PAGE."""
+    rows for the words/s table of the speed page beside OUTPUT (OUTPUT.speed_rows.json; publish-results puts them
+    on the page)."""
     folder.mkdir(parents=True, exist_ok=True)
     described = f"{APPLIED}, trained {steps:,} steps" if pipeline is None else str(pipeline)
     if pipeline is None:
@@ -159,4 +157,4 @@ def bench_apply(
     typer.echo(write_file(output, text))
     corpus = f"the first {sentences:,} sentences of EWT train x {copies} ({words:,} words, JSONL)"
     commands_rows = [{"command": row[0], "words/s": row[1]} for row in rows]
-    typer.echo(speeds.record(speed_page, speeds.APPLY, speeds.apply_rows(commands_rows, described, corpus, machine())))
+    typer.echo(speeds.write_rows(output, speeds.APPLY, speeds.apply_rows(commands_rows, described, corpus, machine())))

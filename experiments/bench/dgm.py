@@ -29,9 +29,8 @@ import numpy as np
 import typer
 
 from ..kit.outputs import write_file
-from ..kit.tables import cell, machine, records_table
+from ..kit.tables import machine, records_table
 from ..kit.timing import best_time, pipeline_seconds
-from ..publish import speeds
 from .decoders import batches_of, decode, decoder_rows, decoder_setup
 from .lattice_iteration import iteration_section
 from .long import long_section
@@ -89,12 +88,9 @@ def bench(
     ),
     long_tokens: int = typer.Option(100_000, help="Tokens of each long Doc"),
     long_timeout: float = typer.Option(900.0, help="Seconds after which a long-input child process is stopped"),
-    speed_page: Path = typer.Option(
-        speeds.SPEED_PAGE, help="The page whose words/s table (per pipeline and setting) gets the pipeline rows"
-    ),
 ) -> None:
-    """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them; the pipeline rows
-    also into the words/s table of SPEED_PAGE."""
+    """Write the speed tables of dgm_ner and its lattices (markdown) to OUTPUT and print them; publish-results
+    puts its pipeline table into the words/s table of the speed page."""
     import spacy
 
     from spacy_depner.readers.uner import create_uner_reader
@@ -120,5 +116,3 @@ def bench(
         sections.append(long_section(conllu, uner, long_conllu, long_tokens, long_timeout))
     text = "\n\n".join(sections) + "\n"
     typer.echo(write_file(output, text))
-    shown = [{"pipeline": row["pipeline"], "words/s": cell(row["words/s"])} for row in pipelines]
-    typer.echo(speeds.record(speed_page, speeds.BENCH, speeds.bench_rows(shown, corpus, machine())))

@@ -146,7 +146,8 @@ def publish(metrics: Path, docs_results: Path) -> List[str]:
             page = speeds.with_table(page, speeds.read(published.read_text(encoding="utf8")))
         write_file(published, page)
         done.append(f"{report.name}: {source} -> {published}")
-    done += speeds.rows_from_pages(docs_results) + filled_targets(docs_results)
+    done += speeds.rows_from_pages(docs_results) + speeds.rows_from_reports(metrics, docs_results / f"{SPEED_PAGE}.md")
+    done += filled_targets(docs_results)
     return done + [write_results_index(docs_results.parent)]
 
 

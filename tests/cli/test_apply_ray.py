@@ -7,6 +7,7 @@ from test_apply import cli
 
 from spacy_depner.inference import annotate_corpus, ray_annotate
 
+pytest.importorskip("ray.data")  # the ray extra is ray[data]: Ray without its data extra skips too
 ray = pytest.importorskip("ray")
 
 

@@ -3,11 +3,14 @@ replaces its own rows only, the table is put into a page that has none, the
 rows of a bench report and of the study pages carry their setting, and the
 transformer page's missing CNN target is filled from the nested page."""
 
+from pathlib import Path
+
 from experiments.publish import speeds
 from experiments.publish.summary import markdown_tables
 from experiments.publish.targets import filled_targets
 from experiments.transformers.report import NOT_MEASURED, TARGETS
 
+ROOT = Path(__file__).resolve().parents[2]
 BENCH_REPORT = (
     "# spacy-depner speed (2026-01-31, x86_64, 8 cores, 1,234 words of dev.conllu)\n\n"
     "## Pipeline words/s (given trees)\n\n"
@@ -73,3 +76,33 @@ def test_the_missing_cnn_target_is_filled_from_the_nested_page(tmp_path):
     text = (tmp_path / "transformers.md").read_text()
     assert f"- {title}: 75.00 vs 72.50 (" in text and "+2.50 (target ≥ +2.0: met)" in text
     assert NOT_MEASURED not in text and markdown_tables(text)[0][0]["test F"] == "75.00"
+
+
+def test_no_benchmark_writes_the_speed_page():
+    """A benchmark writes where it is told (its --output and the rows beside it); only publish-results changes
+    the speed page."""
+    import inspect
+
+    from experiments.bench.apply import bench_apply
+    from experiments.bench.dgm import bench
+
+    for command in (bench, bench_apply):
+        defaults = [getattr(p.default, "default", p.default) for p in inspect.signature(command).parameters.values()]
+        assert not any("docs" in Path(str(value)).parts for value in defaults if value is not None), command
+    for path in (ROOT / "experiments" / "bench").glob("*.py"):
+        assert "speeds.record(" not in path.read_text(encoding="utf8"), path
+
+
+def test_publish_puts_a_benchmarks_rows_on_the_speed_page(tmp_path):
+    metrics, page = tmp_path / "metrics", tmp_path / "speed.md"
+    page.write_text(BENCH_REPORT)
+    speeds.record(page, speeds.BENCH, speeds.bench_report_rows(BENCH_REPORT))
+    rows = speeds.apply_rows([{"command": "apply --n-process 2", "words/s": "1,000"}], "pipe", "corpus", "machine")
+    speeds.write_rows(metrics / "bench_apply.md", speeds.APPLY, rows)
+    assert (metrics / "bench_apply.speed_rows.json").is_file() and page.read_text().count("| bench-apply |") == 0
+    assert speeds.rows_from_reports(metrics, page)
+    assert [(row["benchmark"], row["words/s"]) for row in speeds.read(page.read_text())] == [
+        (speeds.BENCH, "10,000"),
+        (speeds.BENCH, "11,000"),
+        (speeds.APPLY, "1,000"),
+    ]
