@@ -19,12 +19,19 @@ this reader does with it:
   (older versions, exported datasets) takes ``--prodigy-kind``; with
   ``auto`` (the default) its content decides, in this order: a ``rank``
   record's ``meta.unit`` ("span" binary, "region" and "doc" manual); a
-  ``region`` or ``region_chars`` makes it manual; a task of exactly one
-  span without ``token_start``/``token_end`` is binary (the ``ner_manual``
-  interface writes token indices for every span it records; ``ner.teach``
-  did not); one span with token indices and a model's ``score`` or
-  ``rank`` is ambiguous (an error that asks for ``--prodigy-kind``); any
-  other task is manual (a binary task holds exactly one span).
+  ``region`` or ``region_chars`` makes it manual; a span with its own
+  ``answer`` and a model's ``score`` makes it binary (``ner.teach``'s
+  per-span decisions, however many spans; ``ner_manual`` writes neither); a
+  task of exactly one span without ``token_start``/``token_end`` is binary
+  (the ``ner_manual`` interface writes token indices for every span it
+  records; ``ner.teach`` did not); one span with token indices and a
+  model's ``score`` or ``rank`` is ambiguous (an error that asks for
+  ``--prodigy-kind``); any other task is manual.
+* **No spans.** An accepted manual task without ``"spans"`` (Prodigy leaves
+  the key out where the annotator marked nothing) is a text with no entity.
+  A binary task without them decides nothing, and a task with a
+  ``"label"`` or ``"options"`` and no spans is another interface's
+  (textcat, choice): both are errors.
 * **Per-span answers.** A span's own ``answer`` (review and choice flows)
   decides that span: "reject" makes it a rejected span, "accept" an accepted
   one, "ignore" drops it; a span without one takes the task's answer.
@@ -176,9 +183,14 @@ def is_binary(record: dict, spans: List[TaskSpan], where: str, stated: str) -> b
     meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
     if meta.get("unit") in ("span", "region", "doc"):
         return meta["unit"] == "span"
-    if any(key in record or key in meta for key in ("region", "region_chars")) or len(spans) != 1:
+    if any(key in record or key in meta for key in ("region", "region_chars")):
         return False
-    (raw,) = record["spans"]
+    raw_spans = record.get("spans") or []
+    if any(isinstance(raw, dict) and "answer" in raw and "score" in raw for raw in raw_spans):
+        return True
+    if len(spans) != 1:
+        return False
+    (raw,) = raw_spans
     if raw.get("token_start") is None:
         return True
     if "score" in raw or "rank" in raw:
@@ -187,6 +199,21 @@ def is_binary(record: dict, spans: List[TaskSpan], where: str, stated: str) -> b
             "binary decision (ner.teach) or a manual annotation; state which with --prodigy-kind binary or manual"
         )
     return False
+
+
+def refuse_without_spans(record: dict, where: str, binary: bool) -> None:
+    """A ValueError for a task without ``"spans"`` that is not a manual
+    task's text with no entity (module docstring)."""
+    other = [key for key in ("label", "options") if key in record]
+    if other:
+        raise ValueError(
+            f'{where}: a textcat or choice task (its "{other[0]}"), not an entity task: import the tasks of '
+            f"{', '.join(MANUAL_VIEWS + BINARY_VIEWS)} (or their review)"
+        )
+    if binary:
+        raise ValueError(
+            f'{where}: a binary (ner) task without "spans" decides nothing; give it its proposed span, or drop the line'
+        )
 
 
 def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
@@ -206,13 +233,10 @@ def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Tas
         if answer == "ignore":
             yield Task(where, "", answer)  # of any interface, whatever it holds
             continue
-        if "spans" not in record:
-            raise ValueError(
-                f'{where}: the task has no "spans"; an annotated text with no entity has "spans": [] (a task of '
-                "another interface than ner, ner_manual or spans_manual cannot be imported)"
-            )
-        spans = [prodigy_span(span, where) for span in items(record["spans"], where, '"spans"')]
+        spans = [prodigy_span(span, where) for span in items(record.get("spans", []), where, '"spans"')]
         binary = is_binary(record, spans, where, options.prodigy_kind)
+        if "spans" not in record:
+            refuse_without_spans(record, where, binary)
         text = task_text(record.get("text"), where, '"text"')
         words, spaces = prodigy_tokens(record["tokens"], text, where) if "tokens" in record else (None, None)
         region, region_chars = task_regions(record, where)

@@ -195,3 +195,61 @@ def test_overlapping_entities_of_two_tasks_name_both(tmp_path):
         read_prodigy(path)
     (doc,) = read_prodigy(path, mode="nested")
     assert group(doc, "nested_ner") == [(0, 2, "PER"), (1, 3, "PER")]
+
+
+def teach_spans(text, spans) -> list:
+    """ner.teach's spans as a dataset holds them: each proposal with its own
+    ``answer`` and the model's ``score`` ([(start, end, label, answer, score)])."""
+    return [
+        {"start": s, "end": e, "text": text[s:e], "label": label, "answer": answer, "score": score, "rank": 0}
+        for s, e, label, answer, score in spans
+    ]
+
+
+def test_a_teach_line_with_several_answered_and_scored_spans_is_binary(tmp_path):
+    """Per-span answers and model scores are what ner_manual never writes: only the
+    decided spans are information, every other token stays missing (never gold O)."""
+    spans = teach_spans(ADA, [(0, 12, "PER", "accept", 0.81), (36, 42, "ORG", "reject", 0.42)])
+    line = {**teach_line(ADA, 0, 12, "PER", "accept"), "spans": spans}
+    with_tokens = prodigy_task(ADA, [(0, 2, "PER"), (6, 7, "ORG")], "accept", _input_hash=12)
+    del with_tokens["_view_id"]
+    for span, decided in zip(with_tokens["spans"], spans):
+        span.update(answer=decided["answer"], score=decided["score"])
+    counts = ImportCounts()
+    docs = read_prodigy(write_lines(tmp_path / "teach.jsonl", [line, with_tokens]), counts=counts)
+    for doc in docs:
+        assert iob(doc) == "B I - - - - - -" and ents(doc) == [("Ada Lovelace", "PER")]
+        assert group(doc, "incorrect_spans") == [(6, 7, "ORG")]
+    assert (counts.accepted, counts.rejected, counts.tokens_reviewed) == (2, 2, 0)
+    (manual,) = read_prodigy(
+        write_lines(tmp_path / "teach.jsonl", [line]), options=ImportOptions(prodigy_kind="manual")
+    )
+    assert iob(manual) == "B I O O O O O O"  # stated manual: the user's word decides
+
+
+@pytest.mark.parametrize("view", ["ner_manual", "spans_manual", None])
+def test_an_accepted_manual_task_without_spans_is_a_text_with_no_entity(tmp_path, view):
+    """Prodigy leaves out "spans" where the annotator marked nothing."""
+    task = {k: v for k, v in prodigy_task(GRACE, [], "accept", view).items() if k != "spans"}
+    if view is None:
+        del task["_view_id"]
+    counts = ImportCounts()
+    (doc,) = read_prodigy(write_lines(tmp_path / "manual.jsonl", [task]), counts=counts)
+    assert iob(doc) == "O O O O O O O O O" and ents(doc) == []
+    assert (counts.docs, counts.tokens_reviewed, counts.skipped) == (1, 9, {})
+    rejected = {**task, "answer": "reject"}  # rejects nothing, reviews nothing
+    (doc,) = read_prodigy(write_lines(tmp_path / "manual.jsonl", [rejected]))
+    assert iob(doc) == "- - - - - - - - -"
+
+
+@pytest.mark.parametrize(
+    "task, message",
+    [
+        ({"text": ADA, "label": "NEWS", "answer": "accept"}, r'a textcat or choice task \(its "label"'),
+        ({"text": ADA, "options": [{"id": 1}], "accept": [1], "answer": "accept"}, r'\(its "options"'),
+        ({"text": ADA, "answer": "accept", "_view_id": "ner"}, r"a binary \(ner\) task without \"spans\""),
+    ],
+)
+def test_a_task_of_another_interface_without_spans_is_still_refused(tmp_path, task, message):
+    with pytest.raises(ValueError, match=r"tasks\.jsonl:1: .*" + message):
+        read_prodigy(write_lines(tmp_path / "tasks.jsonl", [task]))
