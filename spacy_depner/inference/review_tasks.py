@@ -25,6 +25,13 @@ orders by. Units:
   text (also in ``meta``), which an importer maps back whatever its tokenizer;
   its predicted mentions are the pre-annotations. Score: the sum of min(p, 1 - p) over the region's proposals.
 
+Whitespace is never a mention: every predicted mention and proposal loses the
+whitespace tokens at its edges (spaCy's tokens for double spaces and line
+breaks), one that is only whitespace is dropped, and of mentions that then
+coincide the most probable is kept; a region loses its edge whitespace tokens
+too. A person who accepts the pre-annotations unchanged thus writes only
+spans an importer reads back as they are.
+
 ``meta`` holds the input's meta, the document's measures, the ``unit`` and
 ``token_offset``: the first token of the task's text in the input document.
 """
@@ -91,6 +98,39 @@ def task_record(
     return record
 
 
+def without_whitespace(doc: Doc, mentions: np.ndarray, probabilities: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``mentions`` (M, 3) [start, end exclusive, label] of ``doc`` without
+    the whitespace tokens at their edges, those that are only whitespace
+    dropped, and of those that then coincide the most probable kept (in
+    the order of the mentions); with their ``probabilities``."""
+    space = np.array([token.is_space for token in doc] + [False], dtype=bool)
+    best: Dict[Tuple[int, int, int], int] = {}
+    trimmed = mentions.copy()
+    for index, (start, end, label) in enumerate(mentions.tolist()):
+        while start < end and space[start]:
+            start += 1
+        while end > start and space[end - 1]:
+            end -= 1
+        if start == end:
+            continue
+        trimmed[index, :2] = start, end
+        key = (start, end, label)
+        if key not in best or probabilities[index] > probabilities[best[key]]:
+            best[key] = index
+    kept = np.array(sorted(best.values()), dtype=np.int64)
+    return trimmed[kept].reshape(-1, 3), probabilities[kept]
+
+
+def trimmed_region(doc: Doc, start: int, end: int) -> Tuple[int, int]:
+    """Tokens [start, end) without the whitespace tokens at their edges (as they are if only whitespace)."""
+    first, last = start, end
+    while first < last and doc[first].is_space:
+        first += 1
+    while last > first and doc[last - 1].is_space:
+        last -= 1
+    return (first, last) if first < last else (start, end)
+
+
 def context_of(doc: Doc, start: int, end: int) -> Span:
     """The sentences of ``doc`` that hold tokens [start, end) (the whole Doc without sentence boundaries)."""
     if not doc.has_annotation("SENT_START"):
@@ -109,10 +149,11 @@ def doc_tasks(
     """The tasks of one document for ``unit`` (module docstring)."""
     measures = {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
     meta = {**meta, **measures, "unit": unit} if unit != "doc" else {**meta, **measures}
+    predicted, predicted_probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
     if unit == "doc":
-        mentions, probabilities = uncertainty.mentions.tolist(), uncertainty.probabilities.tolist()
+        mentions, probabilities = predicted.tolist(), predicted_probabilities.tolist()
         return [task_record(doc[:], mentions, probabilities, labels, measures[measure], meta)]
-    proposals, probabilities = uncertainty.proposals, uncertainty.proposal_probabilities
+    proposals, probabilities = without_whitespace(doc, uncertainty.proposals, uncertainty.proposal_probabilities)
     doubt = np.minimum(probabilities, 1.0 - probabilities)
     if unit == "span":
         chosen = uncertain(probabilities)
@@ -125,17 +166,16 @@ def doc_tasks(
     if unit != "region":
         raise ValueError(f"Unknown review unit {unit!r}: use one of {', '.join(UNITS)}")
     tasks = []
-    predicted = uncertainty.mentions
     for start, end in review_regions(proposals, uncertain(probabilities)):
         inside = (proposals[:, 0] >= start) & (proposals[:, 1] <= end)
         context = context_of(doc, start, end)
-        start, end = max(start - pad, context.start), min(end + pad, context.end)
+        start, end = trimmed_region(doc, max(start - pad, context.start), min(end + pad, context.end))
         shown = (predicted[:, 0] >= start) & (predicted[:, 1] <= end)
         tasks.append(
             task_record(
                 context,
                 predicted[shown].tolist(),
-                uncertainty.probabilities[shown].tolist(),
+                predicted_probabilities[shown].tolist(),
                 labels,
                 doubt[inside].sum(),
                 meta,
