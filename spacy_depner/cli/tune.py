@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 import typer
 
 from ..evaluation.penalty_tuning import tune_pipeline_penalty
-from ..evaluation.threshold_tuning import TUNED_SETTINGS, tune_pipeline_threshold
+from ..evaluation.threshold_tuning import TUNED_SETTINGS, choice_line, tune_pipeline_threshold
 from .arguments import (
     DATA_HELP,
     IOB2_HELP,
@@ -116,6 +116,9 @@ def find_threshold(
     iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
+    force: bool = typer.Option(
+        False, "--force", help="Save the value found even when the input's own settings score higher on DATA"
+    ),
     component: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: PIPE_NAME"),
     step: Optional[float] = typer.Option(None, hidden=True, help="Deprecated: -n"),
 ) -> None:
@@ -128,8 +131,9 @@ def find_threshold(
     decodes again at each. THRESHOLD_KEY posterior_penalty: decoding =
     "posterior", the model scores the data once and each penalty from 0 to 1
     decodes its probabilities again (lower: more spans, more recall). Prints
-    the value found and the previous one
-    with their P/R/F (fractions); --output saves the pipeline with it. The
+    the value found and the input's own decoding (before_*) with their P/R/F
+    (fractions); --output saves the pipeline with the value found, or with
+    its own settings when they score higher on DATA (unless --force). The
     earlier form PIPELINE DATA OUTPUT, --component and --step work with a
     warning until the next release."""
     component_name, output = threshold_form(pipe_name, threshold_key, scores_key, output)
@@ -151,5 +155,8 @@ def find_threshold(
         spans_key,
         parser,
         threshold_key or "threshold",
+        force,
     )
+    if result["chosen"] == "before":
+        typer.echo(choice_line(result, threshold_key or "threshold", data.name), err=True)
     typer.echo(json.dumps(result, indent=2))

@@ -66,8 +66,8 @@ def tune_posterior_penalty(
     spans that posterior decoding predicts (``grid_search``) on ``docs``,
     the component ``pipe``'s inputs (``component_inputs``), against ``gold``
     (``file_examples``): ``tuned_*`` (posterior_penalty, p, r, f) and
-    ``before_*`` (those of the pipe's own settings, MAP decoding included),
-    and the curve of every penalty. The model scores each batch once
+    ``before_*`` (those of the pipe's own decoding: ``before_decoding``,
+    and ``before_posterior_penalty`` None under MAP decoding), and the curve of every penalty. The model scores each batch once
     (``problem``); each penalty decodes it again (``solve``) and writes
     copies of the Docs as the component does."""
     if not 0 < step <= 1:
@@ -87,7 +87,9 @@ def tune_posterior_penalty(
         _, correct, n_gold = judge(annotated, gold, pipe.spans_key, pipe.name)
         return judged_prf(correct, n_gold)
 
-    before = {"posterior_penalty": float(pipe.settings["posterior_penalty"]), **scores()}
+    decoding = pipe.settings["decoding"]
+    penalty = float(pipe.settings["posterior_penalty"]) if decoding == "posterior" else None
+    before = {"decoding": decoding, "posterior_penalty": penalty, **scores()}
     best, curve = grid_search(
         grid_values(0.0, 1.0, step),
         lambda value: scores(decoding="posterior", posterior_penalty=value),
@@ -121,8 +123,34 @@ def threshold_png(
     return save_png(figure, path)
 
 
+def kept_or_tuned(result: Dict[str, object], tuned: Dict[str, object], force: bool = False) -> Dict[str, object]:
+    """The settings to keep after a search: ``tuned``, or none (the input's
+    own) when its ``before_f`` is above the search's ``tuned_f`` and not
+    ``force``; ``result["chosen"]`` records which ("tuned" or "before")."""
+    result["chosen"] = "before" if result["before_f"] > result["tuned_f"] and not force else "tuned"
+    return tuned if result["chosen"] == "tuned" else {}
+
+
+def choice_line(result: Dict[str, object], setting: str, where: str) -> str:
+    """One line saying the input's settings were kept (``result["chosen"]``
+    is "before") above the tuned value, with both F scores on ``where``."""
+    before = result.get("before_decoding", "")
+    value = result.get(f"before_{setting}")
+    own = " ".join(str(v) for v in (before, "" if value is None else f"{setting} {value}") if v != "")
+    return (
+        f"kept the input's own decoding ({own}, F {result['before_f']:.4f} on {where}): the best {setting} "
+        f"{result[f'tuned_{setting}']} scores lower (F {result['tuned_f']:.4f}); --force saves it anyway"
+    )
+
+
 def tune_component_setting(
-    nlp, name: str, examples: Sequence, gold, setting: str = "threshold", step: float = 0.01
+    nlp,
+    name: str,
+    examples: Sequence,
+    gold,
+    setting: str = "threshold",
+    step: float = 0.01,
+    force: bool = False,
 ) -> Tuple[Dict[str, object], List[Dict[str, float]], Dict[str, object]]:
     """The ``setting`` (of ``TUNED_SETTINGS``) of the component ``name`` of
     ``nlp`` chosen for the best F1 of its spans on ``examples`` against
@@ -130,7 +158,9 @@ def tune_component_setting(
     inputs once: the threshold by ``tune_threshold`` from one decoding at
     threshold 0, the posterior penalty by ``tune_posterior_penalty``.
     Returns the search's result (with ``spans``, the spans judged, for the
-    threshold), its curve, and the settings it chose (set on the component)."""
+    threshold, and ``chosen``), its curve, and the settings it chose (set on
+    the component): none when the component's own settings score higher on
+    the data, unless ``force`` (``kept_or_tuned``)."""
     if setting not in TUNED_SETTINGS:
         raise ValueError(f"the setting tuned is one of {TUNED_SETTINGS}, not {setting!r}")
     pipe = nlp.get_pipe(name)
@@ -144,6 +174,7 @@ def tune_component_setting(
         result, curve = tune_threshold(probabilities, correct, n_gold, step, pipe.settings["threshold"])
         result = {"spans": int(probabilities.shape[0]), **result}
         tuned = {"threshold": result["tuned_threshold"]}
+    tuned = kept_or_tuned(result, tuned, force)
     pipe.settings.update(tuned)
     return result, curve, tuned
 
@@ -159,13 +190,15 @@ def tune_pipeline_threshold(
     spans_key: Optional[str] = None,
     parser: Optional[Path] = None,
     setting: str = "threshold",
+    force: bool = False,
 ) -> Dict[str, object]:
     """Set the ``threshold`` (or, with ``setting = "posterior_penalty"``,
     ``decoding = "posterior"`` and its ``posterior_penalty``) of a component
     of the pipeline at ``model`` for the best F1 of its spans on the data
     file ``dev`` (``file_examples``; ``tune_component_setting``).
     Saves the pipeline with the tuned value to ``output`` (may be
-    ``model``; None: not saved) and, with ``png``, draws the precision/recall curve there."""
+    ``model``; None: not saved), or with its own settings when they score
+    higher on ``dev`` (unless ``force``: ``result["chosen"]``) and, with ``png``, draws the precision/recall curve there."""
     if setting not in TUNED_SETTINGS:
         raise ValueError(f"the setting tuned is one of {TUNED_SETTINGS}, not {setting!r}")
     if output is not None:
@@ -173,7 +206,7 @@ def tune_pipeline_threshold(
     nlp = load_pipeline(model)
     name = tunable_component(nlp, model, component, setting)
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
-    result, curve, tuned = tune_component_setting(nlp, name, examples, gold, setting, step)
+    result, curve, tuned = tune_component_setting(nlp, name, examples, gold, setting, step, force)
     if png is not None:
         threshold_png(curve, result[f"tuned_{setting}"], png, f"{name} on {Path(dev).name}", setting)
     if output is not None:

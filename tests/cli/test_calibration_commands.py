@@ -332,3 +332,25 @@ def test_calibrate_then_tune_threshold_of_other_components(capsys, factory, data
     assert loaded.get_pipe(factory).settings["threshold"] == tuned["tuned_threshold"]
     report = run_ok(capsys, "calibration-report", tmp_path / "model", dev, "--output", tmp_path / "r.json")
     assert report[factory]["per_file"][0]["f"] == pytest.approx(tuned["tuned_f"])
+
+
+@needs_settings
+def test_find_threshold_never_saves_a_pipeline_below_the_input(capsys, pipeline, tiny_docbin, tmp_path):
+    """A MAP pipeline searched for a posterior penalty on a grid of two
+    values (0 and 1): the report's before is MAP's own F, above the best
+    penalty's; -o saves the input's decoding (a line on stderr says so),
+    --force the tuned penalty."""
+    arguments = ("find-threshold", pipeline, tiny_docbin, "dgm_ner", "posterior_penalty", "ents_f", "-n", 2)
+    assert run(app, [str(a) for a in (*arguments, "-o", tmp_path / "kept")], PROG) == 0
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    _, correct, n_gold = collected(pipeline, tiny_docbin)  # MAP's spans, the pipeline's own decoding
+    assert printed["before_f"] == pytest.approx(2 * correct.sum() / (len(correct) + n_gold))
+    assert printed["before_decoding"] == "map" and printed["before_posterior_penalty"] is None
+    assert printed["before_f"] > printed["tuned_f"] and printed["chosen"] == "before"
+    assert "--force" in captured.err and "map" in captured.err
+    assert spacy.load(tmp_path / "kept").get_pipe("dgm_ner").settings["decoding"] == "map"
+    forced = run_ok(capsys, *arguments, "-o", tmp_path / "forced", "--force")
+    assert forced["chosen"] == "tuned" and forced["tuned_f"] == printed["tuned_f"]
+    settings = spacy.load(tmp_path / "forced").get_pipe("dgm_ner").settings
+    assert (settings["decoding"], settings["posterior_penalty"]) == ("posterior", forced["tuned_posterior_penalty"])
