@@ -14,6 +14,7 @@ import typer
 
 from ..readers.docbins import genia_docs, gum_docs, uner_docs, write_docbin
 from ..readers.genia_xml import GENIA_SPLIT, GENIAXMLStats, genia_xml_records, parse_split, write_genia_splits
+from ..readers.gum import has_entity_annotation
 from ..readers.uner import DEFAULT_LABELS, read_uner_corpus
 from ..util.atomic_files import atomic_folder_contents, atomic_path
 from ..util.progress import progress
@@ -30,7 +31,7 @@ CONVERTERS = tuple(f.value for f in ConvertFormat)
 CONVERTER_HELP = (
     "conllu-iob2 (UD CoNLL-U + UNER IOB2, with --iob2), genia (GENIA JSON lines), gum (UD English-GUM "
     "CoNLL-U), genia-xml (GENIAcorpus3.02.tgz) or auto (by INPUT's suffix: .jsonl genia, .conllu conllu-iob2 "
-    "with --iob2 else gum, .tgz/.xml genia-xml)"
+    "with --iob2 else gum if it has GUM's Entity= annotation, .tgz/.xml genia-xml)"
 )
 OLD_FORM = (
     "convert FORMAT INPUT OUTPUT is deprecated and goes in the next release: write convert INPUT OUTPUT "
@@ -46,6 +47,11 @@ def auto_converter(input: Path, iob2: Optional[Path]) -> ConvertFormat:
     if name is None:
         raise typer.BadParameter(
             f"--converter auto cannot tell the format of {input}: give -c with one of {CONVERTERS}"
+        )
+    if name == "gum" and not has_entity_annotation(input):
+        raise typer.BadParameter(
+            f"--converter auto: {input} has no GUM entity annotation (no Entity= in its MISC column): give "
+            "--iob2 FILE, its UNER IOB2 entities (conllu-iob2), or -c gum to read it as GUM all the same"
         )
     return ConvertFormat(name)
 
@@ -99,6 +105,9 @@ def convert(
     split: str = typer.Option(
         ",".join(map(str, GENIA_SPLIT)), help="genia-xml: sentences of train,dev,test, in corpus order"
     ),
+    allow_empty: bool = typer.Option(
+        False, "--allow-empty", help="Write the DocBin even when the conversion yields no entity at all"
+    ),
 ) -> None:
     """Convert CoNLL-U + IOB2, GENIA or GUM to DocBin or JSONL.
 
@@ -107,7 +116,8 @@ def convert(
     entities go to doc.ents (conllu-iob2) or to the span group --spans-key
     (genia, gum; GUM's mention heads to SPANS_KEY_heads). genia-xml applies
     the rules of the GENIA data README (five types, coordinated terms,
-    tokenisation, the 15,022 / 1,669 / 1,855 split). Each output file is
+    tokenisation, the 15,022 / 1,669 / 1,855 split). A conversion that
+    yields no entity at all is an error unless --allow-empty. Each output file is
     written under a temporary name and renamed when complete: an interrupted
     run leaves the previous files. The earlier form FORMAT INPUT OUTPUT still
     works, with a warning, until the next release."""
@@ -166,4 +176,10 @@ def convert(
     docs = docs[:limit] if limit else docs
     with atomic_path(output) as temporary:
         summary = write_docbin(progress(docs, len(docs), "Docs written"), temporary)
+        if not (allow_empty or summary.ents or any(summary.spans.values())):
+            raise ValueError(
+                f"{input}: the {format.value} conversion yields no entity in its {summary.docs} Docs (none in "
+                "doc.ents or a span group): check the converter (-c) and the entity file (--iob2), "
+                "or give --allow-empty to write it"
+            )
     typer.echo(json.dumps({"output": str(output), **summary.as_dict(), **extra}, indent=2))

@@ -213,6 +213,21 @@ def _entity_value(misc: str) -> Optional[str]:
     return None
 
 
+def has_entity_annotation(path) -> bool:
+    """Whether the CoNLL-U file at ``path`` carries GUM's entity annotation:
+    a ``# global.Entity`` declaration or an ``Entity=`` item in a word's
+    MISC column (read up to the first one)."""
+    for _, line in numbered_lines(path, "CoNLL-U"):
+        if line.startswith("#"):
+            if line[1:].partition("=")[0].strip() == "global.Entity":
+                return True
+            continue
+        columns = line.split("\t")
+        if len(columns) == 10 and _entity_value(columns[9]) is not None:
+            return True
+    return False
+
+
 def _read_mentions(path: Path, stats: GUMStats) -> List[Tuple[str, List[List[Mention]], List[int]]]:
     """(doc_id, mentions of each sentence, word count of each sentence) per document."""
     documents: List[Tuple[str, List[List[Mention]], List[int]]] = []

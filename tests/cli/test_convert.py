@@ -205,3 +205,22 @@ def test_limit_writes_the_first_docs(capsys, tmp_path):
     assert summary["docs"] == 1 and [t.text for t in read_back(tmp_path / "one.spacy")[0]][0] == "John"
     summary = convert(capsys, "genia", GENIA, tmp_path / "genia.spacy", "--limit", 2)
     assert summary["docs"] == 2 and "dropped_sentences" not in summary
+
+
+def test_auto_reads_a_conllu_file_as_gum_only_with_gums_entities(capsys, tmp_path):
+    """A UD file (no Entity= in MISC) without --iob2 is refused by auto,
+    naming --iob2 and -c gum; GUM's own file is still read as gum."""
+    line = error(capsys, CONLLU, tmp_path)
+    assert "no GUM entity annotation" in line and "--iob2" in line and "-c gum" in line
+    assert not list(tmp_path.iterdir())
+    assert convert(capsys, GUM, tmp_path)["spans"]["nested_ner"] > 0
+
+
+def test_a_conversion_with_no_entity_fails_unless_allowed(capsys, tmp_path):
+    """-c gum on a UD file yields Docs without a mention: one line saying
+    so, nothing written; --allow-empty writes them."""
+    line = error(capsys, CONLLU, tmp_path, "-c", "gum")
+    assert "no entity" in line and "--allow-empty" in line and str(CONLLU) in line
+    assert not list(tmp_path.iterdir())
+    summary = convert(capsys, CONLLU, tmp_path, "-c", "gum", "--allow-empty")
+    assert summary["docs"] == 3 and summary["ents"] == 0 and len(read_back(tmp_path / "tiny.spacy")) == 3
