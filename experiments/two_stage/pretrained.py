@@ -48,6 +48,8 @@ from typing import Annotated, Dict, List, Optional
 import typer
 from thinc.api import Config
 
+from spacy_depner.evaluation.threshold_tuning import choice_line
+
 from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import parse_seeds
@@ -268,24 +270,34 @@ def tune_decoding(
     data: Path = DATA,
     models: Path = typer.Option(..., help="The OUTPUT of train"),
     seeds: str = TRAIN_SEEDS,
-    names: Annotated[str, typer.Option("--models-trained", help="Trained candidates to tune")] = ",".join(
-        TUNED.values()
-    ),
+    names: Annotated[
+        Optional[str],
+        typer.Option("--models-trained", help="Trained candidates to tune (default: every one trained)"),
+    ] = None,
     step: Annotated[float, typer.Option(help="Step of the penalties tried, 0 to 1")] = 0.05,
     resume: Annotated[bool, typer.Option(help="Keep the models already tuned (seed_<s>/tuned_decoding.json)")] = False,
 ) -> None:
-    """Each trained candidate's posterior penalty chosen on EWT dev, saved as <model>_posterior beside it."""
+    """Each trained candidate's posterior penalty chosen on EWT dev, saved as <model>_posterior beside it
+    (with its own MAP decoding when that scores higher on dev; the choice in seed_<s>/tuned_decoding.json)."""
     for seed in parse_seeds(seeds):
         folder = models / f"seed_{seed}"
         record = folder / "tuned_decoding.json"
         chosen = json.loads(record.read_text()) if record.exists() else {}
-        for name in model_names(names, TRAINED_CANDIDATES):
-            output = folder / (name + POSTERIOR) / "model-best"
+        for name in model_names(names or ",".join(TRAINED_CANDIDATES), TRAINED_CANDIDATES):
+            model, output = folder / name / "model-best", folder / (name + POSTERIOR) / "model-best"
+            if not model.is_dir():
+                if names:
+                    raise typer.BadParameter(f"seed {seed} {name}: not trained (no {model}): train it first")
+                typer.echo(f"seed {seed} {name}: not trained (no {model}), skipped")
+                continue
             if resume and output.exists() and name in chosen:
                 continue
-            chosen[name] = tune_posterior(folder / name / "model-best", data, output, step)
+            chosen[name] = tune_posterior(model, data, output, step)
             record.write_text(json.dumps(chosen, indent=2))
-            typer.echo(f"seed {seed} {name}: posterior_penalty {chosen[name]['tuned_posterior_penalty']}")
+            line = f"posterior_penalty {chosen[name]['tuned_posterior_penalty']}"
+            if chosen[name]["chosen"] == "before":
+                line = choice_line(chosen[name], "posterior_penalty", "EWT dev")
+            typer.echo(f"seed {seed} {name}: {line}")
 
 
 @pretrained_first_stage.command("evaluate")

@@ -82,7 +82,9 @@ def tune_posterior(model: Path, data: Path, output: Path, step: float) -> Dict:
     component decoding by posterior, its ``posterior_penalty`` the one of
     0, step, ..., 1 with the best F1 on whole EWT dev documents
     (``tune_posterior_penalty``: chosen on dev, as ``find-threshold``
-    chooses it); returns the search's ``tuned_*`` and ``before_*``."""
+    chooses it), or with its own decoding when that scores higher there
+    (``chosen``: "before"); returns the search's ``tuned_*``, ``before_*``
+    and ``chosen``."""
     import spacy
 
     from spacy_depner.evaluation.component_decoding import tunable_component
