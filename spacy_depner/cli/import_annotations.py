@@ -12,6 +12,7 @@ import typer
 from ..readers.annotation_tasks import (
     ALIGNMENT_MODES,
     ANNOTATOR_POLICIES,
+    OFFSET_UNITS,
     PRODIGY_KINDS,
     UNLABELLED_POLICIES,
     ImportOptions,
@@ -32,6 +33,7 @@ ProdigyKind = choices("ProdigyKind", PRODIGY_KINDS)
 AnnotatorPolicy = choices("AnnotatorPolicy", ANNOTATOR_POLICIES)
 UnlabelledPolicy = choices("UnlabelledPolicy", UNLABELLED_POLICIES)
 AlignmentMode = choices("AlignmentMode", ALIGNMENT_MODES)
+OffsetUnit = choices("OffsetUnit", OFFSET_UNITS)
 
 
 def import_annotations(
@@ -88,6 +90,11 @@ def import_annotations(
     skip_misaligned: bool = typer.Option(
         False, help="Skip spans off token boundaries (counted) instead of stopping with all of them listed"
     ),
+    offsets: OffsetUnit = typer.Option(
+        OffsetUnit.characters,
+        help="What the spans' character offsets count: characters (code points; Label Studio offsets whose text "
+        "shows them to be UTF-16 are converted) or utf-16 (code units, what a browser counts: an emoji is two)",
+    ),
 ) -> None:
     """Import Prodigy, Label Studio or doccano annotations.
 
@@ -123,6 +130,7 @@ def import_annotations(
             unlabelled=unlabelled.value,
             alignment_mode=alignment_mode.value,
             skip_misaligned=skip_misaligned,
+            offsets=offsets.value,
         ),
     )
     if not docs:

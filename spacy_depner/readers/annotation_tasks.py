@@ -22,6 +22,7 @@ PRODIGY_KINDS = ("auto", "binary", "manual")
 ANNOTATOR_POLICIES = ("last", "first", "ground-truth", "each", "majority")
 UNLABELLED_POLICIES = ("skip", "outside")
 ALIGNMENT_MODES = ("strict", "contract", "expand")
+OFFSET_UNITS = ("characters", "utf-16")
 
 
 @dataclass
@@ -41,6 +42,10 @@ class ImportOptions:
     * ``alignment_mode``: spaCy's ``Doc.char_span`` mode for character spans
       off token boundaries; ``skip_misaligned``: skip those spans (counted)
       instead of stopping at the end of the import with all of them listed.
+    * ``offsets``: what a span's character offsets count: ``characters``
+      (code points, as Python counts; Label Studio offsets whose ``text``
+      shows them to be UTF-16 code units are converted) or ``utf-16`` (code
+      units, what a browser counts: a character beyond U+FFFF is two).
     """
 
     prodigy_kind: str = "auto"
@@ -51,9 +56,11 @@ class ImportOptions:
     unlabelled: str = "skip"
     alignment_mode: str = "strict"
     skip_misaligned: bool = False
+    offsets: str = "characters"
 
     def __post_init__(self):
         for name, allowed in (
+            ("offsets", OFFSET_UNITS),
             ("prodigy_kind", PRODIGY_KINDS),
             ("annotators", ANNOTATOR_POLICIES),
             ("unlabelled", UNLABELLED_POLICIES),
@@ -93,7 +100,9 @@ class Task:
     ``annotator``. A task with a ``skip`` reason makes nothing and is counted
     under that reason; ``also_skipped`` counts parts of it left out, by reason.
     ``new_record`` is False for the second and later Tasks of one record of
-    the export (Label Studio's ``--annotators each``): one task read."""
+    the export (Label Studio's ``--annotators each``): one task read.
+    ``undecided`` spans (annotators tied on them) leave the tokens they touch
+    unreviewed."""
 
     where: str
     text: str
@@ -111,10 +120,18 @@ class Task:
     skip: Optional[str] = None
     also_skipped: Dict[str, int] = field(default_factory=dict)
     new_record: bool = True
+    undecided: List[TaskSpan] = field(default_factory=list)
 
     def __post_init__(self):
         if self.group is None:
             self.group = "text:" + self.text
+
+    @property
+    def place(self) -> str:
+        """``where``, with the tool's task id where ``where`` does not name it."""
+        if self.task_id is None or self.where.endswith(f"(id {self.task_id})"):
+            return self.where
+        return f"{self.where} (task id {self.task_id})"
 
 
 def skipped(where: str, reason: str) -> Task:

@@ -52,7 +52,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
 
-from .annotation_alignment import aligned_span, describe, reviewed_region
+from .annotation_alignment import FIXES, Misaligned, aligned_span, describe, reviewed_region
 from .annotation_tasks import ImportOptions, Task
 from .doccano_tasks import doccano_tasks
 from .label_studio_tasks import label_studio_tasks
@@ -60,8 +60,8 @@ from .prodigy_tasks import prodigy_tasks
 
 FORMATS = {"prodigy": prodigy_tasks, "label-studio": label_studio_tasks, "doccano": doccano_tasks}
 MODES = ("flat", "nested")
-MISALIGNED = "misaligned span (--skip-misaligned)"
 REGION_DROPPED = "region left unreviewed: one of its accepted spans misaligned"
+WHITESPACE = "whitespace-only span"
 
 
 @dataclass
@@ -141,14 +141,15 @@ def merged_regions(doc: Doc, regions: List[Span]) -> List[Span]:
     return [doc[start:end] for start, end in merged]
 
 
-def uncovered_stretches(doc: Doc, spans: List[Span]) -> List[Span]:
-    """The stretches of ``doc`` outside every one of ``spans`` (disjoint, in order)."""
-    stretches, position = [], 0
+def uncovered_stretches(doc: Doc, spans: List[Span], within: Optional[Span] = None) -> List[Span]:
+    """The stretches of ``within`` (default: all of ``doc``) outside every one of ``spans`` (disjoint, in order)."""
+    within = doc[:] if within is None else within
+    stretches, position = [], within.start
     for span in sorted(spans, key=lambda s: s.start):
         if span.start > position:
-            stretches.append(doc[position : span.start])
+            stretches.append(doc[position : min(span.start, within.end)])
         position = max(position, span.end)
-    return stretches + ([doc[position:]] if position < len(doc) else [])
+    return stretches + ([doc[position : within.end]] if position < within.end else [])
 
 
 def check_flat(accepted: List, where: Dict) -> None:
@@ -164,12 +165,25 @@ def check_flat(accepted: List, where: Dict) -> None:
             )
 
 
+def placed(doc: Doc, task: Task, task_span, mode: str, counts, options, misaligned):
+    """``task_span`` on ``doc``'s tokens (``aligned_span``); a whitespace-only
+    one is counted (None), a misaligned one counted and listed in
+    ``misaligned`` as (place, ``Misaligned``)."""
+    span = aligned_span(doc, task_span, task.where, mode, options.offsets)
+    if span is None:
+        counts.skipped[WHITESPACE] += 1
+    elif isinstance(span, Misaligned):
+        misaligned.append((task.place, span))
+        counts.skipped[span.reason] += 1
+    return span
+
+
 def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, counts, options, misaligned) -> Doc:
     """The Doc of the tasks on one input (module docstring); spans off token
-    boundaries are appended to ``misaligned`` ("WHERE: what")."""
+    boundaries are appended to ``misaligned``, (place, ``Misaligned``)."""
     doc = group_tokens(tasks, nlp)
     decisions: Dict = {}  # (start, end, label) -> (answer, where, Span)
-    reviews = []  # (region, where, the keys its task accepted)
+    reviews = []  # (the reviewed stretches, where, the keys its task accepted)
     for task in tasks:
         reviewed, own = task.answer == "accept" and not task.binary, set()
         for task_span in task.spans:
@@ -177,11 +191,9 @@ def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, count
             if answer == "ignore":
                 counts.skipped["span answered ignore"] += 1
                 continue
-            span = aligned_span(doc, task_span, task.where, options.alignment_mode)
-            if isinstance(span, str):
-                misaligned.append(f"{task.where}: {span}")
-                counts.skipped[MISALIGNED] += 1
-                if answer == "accept" and reviewed:
+            span = placed(doc, task, task_span, options.alignment_mode, counts, options, misaligned)
+            if span is None or isinstance(span, Misaligned):
+                if isinstance(span, Misaligned) and answer == "accept" and reviewed:
                     reviewed = False
                     counts.skipped[REGION_DROPPED] += 1
                 continue
@@ -204,17 +216,26 @@ def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, count
                         f"{task.where}: span {describe(span)} lies outside the reviewed region {shown}; "
                         "widen the region or drop the span"
                     )
-            reviews.append((region, task.where, own))
-    for region, where, own in reviews:
+            holes = [placed(doc, task, tie, "expand", counts, options, misaligned) for tie in task.undecided]
+            if not any(isinstance(hole, Misaligned) for hole in holes):
+                holes = [hole for hole in holes if hole is not None]
+                reviews.append((uncovered_stretches(doc, holes, region), task.where, own))
+            else:
+                counts.skipped[REGION_DROPPED] += 1
+    for stretches, where, own in reviews:
         for key, (answer, place, span) in decisions.items():
-            if answer == "accept" and key not in own and span.start < region.end and region.start < span.end:
+            if (
+                answer == "accept"
+                and key not in own
+                and any(span.start < region.end and region.start < span.end for region in stretches)
+            ):
                 raise ValueError(
                     f"{place}: span {describe(span)} is accepted here, but {where} reviewed tokens "
-                    f"{region.start}..{region.end - 1} without it; drop one of the two annotations"
+                    f"{stretches[0].start}..{stretches[-1].end - 1} without it; drop one of the two annotations"
                 )
     accepted = [span for answer, _, span in decisions.values() if answer == "accept"]
     rejected = [span for answer, _, span in decisions.values() if answer == "reject"]
-    regions = merged_regions(doc, [region for region, _, _ in reviews])
+    regions = merged_regions(doc, [region for stretches, _, _ in reviews for region in stretches])
     if mode == "flat":
         check_flat(accepted, {span: where for answer, where, span in decisions.values()})
         doc.set_ents(accepted, missing=uncovered_stretches(doc, regions + accepted), default="outside")
@@ -229,17 +250,20 @@ def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, count
     return doc
 
 
-def misaligned_error(misaligned: List[str]) -> ValueError:
-    """One error listing every span off token boundaries, and the fixes."""
-    fix = (
-        "re-tokenise with the pipeline's tokenizer (--model), snap the spans with --alignment-mode contract or "
-        "expand, skip them with --skip-misaligned, or fix the offsets"
-    )
-    if len(misaligned) == 1:
-        return ValueError(f"{misaligned[0]}; {fix}")
-    return ValueError(
-        f"{len(misaligned)} spans do not fall on token boundaries: {'; '.join(misaligned)}. To fix: {fix}"
-    )
+def misaligned_error(misaligned: List) -> ValueError:
+    """One error listing every span off token boundaries ((place,
+    ``Misaligned``)), and the fixes that work for them: none that snaps
+    offsets that look like UTF-16 code units, no contract for a span with no
+    whole token inside."""
+    kinds = sorted({found.fix for _, found in misaligned})
+    if len(kinds) == 1:
+        fix = FIXES[kinds[0]][1]
+    else:
+        fix = "; ".join(f"for the spans {FIXES[kind][0]}, {FIXES[kind][1]}" for kind in kinds)
+    listed = [f"{place}: {found.what}" for place, found in misaligned]
+    if len(listed) == 1:
+        return ValueError(f"{listed[0]}; {fix}")
+    return ValueError(f"{len(listed)} spans do not fall on token boundaries: {'; '.join(listed)}. To fix: {fix}")
 
 
 def tasks_to_docs(
@@ -268,7 +292,7 @@ def tasks_to_docs(
             counts.ignored += 1
         else:
             groups.setdefault(task.group, []).append(task)
-    misaligned: List[str] = []
+    misaligned: List = []
     docs = [group_doc(group, nlp, mode, keys, counts, options, misaligned) for group in groups.values()]
     if misaligned and not options.skip_misaligned:
         raise misaligned_error(misaligned)

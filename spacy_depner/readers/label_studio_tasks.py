@@ -24,9 +24,13 @@ empty result is a reviewed text with no entity. Of several annotations
 ``--annotators`` keeps the last, the first (as created: ``created_at``, else
 the export's order), the ground truth, each (one Doc each) or the majority (the spans more than half of them marked; each
 span's votes in ``meta["span_votes"]``); annotations not kept are counted.
+With ``--annotators majority`` a span exactly half of the annotations
+marked is a tie, not a decision: the tokens it touches are left unreviewed
+(missing), the span counted and listed in ``meta["tied_spans"]``.
 Offsets counted in UTF-16 code units (what the browser counts for text with
 characters beyond U+FFFF) are detected where ``value.text`` is the text at
-the UTF-16 offsets and not at the character offsets, and converted.
+the UTF-16 offsets and not at the character offsets, and converted; with
+``--offsets utf-16`` every offset is read so (``annotation_alignment.py``).
 """
 
 import json
@@ -34,6 +38,7 @@ from collections import Counter
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from ..util.text_lines import readable_file
+from .annotation_alignment import utf16_offsets
 from .annotation_tasks import (
     ImportOptions,
     Task,
@@ -47,6 +52,7 @@ from .annotation_tasks import (
 )
 from .export_files import csv_records, first_character, json_lines_format
 
+TIED = "span tied between annotators: its tokens left unreviewed (--annotators majority)"
 FLAT_ANNOTATION_KEYS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time")
 
 
@@ -152,29 +158,20 @@ def chosen_control(tasks, options: ImportOptions) -> Optional[Tuple[str, Optiona
     return matching[0] if matching else None
 
 
-def utf16_offsets(text: str) -> Dict[int, int]:
-    """{UTF-16 code-unit offset: character offset} at every character boundary of ``text``."""
-    offsets, units = {}, 0
-    for i, character in enumerate(text):
-        offsets[units] = i
-        units += 2 if ord(character) > 0xFFFF else 1
-    offsets[units] = len(text)
-    return offsets
-
-
-def result_spans(items_: List[dict], text: str, where: str) -> List[TaskSpan]:
-    """The spans of an annotation's ``labels`` results (one span per label),
-    offsets in UTF-16 code units converted (module docstring)."""
+def result_spans(items_: List[dict], text: str, where: str, offsets: str = "characters") -> List[TaskSpan]:
+    """The spans of an annotation's ``labels`` results (one span per label);
+    with ``offsets`` "characters", offsets in UTF-16 code units that the
+    result's ``text`` shows to be so are converted (module docstring)."""
     spans = []
-    astral = any(ord(character) > 0xFFFF for character in text)
+    astral = offsets == "characters" and any(ord(character) > 0xFFFF for character in text)
     for item in items_:
         value = mapping(item.get("value"), where, "a labels result's value")
         start, end, shown = value.get("start"), value.get("end"), value.get("text")
         if astral and isinstance(shown, str) and isinstance(start, int) and isinstance(end, int):
             if text[start:end] != shown:
-                offsets = utf16_offsets(text)
-                if start in offsets and end in offsets and text[offsets[start] : offsets[end]] == shown:
-                    start, end = offsets[start], offsets[end]
+                units = utf16_offsets(text)
+                if start in units and end in units and text[units[start] : units[end]] == shown:
+                    start, end = units[start], units[end]
         for label in items(value.get("labels"), where, '"labels"'):
             spans.append(char_span(label, start, end, where, shown))
     return spans
@@ -187,19 +184,22 @@ def annotator_of(annotation: dict):
     return annotator
 
 
-def majority_spans(annotations: List[Tuple[dict, List[TaskSpan]]]) -> List[TaskSpan]:
-    """The spans that more than half of ``annotations`` marked, each with its votes."""
+def majority_spans(annotations: List[Tuple[dict, List[TaskSpan]]]) -> Tuple[List[TaskSpan], List[TaskSpan]]:
+    """The spans that more than half of ``annotations`` marked, and those that
+    exactly half marked (a tie: no decision), each with its votes."""
     votes = Counter()
     first: Dict = {}
     for _, spans in annotations:
         for span in {(s.start, s.end, s.label): s for s in spans}.values():
             votes[span.start, span.end, span.label] += 1
             first.setdefault((span.start, span.end, span.label), span)
-    return [
-        TaskSpan(span.label, span.start, span.end, text=span.text, votes=votes[key])
-        for key, span in first.items()
-        if 2 * votes[key] > len(annotations)
+    counted = [
+        TaskSpan(span.label, span.start, span.end, text=span.text, votes=votes[key]) for key, span in first.items()
     ]
+    return (
+        [span for span in counted if 2 * span.votes > len(annotations)],
+        [span for span in counted if 2 * span.votes == len(annotations)],
+    )
 
 
 def label_studio_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
@@ -255,7 +255,7 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
             kinds = sorted({str(item.get("type")) for item in result})
             dropped[f"annotation without a span of the labels control ({', '.join(kinds)})"] += 1
             continue
-        kept.append((annotation, result_spans(labels, text, where)))
+        kept.append((annotation, result_spans(labels, text, where, options.offsets)))
     if not kept:
         reason = "not annotated" if not annotations else None
         if reason is None and sum(dropped.values()) == 0:
@@ -275,11 +275,14 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
     meta = record.get("meta") or data.get("meta")
     meta = dict(meta) if isinstance(meta, dict) else {}
     for number, (annotation, spans) in enumerate(chosen):
-        annotator = annotator_of(annotation)
+        annotator, tied = annotator_of(annotation), []
         if options.annotators == "majority":
-            spans = majority_spans(kept)
+            spans, tied = majority_spans(kept)
             annotator = [annotator_of(a) for a, _ in kept]
             meta = {**meta, "annotators": len(kept), "span_votes": [[s.start, s.end, s.label, s.votes] for s in spans]}
+            if tied:
+                meta["tied_spans"] = [[s.start, s.end, s.label, s.votes] for s in tied]
+                dropped[TIED] += len(tied)
         if annotation.get("id") is not None and options.annotators != "majority":
             meta = {**meta, "annotation_id": annotation["id"]}
         each = options.annotators == "each"
@@ -296,6 +299,7 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
             annotator=annotator,
             also_skipped=dict(dropped) if number == 0 else {},
             new_record=number == 0,
+            undecided=tied,
         )
 
 

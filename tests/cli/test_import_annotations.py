@@ -203,3 +203,23 @@ def test_the_options_of_each_tool_and_the_summary_by_reason(capsys, tmp_path):
     assert "--prodigy-kind binary or manual" in failure(capsys, "prodigy", path, output)
     import_annotations(capsys, "prodigy", path, output, "--prodigy-kind", "binary")
     assert [iob(doc) for doc in read_back(output)] == ["- - - - - - B -"]
+
+
+def test_offsets_utf16_reads_what_a_browser_counted(capsys, tmp_path):
+    """Label Studio offsets without "text" in a text with emoji: the error names
+    UTF-16 code units and --offsets utf-16 (no snapping), which reads them right."""
+    text = "\U0001f600\U0001f600 Bob in Paris."  # Bob: characters 3..6, UTF-16 code units 5..8
+    result = {
+        "from_name": "label",
+        "to_name": "text",
+        "type": "labels",
+        "value": {"start": 5, "end": 8, "labels": ["PER"]},
+    }
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps([{"id": 3, "data": {"text": text}, "annotations": [{"result": [result]}]}]))
+    output = tmp_path / "out.spacy"
+    error = failure(capsys, "label-studio", export, output, "--alignment-mode", "expand")
+    assert "UTF-16 code units" in error and "--offsets utf-16" in error and "--alignment-mode" not in error
+    summary = import_annotations(capsys, "label-studio", export, output, "--offsets", "utf-16")
+    assert (summary["accepted"], summary["skipped"]) == (1, {})
+    assert [ents(doc) for doc in read_back(output)] == [[("Bob", "PER")]]

@@ -119,3 +119,31 @@ def test_another_tools_record_given_as_doccano(tmp_path, record, message):
     export.write_text(json.dumps([record]), encoding="utf8")
     with pytest.raises(ValueError, match=r"the file is one JSON list"):
         read_doccano(export)
+
+
+def test_contract_on_a_span_with_no_whole_token_inside_advises_expand(tmp_path):
+    path = write_lines(tmp_path / "doccano.jsonl", [{"id": 7, "text": ADA, "label": [[5, 11, "PER"]]}])  # "ovelac"
+    with pytest.raises(ValueError) as error:
+        read_doccano(path, options=ImportOptions(alignment_mode="contract"))
+    message = str(error.value)
+    assert message.startswith(f"{path}:1 (task id 7): span 'ovelac' (PER, characters 5..11) holds no whole token")
+    assert (
+        "--alignment-mode expand" in message and "['Lovelace']" in message and "contract" not in message.split(";")[1]
+    )
+    (doc,) = read_doccano(path, options=ImportOptions(alignment_mode="expand"))  # the fix it gives works
+    assert ents(doc) == [("Lovelace", "PER")]
+
+
+def test_a_whitespace_only_span_is_dropped_and_counted_and_edge_whitespace_trimmed(tmp_path):
+    """What a tool wrote over a double space (Ada0 Lovelace1 met2 " "3 Charles4 Babbage5 in6 London7 .8)."""
+    text = "Ada Lovelace met  Charles Babbage in London."
+    doccano = write_lines(tmp_path / "doccano.jsonl", [{"text": text, "label": [[16, 18, "PER"], [37, 43, "LOC"]]}])
+    counts = ImportCounts()
+    (doc,) = read_doccano(doccano, counts=counts)
+    assert ents(doc) == [("London", "LOC")] and iob(doc) == "O O O O O O O B O"
+    assert counts.skipped == {"whitespace-only span": 1} and counts.accepted == 1
+    task = prodigy_task(text, [(3, 4, "PER"), (3, 6, "PER")], "accept")  # " " and " Charles Babbage"
+    counts = ImportCounts()
+    (doc,) = read_prodigy(write_lines(tmp_path / "prodigy.jsonl", [task]), counts=counts)
+    assert ents(doc) == [("Charles Babbage", "PER")] and iob(doc) == "O O O O B I O O O"
+    assert counts.skipped == {"whitespace-only span": 1}

@@ -258,3 +258,51 @@ def test_json_min_records_of_one_task_are_its_annotations_as_created(tmp_path):
     }
     (doc,) = read_label_studio(export(tmp_path, records), options=ImportOptions(annotators="first"))
     assert ents(doc) == [("Grace Hopper", "PER")]
+
+
+def test_utf16_offsets_without_text_are_named_and_read_with_offsets_utf16(tmp_path):
+    """Offsets that fit the tokens as UTF-16 code units and not as characters: no
+    snapping is advised (expand would make 'Bob in' of 'Bob'), none is done."""
+    text = "\U0001f600\U0001f600 Bob in Paris."  # Bob: characters 3..6, UTF-16 code units 5..8
+    result = {**labels(5, 8, None, "PER"), "value": {"start": 5, "end": 8, "labels": ["PER"]}}
+    tasks = [{"id": 4, "data": {"text": text}, "annotations": [annotation(1, result)]}]
+    path = export(tmp_path, tasks)
+    for mode in ("strict", "contract", "expand"):
+        with pytest.raises(ValueError) as error:
+            read_label_studio(path, options=ImportOptions(alignment_mode=mode))
+        message = str(error.value)
+        assert f"{path} task 1 (id 4): span 'b i' (PER, characters 5..8)" in message, message
+        assert "UTF-16 code units" in message and "'Bob'" in message and "--offsets utf-16" in message
+        assert "--alignment-mode" not in message
+    (doc,) = read_label_studio(path, options=ImportOptions(offsets="utf-16"))
+    assert ents(doc) == [("Bob", "PER")] and iob(doc) == "O O B O O O"
+    counts = ImportCounts()
+    (doc,) = read_label_studio(path, options=ImportOptions(skip_misaligned=True), counts=counts)
+    assert iob(doc) == "- - - - - -" and counts.skipped == {
+        "span offsets in UTF-16 code units (--offsets utf-16)": 1,
+        "region left unreviewed: one of its accepted spans misaligned": 1,
+    }
+    tasks[0]["annotations"][0]["result"][0]["value"].update(start=6, end=8)  # splits no pair, but no token either
+    with pytest.raises(ValueError, match=r"span 'ob' \(PER, characters 4\.\.6\) does not fall on token boundaries"):
+        read_label_studio(export(tmp_path, tasks), options=ImportOptions(offsets="utf-16"))
+    tasks[0]["annotations"][0]["result"][0]["value"].update(start=1, end=4)  # inside the first emoji's pair
+    with pytest.raises(ValueError, match=r"task 1 \(id 4\): span 'PER' at UTF-16 code units 1\.\.4 splits a char"):
+        read_label_studio(export(tmp_path, tasks), options=ImportOptions(offsets="utf-16"))
+
+
+def test_majority_of_two_annotators_leaves_a_tie_unreviewed_and_counts_it(tmp_path):
+    """A span one of two annotators marked is a tie, not a decision: its tokens are missing."""
+    tasks = [{"id": 5, "data": {"text": ADA}, "annotations": [annotation(1, ADA_PER, ADA_LOC), annotation(2, ADA_PER)]}]
+    counts = ImportCounts()
+    (doc,) = read_label_studio(export(tmp_path, tasks), options=ImportOptions(annotators="majority"), counts=counts)
+    assert ents(doc) == [("Ada Lovelace", "PER")] and iob(doc) == "B I O O O O - O"
+    assert counts.skipped == {"span tied between annotators: its tokens left unreviewed (--annotators majority)": 1}
+    assert counts.tokens_reviewed == 7
+    assert doc.user_data["meta"]["span_votes"] == [[0, 12, "PER", 2]]
+    assert doc.user_data["meta"]["tied_spans"] == [[36, 42, "LOC", 1]]
+    (nested,) = read_label_studio(export(tmp_path, tasks), options=ImportOptions(annotators="majority"), mode="nested")
+    assert group(nested, "annotated") == [(0, 6, ""), (7, 8, "")] and group(nested, "nested_ner") == [(0, 2, "PER")]
+    four = [annotation(1, ADA_PER, ADA_ORG), annotation(2, ADA_PER, ADA_ORG), annotation(3, ADA_PER), annotation(4)]
+    tasks[0]["annotations"] = four  # Charles Babbage: 2 of 4, a tie
+    (doc,) = read_label_studio(export(tmp_path, tasks), options=ImportOptions(annotators="majority"))
+    assert iob(doc) == "B I O - - O O O"
