@@ -3,14 +3,15 @@
 Importing the package registers its factories, architectures, scorers and
 readers with spaCy (the entry points do the same without an import). Numba
 functions compile on first use and are cached on disk, in a per-user cache
-directory outside the package (``NUMBA_CACHE_DIR`` moves it; see
-``util.numba_cache``), set before any module below decorates a function.
+directory outside the package (``NUMBA_CACHE_DIR`` moves it), with its index
+locked against concurrent writers: ``numba_runtime``, installed before any
+module below decorates a function.
 ``displacy_options`` gives displaCy one colour per label of a pipeline.
 """
 
-from .util.numba_cache import use_user_cache_dir
+from .numba_runtime import install
 
-use_user_cache_dir()
+install()
 
 from .evaluation import scorers  # noqa: F401
 from .ml import nonlocal_features, pooled_span_scorer, span_scorer, tag_scorer, token_scorer  # noqa: F401

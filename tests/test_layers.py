@@ -1,7 +1,7 @@
 """The import graph of the repository, read from the source (every import,
 also those inside functions): no module imports a layer below its own, in
 the order docs/architecture.md gives, and no circle joins modules. Layers
-from the inside out: structures, Doc arrays, ml, pipeline, readers,
+from the inside out: numba_runtime, structures, Doc arrays, ml, pipeline, readers,
 evaluation, inference, workflows, cli, then experiments (not shipped); ``util`` may be
 imported by every layer; the package's own ``__init__``/``__main__`` sit on
 top."""
@@ -12,6 +12,7 @@ from typing import Dict, Set
 
 ROOT = Path(__file__).parents[1]
 LAYERS = [
+    "numba_runtime",
     "structures",
     "doc_arrays",
     "ml",

@@ -24,8 +24,6 @@ token's end vector, O(d) per span and label.
 import numpy as np
 from numba import njit
 
-from ..structures import cache_lock  # noqa: F401  (numba's cache index locked before these kernels load)
-
 
 @njit(cache=True)
 def assemble_span_scores(token_scores, spans, width_scores, o):

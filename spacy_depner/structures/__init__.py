@@ -7,6 +7,5 @@ called as op(scores, layout, **options)). A family package exports its
 structure object and its Layout constructor only (``from
 spacy_depner.structures.chain import CHAIN, layout``); the modules with a
 leading underscore are private. ``shared``, ``score_range`` and
-``interval_selection`` hold what the families share."""
-
-from . import cache_lock  # noqa: F401  (numba's cache index locked before any kernel loads or saves)
+``interval_selection`` hold what the families share. numba's cache directory and
+its lock are set by ``spacy_depner.numba_runtime`` before any kernel is decorated."""

@@ -84,7 +84,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .. import background_compile
+from ...numba_runtime import background_compile
 from ..score_range import check_scores
 from ..shared import check_doc_offsets, check_marginals, check_penalty
 from .charts import dense_rows, dense_span_offsets, dense_spans

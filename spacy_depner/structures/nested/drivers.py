@@ -17,7 +17,7 @@ document first (one compiled call per batch), and its log-space pass, a
 second compiled call made and compiled only when a batch has one, on the
 documents out of that pass's range. (numba keys the disk cache of a
 kernel by its own file only; the package's default cache folder is
-therefore one per state of all kernel modules: ``util.numba_cache``.)
+therefore one per state of all kernel modules: ``numba_runtime.cache_dir``.)
 """
 
 import numpy as np

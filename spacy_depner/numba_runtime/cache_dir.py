@@ -7,7 +7,8 @@ leaves a ``spacy_depner`` folder of cache files behind that shadows the real
 package. The package instead sends the cache to a per-user cache directory,
 unless ``NUMBA_CACHE_DIR`` says where. This module is pure Python and imports
 neither numba nor spaCy: ``spacy_depner/__init__.py`` calls
-:func:`use_user_cache_dir` before any module decorates a function.
+:func:`use_user_cache_dir` (through ``spacy_depner.numba_runtime``) before any
+module decorates a function.
 
 numba checks a cached kernel against its own source file only: a kernel whose
 file is unchanged but which calls a changed function of another module would

@@ -26,20 +26,21 @@ import time
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
+from .cache_dir import PACKAGE
+
 SWITCH = "SPACY_DEPNER_BACKGROUND_COMPILE"
 STALE_LOCK_SECONDS = 600.0  # a lock older than this is left by a process that did not end well
 WAIT_SECONDS = 300.0  # the longest the caller waits for a background compilation before compiling itself
 
-PACKAGE = Path(__file__).resolve().parents[1]
 # The child imports the kernels without the package's __init__, which imports spaCy (seconds they do not need).
 BOOTSTRAP = """
 import sys, types
 package = types.ModuleType("spacy_depner")
 package.__path__ = [sys.argv[1]]
 sys.modules["spacy_depner"] = package
-from spacy_depner.util.numba_cache import use_user_cache_dir
-use_user_cache_dir()
-from spacy_depner.structures.background_compile import main
+from spacy_depner.numba_runtime import install
+install()
+from spacy_depner.numba_runtime.background_compile import main
 main(sys.argv[2:])
 """
 _running: Dict[Tuple[str, str], "subprocess.Popen"] = {}

@@ -1,5 +1,5 @@
 """The other pass of a nested space compiled in a background process from
-an empty numba cache (spacy_depner/structures/background_compile.py): the
+an empty numba cache (spacy_depner/numba_runtime/background_compile.py): the
 main process loads it from the cache instead of compiling it, gets the same
 values, and leaves no process or lock behind; the switch, one CPU and a
 lock held by another process start nothing."""
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from spacy_depner.structures import background_compile
+from spacy_depner.numba_runtime import background_compile
 from spacy_depner.structures.nested._mentions import RUNNER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ SCRIPT = """
 import json, os, sys, time
 import numpy as np
 from numba.core import event
-from spacy_depner.structures import background_compile
+from spacy_depner.numba_runtime import background_compile
 from spacy_depner.structures.nested._mentions import RUNNER
 from spacy_depner.structures.nested import _mentions
 from spacy_depner.structures.nested.drivers import DRIVERS

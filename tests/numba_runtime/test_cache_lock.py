@@ -1,22 +1,28 @@
-"""``spacy_depner.structures.cache_lock``: two writers of one numba cache
+"""``spacy_depner.numba_runtime.cache_lock``: two writers of one numba cache
 index (two processes adding specialisations of one function) take turns,
-so each key keeps its own data; a save holds the lock a second writer needs."""
+so each key keeps its own data; a save holds the lock a second writer needs;
+only this package's functions get the lock, and a numba whose internals moved
+runs without it after one warning."""
 
+import importlib
+import sys
 import threading
+import warnings
 
 import pytest
-from numba.core.caching import IndexDataCacheFile
+from numba.core import caching
 
-import spacy_depner.structures  # noqa: F401  (installs the lock)
-from spacy_depner.structures.cache_lock import LOCK_SUFFIX
+import spacy_depner.ml.span_kernels as span_kernels
+from spacy_depner.numba_runtime import cache_lock
+from spacy_depner.numba_runtime.cache_lock import LOCK_SUFFIX
 
 fcntl = pytest.importorskip("fcntl")
 STAMP = (1.0, 2)  # the source stamp numba checks the index against
 
 
-def cache_file(folder) -> IndexDataCacheFile:
-    """One process's view of the cache of one function (its own object, its own file handles)."""
-    return IndexDataCacheFile(str(folder), "kernel.f-10.py311", STAMP)
+def cache_file(folder) -> caching.IndexDataCacheFile:
+    """One process's view of the cache of one of the package's functions (its own object, its own file handles)."""
+    return cache_lock.LockedIndexDataCacheFile(str(folder), "kernel.f-10.py311", STAMP)
 
 
 def test_a_second_writer_waits_for_the_first_and_each_key_keeps_its_own_data(tmp_path):
@@ -74,3 +80,27 @@ def test_a_save_holds_the_exclusive_lock_and_a_load_a_shared_one(tmp_path):
         ("save", False),
         ("load", True, False),
     ]  # no reader during a save; readers, no writer, during a load
+
+
+def test_only_the_packages_functions_get_the_lock(tmp_path, monkeypatch):
+    assert type(span_kernels.assemble_span_scores._cache._cache_file) is cache_lock.LockedIndexDataCacheFile
+    (tmp_path / "other_library.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    other = importlib.import_module("other_library")
+    try:
+        assert type(other.twice._cache._cache_file) is caching.IndexDataCacheFile
+    finally:
+        sys.modules.pop("other_library", None)
+    assert not cache_lock.ours(other.twice.py_func) and cache_lock.ours(span_kernels.assemble_span_scores.py_func)
+
+
+def test_numba_internals_moved_warn_once_and_run_without_the_lock(monkeypatch):
+    monkeypatch.setattr(caching, "IndexDataCacheFile", None)
+    monkeypatch.setattr(cache_lock, "_warned", [])
+    with pytest.warns(RuntimeWarning, match="not locked"):
+        assert cache_lock.install() is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache_lock.install() is False  # once per process

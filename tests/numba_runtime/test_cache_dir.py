@@ -1,4 +1,4 @@
-"""numba's cache of compiled code lies outside the package (``util.numba_cache``):
+"""numba's cache of compiled code lies outside the package (``numba_runtime.cache_dir``):
 in ``NUMBA_CACHE_DIR`` when the user sets it, else in a per-user cache
 directory, else in a temporary one; never in the package's ``__pycache__``,
 where pip would leave it behind."""
@@ -13,9 +13,9 @@ import numba
 import pytest
 from numba_signatures import COUNT_KERNELS, signature_counts
 
-from spacy_depner.util import numba_cache
+from spacy_depner.numba_runtime import cache_dir as runtime_cache_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "spacy_depner"
 COMPILE = """
 import numpy, os, spacy_depner
@@ -58,7 +58,7 @@ def test_compiled_code_is_cached_outside_the_package(tmp_path, user_set):
     else:  # the default: the user cache directory ($XDG_CACHE_HOME on Linux)
         if sys.platform in ("win32", "darwin"):
             pytest.skip("XDG_CACHE_HOME is the Linux rule")
-        expected = tmp_path / "xdg" / "spacy-depner" / "numba" / numba_cache.kernel_sources_fingerprint()
+        expected = tmp_path / "xdg" / "spacy-depner" / "numba" / runtime_cache_dir.kernel_sources_fingerprint()
         package_file, cache_dir = compile_in_fresh_process(
             tmp_path / "cwd", NUMBA_CACHE_DIR=None, XDG_CACHE_HOME=str(tmp_path / "xdg")
         )
@@ -72,12 +72,12 @@ def no_user_setting(monkeypatch, tmp_path):
     """No NUMBA_CACHE_DIR, none in numba's config, and a user cache root in tmp_path."""
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(numba.config, "CACHE_DIR", "")
-    monkeypatch.setattr(numba_cache, "user_cache_root", lambda: tmp_path / "cache-home")
-    return tmp_path / "cache-home" / "spacy-depner" / "numba" / numba_cache.kernel_sources_fingerprint()
+    monkeypatch.setattr(runtime_cache_dir, "user_cache_root", lambda: tmp_path / "cache-home")
+    return tmp_path / "cache-home" / "spacy-depner" / "numba" / runtime_cache_dir.kernel_sources_fingerprint()
 
 
 def test_sets_the_variable_and_the_config_of_an_imported_numba(no_user_setting):
-    assert numba_cache.use_user_cache_dir() == str(no_user_setting)
+    assert runtime_cache_dir.use_user_cache_dir() == str(no_user_setting)
     assert (
         os.environ["NUMBA_CACHE_DIR"] == numba.config.CACHE_DIR == str(no_user_setting)
     )  # worker processes inherit it
@@ -86,32 +86,32 @@ def test_sets_the_variable_and_the_config_of_an_imported_numba(no_user_setting):
 
 def test_does_not_import_numba(no_user_setting, monkeypatch):
     monkeypatch.delitem(sys.modules, "numba")
-    assert numba_cache.use_user_cache_dir() == str(no_user_setting)
+    assert runtime_cache_dir.use_user_cache_dir() == str(no_user_setting)
     assert "numba" not in sys.modules
 
 
 def test_the_user_setting_wins(no_user_setting, monkeypatch, tmp_path):
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "config"))
-    assert numba_cache.use_user_cache_dir() == str(tmp_path / "config") and "NUMBA_CACHE_DIR" not in os.environ
+    assert runtime_cache_dir.use_user_cache_dir() == str(tmp_path / "config") and "NUMBA_CACHE_DIR" not in os.environ
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "env"))
-    assert numba_cache.use_user_cache_dir() == str(tmp_path / "env")
+    assert runtime_cache_dir.use_user_cache_dir() == str(tmp_path / "env")
     assert not no_user_setting.exists()
 
 
 def test_an_unwritable_cache_home_falls_back_to_a_temporary_dir(no_user_setting, monkeypatch, tmp_path):
     (tmp_path / "cache-home").write_text("a file, not a folder")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    expected = numba_cache.temp_cache_dir() / numba_cache.kernel_sources_fingerprint()
-    assert numba_cache.use_user_cache_dir() == str(expected)
+    expected = runtime_cache_dir.temp_cache_dir() / runtime_cache_dir.kernel_sources_fingerprint()
+    assert runtime_cache_dir.use_user_cache_dir() == str(expected)
     assert expected.is_relative_to(tmp_path / "tmp") and expected.is_dir()
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the XDG rule is Linux's")
 def test_xdg_cache_home_is_used_when_absolute(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert numba_cache.user_cache_root() == tmp_path
+    assert runtime_cache_dir.user_cache_root() == tmp_path
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
-    assert numba_cache.user_cache_root() == Path.home() / ".cache"
+    assert runtime_cache_dir.user_cache_root() == Path.home() / ".cache"
 
 
 # Runs a component's operations in a fresh process, with float32 scores (a
@@ -184,11 +184,11 @@ def test_a_component_compiles_one_signature_of_its_own_kernels_only(tmp_path):
 
 def test_every_module_with_kernels_is_in_the_fingerprint():
     """A module with @njit code outside KERNEL_SOURCES would not renew the cache folder when it changes."""
-    covered = set(numba_cache.kernel_modules())
+    covered = set(runtime_cache_dir.kernel_modules())
     compiled = {
         path
         for path in PACKAGE.rglob("*.py")
-        if "@njit" in path.read_text(encoding="utf8") and path.name != "numba_cache.py"
+        if "@njit" in path.read_text(encoding="utf8") and path.parent.name != "numba_runtime"
     }
     assert compiled and compiled <= covered, sorted(str(p) for p in compiled - covered)
 
@@ -201,8 +201,8 @@ def test_the_folder_changes_with_a_kernel_module(monkeypatch, tmp_path):
     kernel = package / "structures" / "kernels.py"
     kernel.write_text("x = 1\n")
     (package / "ml" / "span_kernels.py").write_text("y = 2\n")
-    monkeypatch.setattr(numba_cache, "PACKAGE", package)
-    before = numba_cache.kernel_sources_fingerprint()
-    assert numba_cache.kernel_sources_fingerprint() == before
+    monkeypatch.setattr(runtime_cache_dir, "PACKAGE", package)
+    before = runtime_cache_dir.kernel_sources_fingerprint()
+    assert runtime_cache_dir.kernel_sources_fingerprint() == before
     kernel.write_text("x = 10\n")
-    assert numba_cache.kernel_sources_fingerprint() != before
+    assert runtime_cache_dir.kernel_sources_fingerprint() != before
