@@ -3,14 +3,25 @@ mutated export (a key dropped, a value of another type, an offset moved, a
 label, answer or text changed, a task duplicated) is read either into a clear
 ValueError or into Docs whose reviewed tokens carry exactly the labels the
 export recorded; never another exception, never a reviewed token labelled
-otherwise.
+otherwise, never a token labelled O that no manual task reviewed.
+
+The exports hold what real datasets hold: Prodigy ner.teach lines with
+several spans (each its own answer and model score), manual tasks without
+``spans``, Label Studio offsets in UTF-16 code units without ``text`` (read
+with ``offsets="utf-16"``) and annotators who tie (``annotators="majority"``).
 
 The oracle reads the mutated export on its own (not through the readers):
 the spans each tool records as accepted on a text (Prodigy: a span's own
 answer, else its task's; Label Studio: the labels results of annotations not
 cancelled, every labels result and every result of the control "label"; doccano: every span), by character offsets (Prodigy token indices
-through the task's token offsets). Each entity of a Doc must be such a span
-of its text, with its label; no token outside an entity may lie under one."""
+through the task's token offsets; UTF-16 code units converted where read
+so). Each entity of a Doc must be such a span of its text, with its label;
+no token outside an entity may lie under one that is decided or tied (with
+``majority``: marked by at least half of the annotations not cancelled);
+and a token may be O only in a text that an accepted manual task reviewed
+(Prodigy: ``_view_id`` ner_manual or spans_manual, or none and no span
+with its own answer and a model score, the mark of ner.teach).
+"""
 
 import copy
 import json
@@ -19,9 +30,13 @@ import random
 import pytest
 from annotation_docs import ADA, GRACE, NLP, prodigy_task
 
+from spacy_depner.readers.annotation_tasks import ImportOptions
 from spacy_depner.readers.annotation_tools import read_annotations
 
 TURING = "Alan Turing worked at Bletchley Park near London."
+KATHERINE = "Katherine Johnson computed orbits for NASA in Virginia."
+RAIN = "It rained all day in the valley."
+EMOJI = "\U0001f600\U0001f600 Bob met Alice in Paris."  # Bob: characters 3..6, UTF-16 code units 5..8
 
 
 def prodigy_export() -> list:
@@ -38,7 +53,15 @@ def prodigy_export() -> list:
     region = prodigy_task(TURING, [(4, 6, "LOC")], "accept", region=[3, 6], region_chars=[19, 36])
     for token in region["tokens"]:
         del token["ws"]
-    return [teach, old_teach, review, region, prodigy_task(TURING, [(0, 2, "PER")], "ignore")]
+    teach_many = {k: v for k, v in prodigy_task(KATHERINE, [], "accept", _input_hash=2).items() if k != "_view_id"}
+    teach_many["spans"] = [
+        {"start": 0, "end": 17, "label": "PER", "answer": "accept", "score": 0.91, "rank": 0},
+        {"start": 38, "end": 42, "label": "ORG", "answer": "reject", "score": 0.34, "rank": 1},
+        {"start": 46, "end": 54, "label": "LOC", "answer": "accept", "score": 0.62, "rank": 2},
+    ]
+    no_spans = {k: v for k, v in prodigy_task(RAIN, [], "accept").items() if k != "spans"}
+    ignored = prodigy_task(TURING, [(0, 2, "PER")], "ignore")
+    return [teach, old_teach, review, region, ignored, teach_many, no_spans]
 
 
 def label_studio_export() -> list:
@@ -64,6 +87,31 @@ def label_studio_export() -> list:
             ],
         },
         {"id": 3, "data": {"text": TURING}, "annotations": [{"id": 3, "result": [], "was_cancelled": True}]},
+    ]
+
+
+def labels_result(start: int, end: int, label: str, text=None) -> dict:
+    value = {"start": start, "end": end, "labels": [label], **({} if text is None else {"text": text})}
+    return {"from_name": "label", "to_name": "text", "type": "labels", "value": value}
+
+
+def label_studio_majority_export() -> list:
+    """Two annotators who tie on London, and offsets in UTF-16 code units without text."""
+    return [
+        {
+            "id": 1,
+            "data": {"text": ADA},
+            "annotations": [
+                {"id": 1, "completed_by": 1, "result": [labels_result(0, 12, "PER"), labels_result(36, 42, "LOC")]},
+                {"id": 2, "completed_by": 2, "result": [labels_result(0, 12, "PER", "Ada Lovelace")]},
+            ],
+        },
+        {
+            "id": 2,
+            "data": {"text": EMOJI},
+            "annotations": [{"id": 3, "result": [labels_result(5, 8, "PER"), labels_result(22, 27, "LOC")]}],
+        },
+        {"id": 3, "data": {"text": GRACE}, "annotations": [{"id": 4, "result": [labels_result(45, 54, "LOC")]}]},
     ]
 
 
@@ -125,13 +173,38 @@ def _offsets(record: dict, span: dict):
         return None
 
 
-def accepted_spans(format: str, export: list):
-    """{text: [(start, end, label), ...]} of the spans the export records as accepted (module docstring)."""
-    found = {}
+def from_utf16(text: str, unit):
+    """The character offset of UTF-16 code unit ``unit`` of ``text`` (None inside a pair or past the end)."""
+    units = 0
+    for index, character in enumerate(text + "\0"):
+        if units == unit:
+            return index
+        units += 2 if ord(character) > 0xFFFF else 1
+    return None
 
-    def add(text, offsets, label):
+
+def label_studio_results(record: dict):
+    """(annotation number, value) of each labels result of the annotations of ``record`` not cancelled."""
+    annotations = record.get("annotations") if isinstance(record.get("annotations"), list) else []
+    for number, annotation in enumerate(annotations):
+        if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
+            continue
+        for item in annotation.get("result") if isinstance(annotation.get("result"), list) else []:
+            if isinstance(item, dict) and (item.get("type") == "labels" or item.get("from_name") == "label"):
+                if isinstance(item.get("value"), dict) and isinstance(item["value"].get("labels"), list):
+                    yield number, item["value"]
+
+
+def recorded_spans(format: str, export: list, utf16: bool = False, majority: bool = False):
+    """({text: [(start, end, label), ...]} of the spans the export records as
+    accepted, {text: those no token of which may be O}) (module docstring)."""
+    found, binding = {}, {}
+
+    def add(text, offsets, label, binds=True):
         if isinstance(text, str) and isinstance(label, str) and offsets is not None:
             found.setdefault(text, []).append((*offsets, label))
+            if binds:
+                binding.setdefault(text, []).append((*offsets, label))
 
     for record in export if isinstance(export, list) else []:
         if not isinstance(record, dict):
@@ -142,18 +215,20 @@ def accepted_spans(format: str, export: list):
                     add(record.get("text"), _offsets(record, span), span.get("label"))
         elif format == "label-studio":
             data = record.get("data") if isinstance(record.get("data"), dict) else {}
-            for annotation in record.get("annotations") if isinstance(record.get("annotations"), list) else []:
-                if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
-                    continue
-                for item in annotation.get("result") if isinstance(annotation.get("result"), list) else []:
-                    if not isinstance(item, dict) or (
-                        item.get("type") != "labels" and item.get("from_name") != "label"
-                    ):
-                        continue  # another control's result
-                    value = item.get("value")
-                    if isinstance(value, dict) and isinstance(value.get("labels"), list):
-                        for label in value["labels"]:
-                            add(data.get("text"), (value.get("start"), value.get("end")), label)
+            text = data.get("text")
+            annotations = record.get("annotations") if isinstance(record.get("annotations"), list) else []
+            voters = sum(isinstance(a, dict) and not a.get("was_cancelled") for a in annotations)
+            votes, places = {}, {}
+            for number, value in label_studio_results(record):
+                offsets = (value.get("start"), value.get("end"))
+                if utf16 and isinstance(text, str) and all(isinstance(o, int) for o in offsets):
+                    offsets = (from_utf16(text, offsets[0]), from_utf16(text, offsets[1]))
+                    offsets = None if None in offsets else offsets
+                for label in value["labels"]:
+                    votes.setdefault((offsets, label), set()).add(number)
+                    places[offsets, label] = offsets
+            for (offsets, label), numbers in votes.items():
+                add(text, places[offsets, label], label, not majority or 2 * len(numbers) >= voters)
         else:
             spans = record.get("entities", record.get("label"))
             for span in spans if isinstance(spans, list) else []:
@@ -161,7 +236,23 @@ def accepted_spans(format: str, export: list):
                     add(record.get("text"), (span[0], span[1]), span[2])
                 elif isinstance(span, dict):
                     add(record.get("text"), (span.get("start_offset"), span.get("end_offset")), span.get("label"))
-    return found
+    return found, binding
+
+
+def manual_texts(format: str, export: list):
+    """The texts an accepted manual task reviewed: where a token may be O (module docstring); None: any text."""
+    if format != "prodigy":
+        return None
+    texts = set()
+    for record in export if isinstance(export, list) else []:
+        if not isinstance(record, dict) or record.get("answer") != "accept":
+            continue
+        view = record.get("view_id") if record.get("_view_id") == "review" else record.get("_view_id")
+        spans = record.get("spans") if isinstance(record.get("spans"), list) else []
+        teach = any(isinstance(span, dict) and "answer" in span and "score" in span for span in spans)
+        if view in ("ner_manual", "spans_manual") or (view is None and not teach):
+            texts.add(record.get("text"))
+    return texts
 
 
 def stripped(text: str, start, end):
@@ -174,20 +265,40 @@ def stripped(text: str, start, end):
     return start, end
 
 
-def check_docs(docs, spans_by_text, where: str) -> None:
-    """Every entity a recorded accepted span of its text, no O token under one."""
+def check_docs(docs, recorded, where: str, reviewable=None) -> None:
+    """Every entity a recorded accepted span of its text, no O token under a
+    binding one, O tokens only in ``reviewable`` texts (None: any)."""
+    spans_by_text, binding = recorded
     for doc in docs:
-        recorded = [(stripped(doc.text, s, e), label) for s, e, label in spans_by_text.get(doc.text, [])]
+        accepted = [(stripped(doc.text, s, e), label) for s, e, label in spans_by_text.get(doc.text, [])]
         for ent in doc.ents:
-            assert ((ent.start_char, ent.end_char), ent.label_) in recorded, (where, doc.text, ent)
+            assert ((ent.start_char, ent.end_char), ent.label_) in accepted, (where, doc.text, ent)
         for token in doc:
-            if token.ent_iob_ == "O":
-                for offsets, label in recorded:
-                    if offsets is not None and offsets[0] < token.idx + len(token) and token.idx < offsets[1]:
-                        raise AssertionError((where, doc.text, token.i, offsets, label))
+            if token.ent_iob_ != "O":
+                continue
+            assert reviewable is None or doc.text in reviewable, (where, doc.text, "O never reviewed", token.i)
+            for s, e, label in binding.get(doc.text, []):
+                offsets = stripped(doc.text, s, e)
+                if offsets is not None and offsets[0] < token.idx + len(token) and token.idx < offsets[1]:
+                    raise AssertionError((where, doc.text, token.i, offsets, label))
 
 
-BASES = {"prodigy": prodigy_export, "label-studio": label_studio_export, "doccano": doccano_export}
+BASES = {  # case: (format, export, what the import is told)
+    "prodigy": ("prodigy", prodigy_export, ImportOptions()),
+    "label-studio": ("label-studio", label_studio_export, ImportOptions()),
+    "label-studio majority utf-16": (
+        "label-studio",
+        label_studio_majority_export,
+        ImportOptions(annotators="majority", offsets="utf-16"),
+    ),
+    "doccano": ("doccano", doccano_export, ImportOptions()),
+}
+
+
+def oracle(case: str, export: list):
+    format, _, options = BASES[case]
+    recorded = recorded_spans(format, export, options.offsets == "utf-16", options.annotators == "majority")
+    return recorded, manual_texts(format, export)
 
 
 def write(format: str, export: list, path) -> None:
@@ -197,30 +308,42 @@ def write(format: str, export: list, path) -> None:
         path.write_text("".join(json.dumps(record) + "\n" for record in export), encoding="utf8")
 
 
-@pytest.mark.parametrize("format, texts", [("prodigy", 3), ("label-studio", 2), ("doccano", 3)])
-def test_the_unmutated_exports_read(tmp_path, format, texts):
-    export = BASES[format]()
+@pytest.mark.parametrize(
+    "case, texts, with_entities",
+    [("prodigy", 5, 4), ("label-studio", 2, 2), ("label-studio majority utf-16", 3, 3), ("doccano", 3, 3)],
+)
+def test_the_unmutated_exports_read(tmp_path, case, texts, with_entities):
+    format, base, options = BASES[case]
+    export = base()
     path = tmp_path / "export"
     write(format, export, path)
-    docs = read_annotations(format, path, NLP)
-    assert len(docs) == texts and all(doc.ents for doc in docs)
-    check_docs(docs, accepted_spans(format, export), "unmutated")
+    docs = read_annotations(format, path, NLP, options=options)
+    assert len(docs) == texts and sum(bool(doc.ents) for doc in docs) == with_entities
+    recorded, reviewable = oracle(case, export)
+    check_docs(docs, recorded, "unmutated", reviewable)
+    by_text = {doc.text: " ".join(t.ent_iob_ or "-" for t in doc) for doc in docs}
+    if case == "prodigy":  # the teach line reviews no token; the manual task without spans all of its own
+        assert by_text[KATHERINE] == "B I - - - - - B -" and by_text[RAIN] == "O O O O O O O O"
+    if case == "label-studio majority utf-16":  # London tied; Bob and Paris at their UTF-16 offsets
+        assert by_text[ADA] == "B I O O O O - O" and by_text[EMOJI] == "O O B O O O B O"
 
 
-@pytest.mark.parametrize("format", list(BASES))
-def test_mutated_exports_give_a_clear_error_or_exactly_the_recorded_labels(tmp_path, format):
+@pytest.mark.parametrize("case", list(BASES))
+def test_mutated_exports_give_a_clear_error_or_exactly_the_recorded_labels(tmp_path, case):
+    format, base, options = BASES[case]
     rng = random.Random(45)
     outcomes = {"error": 0, "docs": 0}
     path = tmp_path / "export"
     for trial in range(300):
-        export = mutated(BASES[format](), rng)
+        export = mutated(base(), rng)
         write(format, export, path)
         try:
-            docs = read_annotations(format, path, NLP)
+            docs = read_annotations(format, path, NLP, options=options)
         except ValueError as error:
             assert str(error).strip(), trial
             outcomes["error"] += 1
             continue
-        check_docs(docs, accepted_spans(format, export), f"trial {trial}: {json.dumps(export)[:2000]}")
+        recorded, reviewable = oracle(case, export)
+        check_docs(docs, recorded, f"trial {trial}: {json.dumps(export)[:2000]}", reviewable)
         outcomes["docs"] += 1
     assert outcomes["error"] > 20 and outcomes["docs"] > 20, outcomes  # both kinds of outcome were exercised
