@@ -13,17 +13,21 @@ two tasks of one input with different texts or tokens.
 
 **Tokens.** A task's own tokens (Prodigy, ``rank`` records), else ``nlp``'s
 tokenizer (default ``spacy.blank(lang)``). Spans are placed as
-``annotation_alignment.py`` says (``--alignment-mode``); every span off token
-boundaries is listed in one error at the end, or skipped and counted with
-``--skip-misaligned`` (an accepted span skipped in a manual task leaves that
-task's region unreviewed: its tokens are not known to be outside an entity).
+``annotation_alignment.py`` says (``--alignment-mode``, ``--offsets``);
+every span off token boundaries is listed in one error at the end, with the
+fixes that work for it, or skipped and counted with ``--skip-misaligned``
+(an accepted span skipped in a manual task leaves that task's region
+unreviewed: its tokens are not known to be outside an entity). A span that
+is only whitespace is dropped and counted; its task's region stays reviewed.
 
 **Evidence.** An accepted manual task (Prodigy ner_manual / spans_manual,
 Label Studio, doccano) reviews its region (``region_chars``, ``region``, else
 the whole text): its accepted spans are its entities, every other token of
-the region is outside any. A binary task (Prodigy ner.teach) reviews no
-token: it accepts or rejects its span only. A rejected manual task rejects
-its spans and reviews nothing. A span's own answer overrides its task's.
+the region is outside any, except the tokens its ``undecided`` spans touch
+(annotators tied on them), which stay unreviewed. A binary task (Prodigy
+ner.teach) reviews no token: it accepts or rejects its spans only. A
+rejected manual task rejects its spans and reviews nothing. A span's own
+answer overrides its task's.
 
 Two modes:
 
