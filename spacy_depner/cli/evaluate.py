@@ -9,6 +9,7 @@ import typer
 
 from ..evaluation.corpus_scores import evaluate_docbin, evaluate_pipeline, nested_scores
 from ..evaluation.data_files import data_kind
+from ..readers.genia import read_genia
 from ..util.atomic_files import atomic_path
 from .arguments import (
     IOB2_HELP,
@@ -79,6 +80,7 @@ def evaluate(
             "(for the nested mentions of UD English-GUM use evaluate-nested)"
         )
     else:
+        read_genia(data)  # a file of plain text is refused here, as having no annotations
         raise ValueError(f"DATA {data} is GENIA JSON lines, nested mentions: score them with evaluate-nested")
     summary = {k: v for k, v in result.items() if k != "sentence_counts"}
     if output:

@@ -303,12 +303,12 @@ def evaluate_docbin(
     ``doc.ents`` of a DocBin file's first ``limit`` Docs (0: all), with the
     Docs' trees if they have them, or those of the parser pipeline at
     ``parser`` (its UAS/LAS reported when the Docs have trees)."""
-    from ..readers.docbins import read_docbin
+    from ..readers.docbins import read_reference_docbin
 
     nlp = load_pipeline(model)
     require_entity_writer(nlp, model)
     require_no_second_parser(nlp, model, parser)
-    references = read_docbin(nlp.vocab, path)
+    references = read_reference_docbin(nlp.vocab, path)
     references = references[:limit] if limit else references
     data_trees = bool(references) and all(doc.has_annotation("DEP") for doc in references)
     result: Dict = {"model": str(model), "data": str(path), "trees": trees_source(nlp, parser, data_trees)}

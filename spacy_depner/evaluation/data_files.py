@@ -69,7 +69,7 @@ def file_examples(
     group ``spans_key``)."""
     from spacy.training import Example
 
-    from ..readers.docbins import read_docbin
+    from ..readers.docbins import read_reference_docbin
     from ..readers.uner import corpus_examples, read_uner_corpus
 
     kind, key = data_kind(path, uner), spans_key or GOLD_KEY
@@ -80,7 +80,7 @@ def file_examples(
     elif kind == "uner":
         examples, key = corpus_examples(nlp.vocab, read_uner_corpus(path, uner), "given"), None
     else:
-        references = read_docbin(nlp.vocab, path)
+        references = read_reference_docbin(nlp.vocab, path)
         key = docbin_gold_key(references, path, spans_key)
         examples = [Example(input_doc(doc), doc) for doc in references]
     if parser is not None:

@@ -36,6 +36,18 @@ def read_docbin(vocab: Vocab, path) -> List[Doc]:
     return list(DocBin().from_disk(path).get_docs(vocab))
 
 
+def read_reference_docbin(vocab: Vocab, path) -> List[Doc]:
+    """``read_docbin``'s Docs as the gold standard of a score: a ValueError
+    when the file holds no Doc (nothing to score against)."""
+    docs = read_docbin(vocab, path)
+    if not docs:
+        raise ValueError(
+            f"{path}: the DocBin holds no Doc, so there is no gold annotation to score against: "
+            "check how it was written (convert prints the Docs it writes)"
+        )
+    return docs
+
+
 def conllu_iob2_docs(
     vocab: Vocab, conllu, iob2, labels: Sequence[str] = DEFAULT_LABELS, documents: bool = False
 ) -> List[Doc]:

@@ -64,6 +64,12 @@ def read_genia_records(path) -> List[Tuple[List[str], List[FlatMention], Optiona
     sentences = []
     sent_ids: Dict[str, Tuple[int, List[str]]] = {}
     for number, where, record in json_lines(path, "GENIA"):
+        if isinstance(record, dict) and "text" in record and "tokens" not in record and "entities" not in record:
+            raise ValueError(
+                f"{where}: a record of plain text (keys {sorted(record)}) has no annotations to score against: "
+                "give gold data (a DocBin with doc.ents, CoNLL-U with --iob2, or GENIA JSON lines with 'tokens' "
+                "and 'entities'); apply annotates plain text"
+            )
         if not isinstance(record, dict) or "tokens" not in record or "entities" not in record:
             raise ValueError(f"{where}: a line must be a JSON object with 'tokens' and 'entities'")
         words, entities = record["tokens"], record["entities"]

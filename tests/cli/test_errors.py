@@ -115,3 +115,22 @@ def test_a_bug_keeps_its_traceback():
 
     with pytest.raises(IndexError):
         run(broken, [])
+
+
+def test_data_with_nothing_to_score_against_names_the_cause(capsys, pipeline, tmp_path):
+    """An empty DocBin (evaluate, find-threshold, calibrate) and JSON lines
+    of plain text (evaluate, find-threshold) are one line saying there is
+    no gold annotation, not P/R/F 0, a missing --spans-key or GENIA."""
+    from spacy.tokens import DocBin
+
+    empty = tmp_path / "empty.spacy"
+    DocBin().to_disk(empty)
+    for command, *output in (["evaluate"], ["find-threshold"], ["calibrate", str(tmp_path / "calibrated")]):
+        line = error_line(capsys, command, str(pipeline), str(empty), *output)
+        assert "holds no Doc" in line and str(empty) in line and "--spans-key" not in line
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"text": "John lives in Paris."}\n{"text": "Acme hired Mary."}\n', encoding="utf8")
+    for command in ("evaluate", "find-threshold"):
+        line = error_line(capsys, command, str(pipeline), str(plain))
+        assert "no annotations" in line and "is GENIA" not in line and str(plain) in line
+    assert not (tmp_path / "calibrated").exists()
