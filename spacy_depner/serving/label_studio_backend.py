@@ -1,47 +1,55 @@
-"""A Label Studio ML backend serving an entity component: Label Studio's
+"""A Label Studio ML backend's model logic, with no HTTP in it: Label Studio's
 ML backend protocol (the routes of ``label_studio_ml/api.py`` in
-HumanSignal/label-studio-ml-backend, as Label Studio's
-``ml/api_connector.py`` calls them) over ``inference/``, on the standard
-library's ``http.server`` (one thread per request).
+HumanSignal/label-studio-ml-backend, as Label Studio's ``ml/api_connector.py``
+calls them) as methods taking and returning the JSON bodies, over
+``inference/``; ``wsgi`` serves it to any WSGI server, ``standard_server``
+on the standard library's.
 
-Routes (JSON bodies and answers):
-
-* ``GET /health`` (and ``GET /``): ``{"status": "UP", "model_version",
-  "training", "trainings", "last_error"}``.
-* ``POST /setup`` ``{"project", "schema", "hostname", "access_token"}``:
-  ``{"model_version"}``; keeps the labeling config (``schema``) and how to
-  reach Label Studio (for ``START_TRAINING``).
-* ``POST /predict`` ``{"tasks": [{"id", "data"}], "label_config", ...}``:
+* ``health()``: ``{"status": "UP", "model_version", "training", "trainings",
+  "last_error", "skipped", "projects": {PROJECT: its state}}``.
+* ``setup({"project", "schema"})``: ``{"model_version"}``; keeps the
+  project's labeling config. A ``hostname`` or ``access_token`` it holds is
+  ignored: Label Studio is reached at the address and with the key the
+  backend was started with (``label_studio_url``, ``label_studio_api_key``).
+* ``predict({"tasks": [{"id", "data"}], "project", "label_config"})``:
   ``{"results": [prediction per task], "model_version"}``; a prediction is
   ``{"result", "score", "model_version"}``: the predicted mentions as
   ``labels`` results each with its exact marginal probability as ``score``
   (only those inside the task's ``region_chars``, where it has one, and with a
-  label of the config), and the task's ``score`` the rank measure
-  (``pipeline.uncertainty``) of its text, which Label Studio sorts by.
-* ``POST /webhook`` ``{"action", ...}``: ``ANNOTATION_CREATED`` /
+  label of the config; never whitespace: ``review_tasks``), and the task's
+  ``score`` the rank measure (``pipeline.uncertainty``) of its text.
+* ``webhook({"action", "project", ...})``: ``ANNOTATION_CREATED`` /
   ``ANNOTATION_UPDATED`` (``annotation``, ``task``), ``ANNOTATIONS_CREATED``
-  (lists), ``ANNOTATIONS_DELETED`` (``annotations``) update the annotations
-  kept and start a training; ``START_TRAINING`` fetches the project's export
-  from Label Studio (with the ``/setup`` token, else the annotations kept)
-  and trains. Other actions are answered and ignored.
-* ``POST /train`` ``{"annotations": [exported tasks]}``: trains on those
-  tasks; ``{"job"}``.
-* ``GET /is_training``: ``{"is_training"}``.
+  (lists), ``ANNOTATIONS_DELETED`` (``annotations``) update the project's
+  annotations and start a training; ``START_TRAINING`` fetches the project's
+  export from Label Studio (else the annotations kept) and trains. Other
+  actions are answered and ignored.
+* ``train({"annotations": [exported tasks], "project"})``: trains the project
+  on those tasks; ``{"job"}``.
+* ``metrics()``: counts of predictions, trainings and failed trainings.
 
-Requests and training run on the ops (CPU or GPU) current when the
-backend was made. Training runs in one background thread (``retraining``: a fresh copy of
-PIPELINE trained on every annotation kept, the last annotation of each
-task as ``import-annotations`` reads it, reviewed regions annotated and
-the tokens outside them missing); events that come meanwhile start one
-more training when it ends. A finished training's model replaces the
-served one (``model_version`` ``spacy-depner-N``, N trainings done); a
-failed one keeps the served model and reports its error in ``/health``."""
+Each project (Label Studio's project id; ``default`` for requests naming
+none) has its own state under its own lock: labeling config, annotations,
+served model (PIPELINE until its first training), trainings, last error,
+and what its last training skipped. Requests and training run on the ops
+(CPU or GPU) current when the backend was made. Trainings run one at a time
+in a background thread (``retraining``: a fresh copy of PIPELINE trained on
+the project's annotations as ``import-annotations`` reads them); events that
+come meanwhile train once more when it ends. A finished training's model
+replaces the project's (``model_version`` ``spacy-depner-N``, N trainings
+done) and, with ``output``, is saved atomically to ``OUTPUT/PROJECT/``
+(``model-last`` and the ``annotations.json`` it trained on); a failed
+training (any error, its output's included) keeps the served model, is
+logged and reported in ``health()``, and the next event trains again."""
 
 import json
+import os
 import sys
 import threading
+import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -51,32 +59,65 @@ from ..inference.ranking import scored_batches
 from ..inference.review_tasks import doc_tasks
 from ..inference.tool_tasks import MODEL_VERSION, label_studio_result
 from ..pipeline.uncertainty import MEASURES, only_entity_pipe
+from ..readers.annotation_tasks import ImportOptions
+from ..readers.annotation_tools import ImportCounts
+from ..util.atomic_files import atomic_folder_contents
 from ..util.pipelines import load_pipeline
+from . import label_studio_payloads as payloads
 from .label_studio_config import LabelingConfig, labeling_config
 from .retraining import retrained_pipeline
 
-ANNOTATION_EVENTS = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_CREATED", "ANNOTATIONS_DELETED")
+ANNOTATION_EVENTS = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_CREATED")
 
 
-def listed(value) -> list:
-    """``value`` as a list (a webhook's ``many`` payloads are lists, the others one object)."""
-    return value if isinstance(value, list) else [value]
+@dataclass
+class ProjectState:
+    """One Label Studio project's config, annotations and model (module docstring)."""
+
+    config: LabelingConfig = field(default_factory=LabelingConfig)
+    tasks: Dict[Any, Dict[str, Any]] = field(default_factory=dict)  # task id -> task, its annotations
+    nlp: Any = None  # None: the backend's PIPELINE
+    trainings: int = 0
+    last_error: Optional[str] = None
+    skipped: Counter = field(default_factory=Counter)
+    left_out: Dict[str, str] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def model_version(self) -> str:
+        return f"{MODEL_VERSION}-{self.trainings}"
+
+    def summary(self) -> Dict[str, Any]:
+        return {
+            "model_version": self.model_version,
+            "trainings": self.trainings,
+            "last_error": self.last_error,
+            "annotated_tasks": sum(1 for task in self.tasks.values() if task.get("annotations")),
+            "skipped": dict(sorted(self.skipped.items())),
+            "left_out": dict(self.left_out),
+        }
 
 
-def task_text(task: Dict[str, Any], config: LabelingConfig) -> str:
-    """The text of a task under the config's data key; else a ValueError naming the task and its keys."""
-    data = task.get("data") if isinstance(task, dict) else None
-    if not isinstance(data, dict) or not isinstance(data.get(config.text_key), str):
-        keys = sorted(data) if isinstance(data, dict) else []
+def check_output(output: Optional[Path]) -> None:
+    """``--output`` usable (a folder, or a new one, made, in a folder that exists; writable), else a ValueError."""
+    if output is None:
+        return
+    output = Path(output)
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"--output {output} is a file: give a folder (trained pipelines are saved in it)")
+    if not output.exists() and not output.parent.is_dir():
         raise ValueError(
-            f"Task {task.get('id') if isinstance(task, dict) else task!r}: no text under data.{config.text_key} (data keys: {keys}); "
-            f'the labeling config\'s Text object must read it (value="${config.text_key}")'
+            f"--output {output}: its folder {output.parent} does not exist; make it (mkdir -p {output.parent}) "
+            "or choose another --output"
         )
-    return data[config.text_key]
+    folder = output if output.exists() else output.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--output {output}: {folder} is not writable; choose another --output")
+    output.mkdir(exist_ok=True)
 
 
 class LabelStudioBackend:
-    """The served model, the annotations received and the training thread (module docstring)."""
+    """The served models, the annotations received and the training thread (module docstring)."""
 
     def __init__(
         self,
@@ -86,58 +127,87 @@ class LabelStudioBackend:
         epochs: int = 10,
         batch_size: int = 64,
         output: Optional[Path] = None,
+        alignment_mode: str = "strict",
+        skip_misaligned: bool = True,
+        offsets: str = "characters",
+        label_studio_url: Optional[str] = None,
+        label_studio_api_key: Optional[str] = None,
     ):
         if measure not in MEASURES:
             raise ValueError(f"Unknown measure {measure!r}: use one of {', '.join(MEASURES)}")
         if epochs < 1:
             raise ValueError(f"epochs={epochs}: give at least 1")
+        check_output(output)
+        self.options = ImportOptions(alignment_mode=alignment_mode, skip_misaligned=skip_misaligned, offsets=offsets)
         self.pipeline, self.component, self.measure, self.epochs = pipeline, component, measure, epochs
         self.batch_size, self.output = batch_size, output
+        self.label_studio_url = (label_studio_url or "").rstrip("/") or None
+        self.label_studio_api_key = label_studio_api_key
         self.ops = get_current_ops()  # thinc's ops are per thread: the request and training threads set these
         self.nlp = load_pipeline(pipeline)
         self.pipe = only_entity_pipe(self.nlp, component)
-        self.trainings = 0
-        self.config = LabelingConfig()
-        self.label_studio: Dict[str, str] = {}
-        self.tasks: Dict[Any, Dict[str, Any]] = {}  # task id -> task, its annotations by id in "annotations"
-        self.lock = threading.Lock()  # the model and the annotations
+        self.projects: Dict[str, ProjectState] = {}
+        self.projects_lock = threading.Lock()
         self.predicting = threading.Lock()  # one prediction at a time: it selects the served pipeline's components
         self.wake = threading.Condition()
-        self.pending = self.running = False
-        self.last_error: Optional[str] = None
+        self.pending: List[str] = []  # projects waiting for a training, in order
+        self.running: Optional[str] = None
+        self.counts = Counter()
         threading.Thread(target=self.training_loop, name="spacy-depner-training", daemon=True).start()
 
-    @property
-    def model_version(self) -> str:
-        return f"{MODEL_VERSION}-{self.trainings}"
+    def project(self, key: Any) -> ProjectState:
+        """The state of project ``key`` (an id, or a request's ``project`` field), made on first use."""
+        key = payloads.project_key(key)
+        with self.projects_lock:
+            return self.projects.setdefault(key, ProjectState())
 
     def health(self) -> Dict[str, Any]:
+        with self.projects_lock:
+            projects = {key: state.summary() for key, state in self.projects.items()}
+        errors = [(key, p["last_error"]) for key, p in projects.items() if p["last_error"]]
         return {
             "status": "UP",
             "model_class": "spacy-depner",
-            "model_version": self.model_version,
-            "training": self.running or self.pending,
-            "trainings": self.trainings,
-            "last_error": self.last_error,
+            "model_version": f"{MODEL_VERSION}-{sum(p['trainings'] for p in projects.values())}",
+            "training": self.running is not None or bool(self.pending),
+            "trainings": sum(p["trainings"] for p in projects.values()),
+            "last_error": f"project {errors[-1][0]}: {errors[-1][1]}" if errors else None,
+            "skipped": dict(sum((Counter(p["skipped"]) for p in projects.values()), Counter())),
+            "projects": projects,
+        }
+
+    def metrics(self) -> Dict[str, Any]:
+        with self.projects_lock:
+            projects = list(self.projects.values())
+        return {
+            "predictions": self.counts["predictions"],
+            "trainings": sum(p.trainings for p in projects),
+            "failed_trainings": self.counts["failed_trainings"],
+            "training_seconds": round(self.counts["training_seconds"], 3),
+            "projects": len(projects),
         }
 
     def setup(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        if request.get("schema"):
-            self.config = labeling_config(request["schema"])
-        if request.get("hostname") and request.get("access_token"):
-            self.label_studio = {"hostname": request["hostname"], "access_token": request["access_token"]}
-        return {"model_version": self.model_version}
+        project = self.project(request.get("project"))
+        schema = payloads.optional_text(request, "schema")
+        if schema:
+            config = labeling_config(schema)
+            with project.lock:
+                project.config = config
+        return {"model_version": project.model_version}
 
     def predict(self, request: Dict[str, Any]) -> Dict[str, Any]:
         tasks = request.get("tasks")
         if not isinstance(tasks, list):
             raise ValueError('POST /predict needs "tasks": a list of Label Studio tasks')
-        if request.get("label_config"):
-            self.config = labeling_config(request["label_config"])
-        config = self.config
-        texts = [task_text(task, config) for task in tasks]
-        with self.lock:
-            nlp, pipe, version = self.nlp, self.pipe, self.model_version
+        project = self.project(request.get("project"))
+        label_config = payloads.optional_text(request, "label_config")
+        with project.lock:
+            if label_config:
+                project.config = labeling_config(label_config)
+            config, nlp, version = project.config, project.nlp or self.nlp, project.model_version
+        pipe = only_entity_pipe(nlp, self.component)
+        texts = [payloads.task_text(task, config) for task in tasks]
         results = []
         records = ((text, index) for index, text in enumerate(texts))
         with self.predicting:
@@ -147,6 +217,7 @@ class LabelStudioBackend:
                     shown = self.shown_spans(record["spans"], tasks[index], config)
                     result = label_studio_result(shown, config.from_name, config.to_name)
                     results.append({"result": result, "score": record["score"], "model_version": version})
+        self.counts["predictions"] += len(results)
         return {"results": results, "model_version": version}
 
     @staticmethod
@@ -164,65 +235,60 @@ class LabelStudioBackend:
 
     def webhook(self, request: Dict[str, Any]) -> Dict[str, Any]:
         action = request.get("action")
+        key = payloads.project_key(request.get("project"))
+        project = self.project(key)
         if action == "START_TRAINING":
-            exported = self.project_export(request.get("project"))
+            exported = self.project_export(key)
             if exported is not None:
-                self.replace_tasks(exported)
+                self.replace_tasks(project, payloads.exported_tasks(exported, "the project's export"))
+        elif action == "ANNOTATIONS_DELETED":
+            gone = payloads.deleted_annotations(request)
+            with project.lock:
+                for task in project.tasks.values():
+                    task["annotations"] = [a for a in task["annotations"] if a.get("id") not in gone]
         elif action in ANNOTATION_EVENTS:
-            self.keep_annotations(action, request)
+            received = payloads.annotation_event(action, request)
+            with project.lock:
+                for task in received:
+                    kept = project.tasks.setdefault(task["id"], {"id": task["id"], "annotations": []})
+                    kept["data"] = task["data"]
+                    ids = {annotation.get("id") for annotation in task["annotations"]}
+                    kept["annotations"] = [a for a in kept["annotations"] if a.get("id") not in ids]
+                    kept["annotations"] += task["annotations"]
         else:
             return {"status": "ignored", "action": action}
-        self.start_training()
-        return {"status": "training scheduled", "action": action, "model_version": self.model_version}
+        self.start_training(key)
+        return {"status": "training scheduled", "action": action, "model_version": project.model_version}
 
     def train(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        annotated = request.get("annotations")
-        if not isinstance(annotated, list) or not annotated:
-            raise ValueError('POST /train needs "annotations": a non-empty list of exported tasks with annotations')
-        self.replace_tasks(annotated)
-        self.start_training()
-        return {"job": str(self.trainings + 1)}
+        key = payloads.project_key(request.get("project"))
+        project = self.project(key)
+        self.replace_tasks(project, payloads.exported_tasks(request.get("annotations")))
+        self.start_training(key)
+        return {"job": str(project.trainings + 1)}
 
-    def keep_annotations(self, action: str, request: Dict[str, Any]) -> None:
-        """Update the annotations kept from an annotation event's payload."""
-        with self.lock:
-            if action == "ANNOTATIONS_DELETED":
-                gone = {annotation.get("id") for annotation in listed(request.get("annotations", []))}
-                for task in self.tasks.values():
-                    task["annotations"] = [a for a in task["annotations"] if a.get("id") not in gone]
-                return
-            tasks = {task.get("id"): task for task in listed(request.get("task", []))}
-            for annotation in listed(request.get("annotation", [])):
-                task_id = annotation.get("task")
-                task = tasks.get(task_id if not isinstance(task_id, dict) else task_id.get("id"))
-                if task is None:
-                    raise ValueError(f"{action}: annotation {annotation.get('id')} comes without its task")
-                kept = self.tasks.setdefault(task["id"], {"id": task["id"], "annotations": []})
-                kept["data"] = task.get("data", {})
-                others = [a for a in kept["annotations"] if a.get("id") != annotation.get("id")]
-                kept["annotations"] = others + [annotation]
+    @staticmethod
+    def replace_tasks(project: ProjectState, exported: List[Dict[str, Any]]) -> None:
+        with project.lock:
+            project.tasks = {task.get("id", index): dict(task) for index, task in enumerate(exported)}
 
-    def replace_tasks(self, exported: List[Dict[str, Any]]) -> None:
-        with self.lock:
-            self.tasks = {task.get("id", index): dict(task) for index, task in enumerate(exported)}
-
-    def project_export(self, project) -> Optional[List[Dict[str, Any]]]:
-        """The project's JSON export from Label Studio (``/setup``'s hostname and token), or None."""
-        project_id = project.get("id") if isinstance(project, dict) else str(project or "").split(".")[0]
-        if not project_id or not self.label_studio:
+    def project_export(self, key: str) -> Optional[List[Dict[str, Any]]]:
+        """Project ``key``'s JSON export from the Label Studio the backend was started with, or None."""
+        if key == payloads.DEFAULT_PROJECT or not (self.label_studio_url and self.label_studio_api_key):
             return None
-        url = f"{self.label_studio['hostname'].rstrip('/')}/api/projects/{project_id}/export?exportType=JSON"
-        request = urllib.request.Request(url, headers={"Authorization": f"Token {self.label_studio['access_token']}"})
+        url = f"{self.label_studio_url}/api/projects/{key}/export?exportType=JSON"
+        request = urllib.request.Request(url, headers={"Authorization": f"Token {self.label_studio_api_key}"})
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
                 return json.loads(answer.read().decode("utf8"))
         except (OSError, ValueError) as error:
-            log(f"the export of project {project_id} could not be read ({error}): training on the annotations received")
+            log(f"the export of project {key} could not be read ({error}): training on the annotations received")
             return None
 
-    def start_training(self) -> None:
+    def start_training(self, key: str) -> None:
         with self.wake:
-            self.pending = True
+            if key not in self.pending:
+                self.pending.append(key)
             self.wake.notify()
 
     def training_loop(self) -> None:
@@ -231,116 +297,69 @@ class LabelStudioBackend:
             with self.wake:
                 while not self.pending:
                     self.wake.wait()
-                self.pending, self.running = False, True
+                self.running = self.pending.pop(0)
             try:
-                self.train_once()
+                self.train_once(self.running)
+            except BaseException as error:  # never the end of the thread: the next event trains again
+                self.project(self.running).last_error = f"{type(error).__name__}: {error}"
+                log(f"training project {self.running} failed: {type(error).__name__}: {error}")
             finally:
                 with self.wake:
-                    self.running = False
+                    self.running = None
                     self.wake.notify_all()
 
-    def train_once(self) -> None:
-        """One training on the annotations kept; the model replaced when it succeeds."""
-        with self.lock:
-            tasks = [dict(task) for task in self.tasks.values() if task.get("annotations")]
+    def train_once(self, key: str) -> None:
+        """One training on project ``key``'s annotations; its model replaced (and saved) when it succeeds."""
+        project = self.project(key)
+        with project.lock:
+            tasks = [dict(task) for task in project.tasks.values() if task.get("annotations")]
+            text_key = project.config.text_key
         if not tasks:
             return
+        started, counts, left_out = time.perf_counter(), ImportCounts(), {}
         try:
             nlp, losses = retrained_pipeline(
-                self.pipeline, self.component, tasks, self.config.text_key, epochs=self.epochs
+                self.pipeline,
+                self.component,
+                tasks,
+                text_key,
+                epochs=self.epochs,
+                options=self.options,
+                counts=counts,
+                left_out=left_out,
             )
+            if self.output is not None:
+                self.save(key, nlp, tasks)
         except Exception as error:  # a training that fails keeps the served model and says why
-            self.last_error = f"{type(error).__name__}: {error}"
-            log(f"training on {len(tasks)} annotated tasks failed: {self.last_error}")
+            with project.lock:
+                project.last_error = f"{type(error).__name__}: {error}"
+                project.skipped, project.left_out = counts.skipped, left_out
+            self.counts["failed_trainings"] += 1
+            log(f"training project {key} on {len(tasks)} annotated tasks failed: {project.last_error}")
             return
-        with self.lock:
-            self.nlp, self.pipe = nlp, only_entity_pipe(nlp, self.component)
-            self.trainings += 1
-            self.last_error = None
-        if self.output is not None:
-            nlp.to_disk(Path(self.output) / "model-last")
-            (Path(self.output) / "annotations.json").write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf8")
-        log(f"trained on {len(tasks)} annotated tasks (losses {losses}): serving {self.model_version}")
+        with project.lock:
+            project.nlp, project.trainings, project.last_error = nlp, project.trainings + 1, None
+            project.skipped, project.left_out = counts.skipped, left_out
+        self.counts["training_seconds"] += time.perf_counter() - started
+        skipped = f", skipped {dict(counts.skipped)}" if counts.skipped else ""
+        log(
+            f"project {key}: trained on {len(tasks)} annotated tasks (losses {losses}{skipped}): {project.model_version}"
+        )
+
+    def save(self, key: str, nlp, tasks: List[Dict[str, Any]]) -> None:
+        """``OUTPUT/KEY/model-last`` and ``annotations.json``, each replaced whole or not at all."""
+        try:
+            with atomic_folder_contents(Path(self.output) / key) as folder:
+                nlp.to_disk(folder / "model-last")
+                (folder / "annotations.json").write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf8")
+        except OSError as error:
+            raise OSError(f"the trained pipeline could not be saved in {self.output}/{key} ({error})") from None
 
     def wait_for_training(self, timeout: float = 300.0) -> bool:
         """Wait until no training runs or waits (for tests and scripts); False on timeout."""
         with self.wake:
-            return self.wake.wait_for(lambda: not (self.pending or self.running), timeout)
+            return self.wake.wait_for(lambda: not (self.pending or self.running is not None), timeout)
 
 
 def log(message: str) -> None:
     print(f"serve: {message}", file=sys.stderr, flush=True)
-
-
-ROUTES = {
-    ("GET", "/"): lambda backend, body: backend.health(),
-    ("GET", "/health"): lambda backend, body: backend.health(),
-    ("GET", "/is_training"): lambda backend, body: {"is_training": backend.health()["training"]},
-    ("POST", "/setup"): LabelStudioBackend.setup,
-    ("POST", "/predict"): LabelStudioBackend.predict,
-    ("POST", "/webhook"): LabelStudioBackend.webhook,
-    ("POST", "/train"): LabelStudioBackend.train,
-}
-CREATED = ("/webhook", "/train")  # answered 201, as label-studio-ml's routes answer them
-
-
-class BackendHandler(BaseHTTPRequestHandler):
-    """JSON in and out for ``ROUTES``; bad input is a 400 with ``{"error"}``, an unknown route a 404."""
-
-    backend: LabelStudioBackend
-    quiet = False
-
-    def do_GET(self) -> None:
-        self.answer("GET")
-
-    def do_POST(self) -> None:
-        self.answer("POST")
-
-    def answer(self, method: str) -> None:
-        path = self.path.split("?", 1)[0].rstrip("/") or "/"
-        route = ROUTES.get((method, path))
-        if route is None:
-            return self.send_json(404, {"error": f"No route {method} {path}: see {', '.join(p for _, p in ROUTES)}"})
-        set_current_ops(self.backend.ops)
-        try:
-            body = self.read_json() if method == "POST" else {}
-            answer = route(self.backend, body)
-        except ValueError as error:
-            return self.send_json(400, {"error": str(error)})
-        except Exception as error:  # a bug: the answer says what, the server keeps serving
-            log(f"{method} {path} failed: {type(error).__name__}: {error}")
-            return self.send_json(500, {"error": f"{type(error).__name__}: {error}"})
-        self.send_json(201 if path in CREATED else 200, answer)
-
-    def read_json(self) -> Dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        try:
-            body = json.loads(self.rfile.read(length).decode("utf8") or "{}")
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"The request body is not JSON ({error})") from None
-        if not isinstance(body, dict):
-            raise ValueError("The request body must be a JSON object")
-        return body
-
-    def send_json(self, status: int, body: Any) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args) -> None:
-        if not self.quiet:
-            log(format % args)
-
-
-def backend_server(backend: LabelStudioBackend, host: str = "127.0.0.1", port: int = 9090, quiet: bool = False):
-    """A ``ThreadingHTTPServer`` answering Label Studio for ``backend`` (``serve_forever`` runs it)."""
-    handler = type("Handler", (BackendHandler,), {"backend": backend, "quiet": quiet})
-    try:
-        server = ThreadingHTTPServer((host, port), handler)
-    except OSError as error:
-        raise ValueError(f"Cannot listen on {host}:{port} ({error.strerror or error}): choose another --port or --host")
-    server.daemon_threads = True
-    return server

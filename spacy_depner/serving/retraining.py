@@ -4,13 +4,21 @@ received: the annotated tasks (a Label Studio JSON export: ``[{"id", "data",
 ``import-annotations label-studio`` reads an export
 (``readers.annotation_tools.read_annotations``: a task's ``region_chars``
 or ``region`` in ``data`` is the reviewed stretch, every token outside it
-missing), and the component of a fresh copy of the pipeline trains on them
-(the components before it frozen: they only annotate its input, e.g. the
-parser whose trees it reads; a listening tok2vec is read as it is)."""
+missing, spans placed as the ``ImportOptions`` say: ``alignment_mode``,
+``skip_misaligned``), and the component of a fresh copy of the pipeline
+trains on them (the components before it frozen: they only annotate its
+input, e.g. the parser whose trees it reads; a listening tok2vec is read as
+it is).
+
+What cannot be used is skipped and counted, never fatal for the rest: the
+importer's own skips (``ImportCounts.skipped``), and a task whose reading
+is an error (overlapping spans in flat mode, a span whose text is not at its
+offsets) is left out (``LEFT_OUT``, its error kept by task id)."""
 
 import json
 import random
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -20,7 +28,8 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import only_entity_pipe
-from ..readers.annotation_tools import read_annotations
+from ..readers.annotation_tasks import ImportOptions
+from ..readers.annotation_tools import ImportCounts, read_annotations
 from ..util.pipelines import load_pipeline
 
 
@@ -39,21 +48,50 @@ def import_settings(pipe) -> Dict[str, str]:
     }
 
 
-def annotated_docs(tasks: List[Dict[str, Any]], nlp: Language, component: Optional[str], text_key: str) -> List[Doc]:
-    """The training Docs of Label Studio ``tasks`` (export format), tokenised
-    by ``nlp``, the text taken from ``data[text_key]``, as ``import-annotations``
-    reads an export."""
-    pipe = only_entity_pipe(nlp, component)
-    exported = []
-    for task in tasks:
-        data = dict(task.get("data") or {})
-        if text_key != "text" and text_key in data:
-            data["text"] = data[text_key]
-        exported.append({**task, "data": data})
+LEFT_OUT = "task left out: its annotation cannot be read"
+
+
+def read_tasks(tasks: List[Dict[str, Any]], nlp: Language, pipe, options: ImportOptions, counts: ImportCounts):
     with tempfile.TemporaryDirectory(prefix="spacy-depner-annotations-") as folder:
         path = Path(folder) / "export.json"
-        path.write_text(json.dumps(exported, ensure_ascii=False), encoding="utf8")
-        return read_annotations("label-studio", path, nlp, **import_settings(pipe))
+        path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf8")
+        return read_annotations("label-studio", path, nlp, counts=counts, options=options, **import_settings(pipe))
+
+
+def annotated_docs(
+    tasks: List[Dict[str, Any]],
+    nlp: Language,
+    component: Optional[str],
+    text_key: str = "text",
+    options: Optional[ImportOptions] = None,
+    counts: Optional[ImportCounts] = None,
+    left_out: Optional[Dict[str, str]] = None,
+) -> List[Doc]:
+    """The training Docs of Label Studio ``tasks`` (export format), tokenised
+    by ``nlp``, the text taken from ``data[text_key]``, as ``import-annotations``
+    reads an export with ``options`` (its ``text_key`` replaced). Where the
+    whole cannot be read, each task is read alone and those that cannot be
+    are left out: counted in ``counts.skipped`` (``LEFT_OUT``), their error
+    in ``left_out`` by task id."""
+    pipe = only_entity_pipe(nlp, component)
+    options = replace(options or ImportOptions(), text_key=text_key)
+    counts = ImportCounts() if counts is None else counts
+    left_out = {} if left_out is None else left_out
+    try:
+        found = ImportCounts()
+        docs = read_tasks(tasks, nlp, pipe, options, found)
+    except ValueError:
+        docs = []
+        for task in tasks:
+            try:
+                docs += read_tasks([task], nlp, pipe, options, counts)
+            except ValueError as error:
+                counts.skipped[LEFT_OUT] += 1
+                left_out[str(task.get("id"))] = str(error)
+        return docs
+    for name, value in found.__dict__.items():
+        setattr(counts, name, getattr(counts, name) + value)
+    return docs
 
 
 def training_examples(nlp: Language, pipe_name: str, docs: List[Doc]) -> List[Example]:
@@ -106,17 +144,26 @@ def retrained_pipeline(
     epochs: int = 10,
     batch_size: int = 8,
     seed: int = 0,
+    options: Optional[ImportOptions] = None,
+    counts: Optional[ImportCounts] = None,
+    left_out: Optional[Dict[str, str]] = None,
 ) -> Tuple[Language, Dict[str, float]]:
     """A fresh copy of ``pipeline`` whose entity component ``component``
     trained ``epochs`` passes (batches of ``batch_size``, shuffled with
-    ``seed``) on the annotated Label Studio ``tasks``; with the last pass's
-    losses. No annotated Doc is a ValueError."""
+    ``seed``) on the annotated Label Studio ``tasks`` read as
+    ``annotated_docs`` reads them (``options``, ``counts``, ``left_out``);
+    with the last pass's losses. No annotated Doc is a ValueError."""
     nlp = load_pipeline(pipeline)
     pipe = only_entity_pipe(nlp, component)
     check_regions(tasks, pipe)
-    docs = [doc for doc in annotated_docs(tasks, nlp, component, text_key) if len(doc)]
+    counts = ImportCounts() if counts is None else counts
+    docs = [doc for doc in annotated_docs(tasks, nlp, component, text_key, options, counts, left_out) if len(doc)]
     if not docs:
-        raise ValueError("No annotation to train on: every task received was skipped, cancelled or empty")
+        raise ValueError(
+            "No annotation to train on: every task received was skipped, cancelled or empty "
+            f"(skipped: {dict(counts.skipped) or 'none'})"
+            + "".join(f"; task {task}: {error}" for task, error in list((left_out or {}).items())[:3])
+        )
     check_labels(docs, pipe)
     examples = training_examples(nlp, pipe.name, docs)
     optimizer = nlp.resume_training()

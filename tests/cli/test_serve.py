@@ -4,7 +4,8 @@ rank measure, spans kept to a task's region), /webhook and /train (training
 in the background on the annotations as ``import-annotations`` reads them,
 the model swapped in when it ends), and clear 400s for bad requests. The
 live loop through a real Label Studio server is in
-``tests/readers/test_label_studio_server.py``."""
+``tests/cli/test_serve_label_studio.py``; the network and the trainings'
+robustness in ``test_serve_network.py`` and ``test_serve_training.py``."""
 
 import json
 import threading
@@ -18,9 +19,11 @@ from thinc.api import NumpyOps, get_current_ops, set_current_ops
 
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
 from spacy_depner.serving import label_studio_backend
-from spacy_depner.serving.label_studio_backend import LabelStudioBackend, backend_server
+from spacy_depner.serving.label_studio_backend import LabelStudioBackend
 from spacy_depner.serving.label_studio_config import labeling_config
 from spacy_depner.serving.retraining import annotated_docs, check_regions
+from spacy_depner.serving.standard_server import backend_server
+from spacy_depner.serving.wsgi import WSGIApplication
 
 CONFIG = (
     '<View><Labels name="ner" toName="doc"><Label value="PER"/><Label value="LOC"/><Label value="MISC"/></Labels>'
@@ -32,7 +35,7 @@ TEXTS = ["Mary lives in Paris", "John Smith visited New York"]
 @pytest.fixture
 def served(pipeline):
     backend = LabelStudioBackend(str(pipeline), epochs=10)
-    server = backend_server(backend, "127.0.0.1", 0, quiet=True)
+    server = backend_server(WSGIApplication(backend), "127.0.0.1", 0, quiet=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield backend, f"http://127.0.0.1:{server.server_port}"
@@ -161,6 +164,7 @@ def test_an_annotation_retrains_the_model_and_changes_its_next_predictions(serve
     assert backend.wait_for_training(300)
     health = call(url, "/health")[1]
     assert health["model_version"] == "spacy-depner-1" and health["last_error"] is None
+    assert health["projects"]["default"]["model_version"] == "spacy-depner-1"
     after = predicted(url, TEXTS[0])
     assert after["model_version"] == "spacy-depner-1"
     assert [(r["value"]["text"], r["value"]["labels"]) for r in after["results"][0]["result"]] == [("Mary", ["LOC"])]
@@ -169,27 +173,29 @@ def test_an_annotation_retrains_the_model_and_changes_its_next_predictions(serve
 def test_a_failed_training_keeps_the_model_and_says_why(served):
     backend, url = served
     call(url, "/setup", {"project": "3.1700000000", "schema": CONFIG})
-    call(url, "/webhook", annotation_event(1, TEXTS[0], ("Mary", "ORG")))
+    call(url, "/webhook", {**annotation_event(1, TEXTS[0], ("Mary", "ORG")), "project": {"id": 3}})
     assert backend.wait_for_training(300)
     health = call(url, "/health")[1]
     assert health["model_version"] == "spacy-depner-0" and "ORG" in health["last_error"]
+    assert "ORG" in health["projects"]["3"]["last_error"] and health["training"] is False
     assert predicted(url, TEXTS[0])["model_version"] == "spacy-depner-0"
 
 
 def test_events_update_the_annotations_kept(served):
     backend, url = served
-    backend.start_training = lambda: None  # keep what is received, train nothing
+    backend.start_training = lambda key: None  # keep what is received, train nothing
     call(url, "/setup", {"project": "3.1700000000", "schema": CONFIG})
     call(url, "/webhook", annotation_event(1, TEXTS[0], ("Mary", "PER")))
     call(url, "/webhook", {**annotation_event(1, TEXTS[0], ("Paris", "LOC")), "action": "ANNOTATION_UPDATED"})
     call(url, "/webhook", annotation_event(2, TEXTS[1], ("New York", "LOC"), annotation_id=7))
-    assert [len(task["annotations"]) for task in backend.tasks.values()] == [1, 1]  # updated, not added
-    assert backend.tasks[1]["annotations"][0]["result"][0]["value"]["text"] == "Paris"
+    kept = backend.project(None).tasks
+    assert [len(task["annotations"]) for task in kept.values()] == [1, 1]  # updated, not added
+    assert kept[1]["annotations"][0]["result"][0]["value"]["text"] == "Paris"
     call(url, "/webhook", {"action": "ANNOTATIONS_DELETED", "annotations": [{"id": 7}]})
-    assert backend.tasks[2]["annotations"] == []
+    assert kept[2]["annotations"] == []
     assert call(url, "/webhook", {"action": "PROJECT_UPDATED"})[1]["status"] == "ignored"
     status, answer = call(url, "/train", {"annotations": [{"id": 9, "data": {"body": "x"}, "annotations": []}]})
-    assert status == 201 and "job" in answer and list(backend.tasks) == [9]
+    assert status == 201 and "job" in answer and list(backend.project(None).tasks) == [9]
 
 
 def test_annotated_tasks_read_as_import_annotations_reads_an_export(pipeline):
@@ -213,7 +219,7 @@ def test_annotated_tasks_read_as_import_annotations_reads_an_export(pipeline):
 def test_a_port_in_use_is_a_clear_error(served):
     backend, url = served
     with pytest.raises(ValueError, match="choose another --port"):
-        backend_server(backend, "127.0.0.1", int(url.rsplit(":", 1)[1]))
+        backend_server(WSGIApplication(backend), "127.0.0.1", int(url.rsplit(":", 1)[1]))
 
 
 def test_region_tasks_need_a_component_that_leaves_the_rest_missing():
@@ -244,14 +250,15 @@ def test_requests_and_training_run_on_the_ops_the_backend_was_made_with(pipeline
         backend = LabelStudioBackend(str(pipeline))
     finally:
         set_current_ops(NumpyOps())
-    server = backend_server(backend, "127.0.0.1", 0, quiet=True)
+    server = backend_server(WSGIApplication(backend), "127.0.0.1", 0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         call(f"http://127.0.0.1:{server.server_port}", "/health")
-        backend.tasks = {1: {"id": 1, "data": {"text": TEXTS[0]}, "annotations": [{"id": 1, "result": []}]}}
-        backend.start_training()
+        project = backend.project(None)
+        project.tasks = {1: {"id": 1, "data": {"text": TEXTS[0]}, "annotations": [{"id": 1, "result": []}]}}
+        backend.start_training("default")
         assert backend.wait_for_training(60)
     finally:
         server.shutdown()
         server.server_close()
-    assert seen == ["chosen", "chosen"] and "stopped after looking" in backend.last_error
+    assert seen == ["chosen", "chosen"] and "stopped after looking" in project.last_error
