@@ -6,12 +6,17 @@ annotation is submitted, Label Studio's webhook makes the backend retrain,
 and the next predictions Label Studio gets come from the new model and
 follow the annotation; Label Studio's "Start training" trains it again."""
 
+import threading
 import time
 import urllib.request
 
 import pytest
-from label_studio_server import labels, server  # noqa: F401 (the fixture)
-from test_serve import CONFIG, TEXTS, served  # noqa: F401 (the fixture)
+from label_studio_server import TOKEN, labels, server  # noqa: F401 (the fixture)
+from test_serve import CONFIG, TEXTS
+
+from spacy_depner.serving.label_studio_backend import LabelStudioBackend
+from spacy_depner.serving.standard_server import backend_server
+from spacy_depner.serving.wsgi import WSGIApplication
 
 pytestmark = pytest.mark.slow
 
@@ -43,10 +48,22 @@ def spans(prediction):
     return [(r["value"]["text"], r["value"]["labels"][0], r["score"]) for r in prediction["result"]]
 
 
-def test_label_studio_gets_scored_predictions_and_its_annotations_retrain_the_model(server, served):
+@pytest.fixture
+def served(pipeline, server):  # noqa: F811
+    """The backend reaches Label Studio at the address and with the key it was started with."""
+    backend = LabelStudioBackend(str(pipeline), epochs=10, label_studio_url=server.url, label_studio_api_key=TOKEN)
+    http = backend_server(WSGIApplication(backend), "127.0.0.1", 0, quiet=True)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    yield backend, f"http://127.0.0.1:{http.server_port}"
+    http.shutdown()
+    http.server_close()
+
+
+def test_label_studio_gets_scored_predictions_and_its_annotations_retrain_the_model(server, served):  # noqa: F811
     """The labeling config names its control ``ner`` on the object ``doc``, the text under ``$body``."""
     backend, url = served
     project = server.call("POST", "/api/projects", {"title": "spacy-depner backend", "label_config": CONFIG})
+    state = backend.project(project["id"])
     server.call("POST", f"/api/projects/{project['id']}/import", [{"body": text} for text in TEXTS])
     listed = server.call("GET", f"/api/tasks?project={project['id']}")
     task_ids = {task["data"]["body"]: task["id"] for task in (listed["tasks"] if isinstance(listed, dict) else listed)}
@@ -69,8 +86,8 @@ def test_label_studio_gets_scored_predictions_and_its_annotations_retrain_the_mo
         f"/api/tasks/{mary}/annotations",
         {"result": labels(TEXTS[0], ("Mary", "LOC"), from_name="ner", to_name="doc")},
     )
-    wait_for(lambda: backend.trainings >= 1 and not backend.health()["training"], "the backend's training")
-    assert backend.last_error is None
+    wait_for(lambda: state.trainings >= 1 and not backend.health()["training"], "the backend's training")
+    assert state.last_error is None
     with urllib.request.urlopen(url + "/health", timeout=10) as answer:
         assert b'"spacy-depner-1"' in answer.read()
 
@@ -82,7 +99,7 @@ def test_label_studio_gets_scored_predictions_and_its_annotations_retrain_the_mo
 
     # Label Studio's "Start training" (Settings > Model) trains once more on the project's annotations
     server.call("POST", f"/api/ml/{connected['id']}/train", {})
-    wait_for(lambda: backend.trainings >= 2 and not backend.health()["training"], "the second training")
-    assert backend.last_error is None and backend.model_version == "spacy-depner-2"
+    wait_for(lambda: state.trainings >= 2 and not backend.health()["training"], "the second training")
+    assert state.last_error is None and state.model_version == "spacy-depner-2"
     # it sent START_TRAINING, and the backend read the project's export (more than a webhook's task gives)
-    assert set(backend.tasks[mary]) > {"id", "data", "annotations"}, backend.tasks[mary]
+    assert set(state.tasks[mary]) > {"id", "data", "annotations"}, state.tasks[mary]

@@ -9,6 +9,7 @@ import ast
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -255,6 +256,7 @@ def test_the_wsgi_factory_reads_its_settings_from_the_environment(pipeline, monk
         wsgi.application()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("gunicorn") is None, reason="gunicorn is not installed (the test extra has it)")
 def test_gunicorn_runs_the_application_with_basic_auth(pipeline, tmp_path):
     with socket.socket() as probe:
@@ -281,3 +283,15 @@ def test_gunicorn_runs_the_application_with_basic_auth(pipeline, tmp_path):
     finally:
         process.terminate()
         process.wait(30)
+
+
+def test_the_guide_shows_both_servers_a_dockerfile_and_the_settings_the_factory_reads():
+    guide = (Path(__file__).parents[2] / "docs" / "guides" / "active_learning.md").read_text(encoding="utf8")
+    assert "python -m spacy_depner serve " in guide and "```dockerfile\nFROM " in guide
+    assert (
+        guide.count("'spacy_depner.serving.wsgi:application()'") == 1
+        and '"spacy_depner.serving.wsgi:application()"' in guide
+    )
+    named = set(re.findall(r"SPACY_DEPNER_[A-Z_]+", guide)) | {"BASIC_AUTH_USER", "BASIC_AUTH_PASS"}
+    read = {variable for variable, _ in wsgi.SETTINGS.values()} | {"SPACY_DEPNER_MAX_BODY_MB"}
+    assert named - {"BASIC_AUTH_USER", "BASIC_AUTH_PASS"} == read - {"LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"}
