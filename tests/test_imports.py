@@ -91,6 +91,7 @@ def test_every_module_imports_on_its_own():
                 "package",
                 "first-stage-folds",
                 "import-annotations",
+                "compile",
             },
         ),
         (

@@ -7,6 +7,7 @@ from .. import __version__
 from . import (
     apply,
     calibrate,
+    compile_kernels,
     convert,
     coverage,
     evaluate,
@@ -60,6 +61,7 @@ COMMANDS = (
     ("pretrain-text", pretrain_text.pretrain_text),
     ("package", package.package),
     ("serve", serve.serve),
+    ("compile", compile_kernels.compile_kernels),
 )
 for name, function in COMMANDS:
     command(name, function)

@@ -10,12 +10,13 @@ this package's own compiled functions only:
   internals, with one warning and numba's own behaviour where they moved.
 - ``background_compile``: from an empty cache, a nested space's second pass is
   compiled in a second process beside the first.
-- ``ahead``: ``python -m spacy_depner compile`` fills the cache once, after install.
+
+``python -m spacy_depner compile`` (``cli/compile_kernels.py``) fills the cache ahead, once after install.
 
 :func:`install` runs before any kernel module is imported (``spacy_depner``'s
-``__init__``, ``structures`` and ``ml.span_kernels`` call it); it imports numba
-only for the lock, never spaCy. The numba versions it was tested with are the
-bounds of ``numba`` in pyproject.toml; CI runs ``tests/numba_runtime`` against
+``__init__`` calls it, and the background compilation's process); it imports
+numba only for the lock, never spaCy. The numba versions it was tested with are
+the bounds of ``numba`` in pyproject.toml; CI runs the cache-lock tests against
 the lowest and the highest (.ci/run)."""
 
 from .cache_dir import use_user_cache_dir

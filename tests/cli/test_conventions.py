@@ -26,7 +26,7 @@ def arguments(command):
 
 
 def test_every_summary_fits_one_line_of_the_command_list():
-    assert len(COMMANDS) == 16
+    assert len(COMMANDS) == 17
     for name, command in COMMANDS.items():
         summary = command.get_short_help_str(limit=10_000)
         assert "\n" not in summary and 10 <= len(summary) <= 58, (name, summary)
@@ -42,7 +42,15 @@ def test_every_trained_pipeline_is_a_pipeline_argument_taking_a_name_or_a_path()
         parser = [p for p in command.params if p.name == "parser"]
         assert all(p.bare_type() == "str" for p in parser), name
     others = set(COMMANDS) - PIPELINE_COMMANDS
-    assert others == {"coverage", "convert", "pretrain-text", "package", "first-stage-folds", "import-annotations"}
+    assert others == {
+        "coverage",
+        "convert",
+        "pretrain-text",
+        "package",
+        "first-stage-folds",
+        "import-annotations",
+        "compile",
+    }
     assert not any(p.metavar == "PIPELINE" for name in others for p in COMMANDS[name].params)
 
 
