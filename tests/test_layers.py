@@ -7,6 +7,7 @@ imported by every layer; the package's own ``__init__``/``__main__`` sit on
 top."""
 
 import ast
+import re
 from pathlib import Path
 from typing import Dict, Set
 
@@ -135,3 +136,42 @@ def test_the_graph_is_read():
         > layer("spacy_depner.pipeline.dgm_ner")
         > layer("spacy_depner.structures.protocol")
     )
+
+
+def architecture_module_map(text: str) -> Dict[str, Set[str]]:
+    """{folder under spacy_depner/: the module files the code block of docs/architecture.md's "Where things live"
+    names in it}: a line ``  NAME/`` opens a folder (four spaces: a folder inside the last one), the lines
+    indented below it continue it."""
+    block = text.split("## Where things live", 1)[1].split("```", 2)[1]
+    folders: Dict[str, Set[str]] = {}
+    outer, current = "", None
+    for line in block.splitlines():
+        opened = re.match(r"^( {2}| {4})([\w]+)/\s", line + " ")
+        if opened and len(opened.group(1)) == 2:
+            outer = current = opened.group(2)
+        elif opened:
+            current = f"{outer}/{opened.group(2)}"
+        elif not line.startswith("  ") or not line.strip():
+            current = None if not line.startswith(" ") else current
+        if current is not None:
+            folders.setdefault(current, set()).update(re.findall(r"\b(\w+\.py)\b", line))
+    return folders
+
+
+def test_the_architecture_page_names_every_module():
+    """docs/architecture.md's module map names every module of the library, in its folder."""
+    named = architecture_module_map((ROOT / "docs" / "architecture.md").read_text(encoding="utf8"))
+    missing = []
+    for path in sorted((ROOT / "spacy_depner").rglob("*.py")):
+        folder = path.parent.relative_to(ROOT / "spacy_depner").as_posix()
+        if path.name in ("__init__.py", "__main__.py") and folder in (".", ""):
+            continue
+        if path.name == "__init__.py" or path.name in named.get(folder, set()):
+            continue
+        missing.append(f"{folder}/{path.name}")
+    assert missing == [], f"add them to the module map of docs/architecture.md: {missing}"
+
+
+def test_the_module_map_is_read_per_folder():
+    text = "## Where things live\n\n```\nspacy_depner/\n  ml/   a.py, b.py\n        c.py\n    sub/  d.py\n  cli/  e.py\n```\n"
+    assert architecture_module_map(text) == {"ml": {"a.py", "b.py", "c.py"}, "ml/sub": {"d.py"}, "cli": {"e.py"}}
