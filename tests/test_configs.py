@@ -175,3 +175,23 @@ def test_a_config_without_a_tok2vec_cannot_take_a_transformer():
         config["nlp"]["pipeline"] = [c for c in config["nlp"]["pipeline"] if c != "tok2vec"]
     with pytest.raises(ValueError, match="no 'tok2vec' component to replace"):
         with_transformer(config, CONFIGS / "recipe")
+
+
+# how a config was made, which a user copying an own-data config has no use for
+GENERATION_WORDS = ("Composed by", "python -m experiments", "recipe part", "recipe line", "configs/models", "# recipe:")
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CONFIGS.glob("own_data/**/*.cfg")), ids=lambda path: str(path.relative_to(CONFIGS))
+)
+def test_an_own_data_config_header_speaks_to_the_user(path):
+    lines = path.read_text(encoding="utf8").splitlines()
+    header = "\n".join(lines[: next(i for i, line in enumerate(lines) if not line.startswith("#"))])
+    assert "python -m spacy train" in header
+    assert [word for word in GENERATION_WORDS if word in header] == []
+
+
+def test_the_configs_readme_names_every_own_data_config():
+    readme = (CONFIGS / "README.md").read_text(encoding="utf8")
+    assert "own_data/" in readme and "python -m experiments configs" in readme
+    assert [path.name for path in sorted(CONFIGS.glob("own_data/*.cfg")) if path.name not in readme] == []

@@ -50,6 +50,12 @@ TORCH_HEADER = (
 )
 TORCH_LAYER = re.compile(r'^@architectures = "(spacy\.Torch[^"]*)"', re.MULTILINE)
 GENERATED = "# Composed by `python -m experiments configs` from {parts}: edit those, not this file."
+# the last header line of a config for a user's own data, in place of GENERATED (configs/README.md tells how they
+# are made)
+OWN_DATA_FOOTER = (
+    "# Copy this file and change what your data needs; any setting can also be given on the command line "
+    "(--paths.train, --training.max_steps, ...)."
+)
 
 
 def model_parts(configs: Path) -> List[Path]:
@@ -104,7 +110,8 @@ def composed(part: Path, recipe: Path) -> Tuple[List[str], List[str], Config]:
 def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
     """The text of the config of the model part ``part``: its leading
     comment, the extra it needs when a layer is torch's (spaCy's
-    ``spacy.Torch*`` architectures), a line naming its parts, then the
+    ``spacy.Torch*`` architectures), a line naming its parts (for a user's
+    own data: a line telling the user how to adapt it), then the
     ``composed`` config; with an
     ``encoder``, on the transformer of its part RECIPE/<encoder.part>
     (``transformer.with_transformer``) instead of the CNN tok2vec."""
@@ -117,7 +124,8 @@ def compose(part: Path, recipe: Path, encoder: Optional[Encoder] = None) -> str:
     if torch_layers and encoder is None:  # an encoder's extra brings torch, as its header says
         header = header + [TORCH_HEADER.format(layers=", ".join(torch_layers))]
     sources = " + ".join([f"recipe/{name}.cfg" for name in names] + [f"models/{part.name}"])
-    return "\n".join(header + [GENERATED.format(parts=sources), config.to_str(), ""])
+    footer = OWN_DATA_FOOTER if part.stem.startswith(f"{OWN_DATA}_") else GENERATED.format(parts=sources)
+    return "\n".join(header + [footer, config.to_str(), ""])
 
 
 def stale_configs(configs: Path, write: bool) -> List[Path]:
