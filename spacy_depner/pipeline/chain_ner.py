@@ -28,7 +28,7 @@ the largest sum of (marginal - ``posterior_penalty``)
 (``structures.chain``).
 """
 
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Literal, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -87,8 +87,8 @@ def make_chain_ner(
     nlp: Language,
     name: str,
     model: Model,
-    scheme: str,
-    loss: str,
+    scheme: Literal[SCHEMES],
+    loss: Literal[LOSSES],
     gazetteer: Optional[str],
     probabilities: bool,
     spans_key: str,

@@ -22,7 +22,7 @@ A threshold above 0 or posterior decoding computes the marginals even with
 """
 
 import inspect
-from typing import Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Literal, Optional, Sequence
 
 import numpy as np
 from thinc.api import get_array_module
@@ -38,15 +38,15 @@ CONFIDENCE_DEFAULTS = {
     "posterior_penalty": 0.5,
     "overwrite_ents": False,
 }
-CONFIDENCE_TYPES = {
+DECODINGS = ("map", "posterior")
+CONFIDENCE_TYPES = {  # spaCy's config validation reads them: a wrong value is a ConfigValidationError
     "temperature": float,
     "label_temperatures": Dict[str, float],
     "threshold": float,
-    "decoding": str,
+    "decoding": Literal[DECODINGS],
     "posterior_penalty": float,
     "overwrite_ents": bool,
 }
-DECODINGS = ("map", "posterior")
 
 
 def confidence_factory(make: Callable) -> Callable:

@@ -48,7 +48,7 @@ component's own steps (``problem`` once, ``solve`` per penalty) and reads
 attribute is ``settings["mention_penalty"]``).
 """
 
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -68,7 +68,7 @@ from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .renamed_settings import renamed_setting
 from .score_names import nested_score_weights
-from .span_groups import check_flat_view, write_span_group
+from .span_groups import FLAT_VIEWS, check_flat_view, write_span_group
 
 # The scorer's other settings are its defaults (hidden_width 128, maxout_pieces 2,
 # no dependency features), which spaCy fills into nlp.config.
@@ -101,7 +101,7 @@ def make_hypergraph_ner(
     heads: bool,
     probabilities: bool,
     spans_key: str,
-    ents: Optional[str],
+    ents: Optional[Literal[FLAT_VIEWS]],
     scorer: Optional[Callable],
     scores: Optional[bool] = None,
     **confidence,

@@ -35,7 +35,7 @@ With ``add_gold_spans``, gold spans the suggester lacks are first added to the
 allowed spans during training.
 """
 
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -55,7 +55,7 @@ from .confidence_settings import CONFIDENCE_DEFAULTS, confidence_factory
 from .entity_pipe import DEFAULT_TOK2VEC, EntityPipe, Gold
 from .renamed_settings import renamed_setting
 from .score_names import nested_score_weights
-from .span_groups import check_flat_view
+from .span_groups import FLAT_VIEWS, check_flat_view
 from .suggesters import ALL_SPANS, build_all_spans_suggester, check_sentence_lengths, component_limit
 
 SPACES = NESTED.spaces
@@ -94,11 +94,11 @@ def make_nested_ner(
     name: str,
     model: Model,
     suggester: Callable,
-    space: str,
+    space: Literal[SPACES],
     add_gold_spans: bool,
     probabilities: bool,
     spans_key: str,
-    ents: Optional[str],
+    ents: Optional[Literal[FLAT_VIEWS]],
     max_sentence_length: Optional[int],
     scorer: Optional[Callable],
     annotated_key: Optional[str] = None,

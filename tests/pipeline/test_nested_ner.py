@@ -201,7 +201,7 @@ def test_unknown_label_and_bad_settings():
     )
     with pytest.raises(ValueError, match="space"):
         nlp.add_pipe("nested_ner", name="a", config={"space": "crf"})
-    with pytest.raises(ValueError, match="Unknown ents 'outer'"):
+    with pytest.raises(ValueError, match="nested_ner -> ents.*'outer'"):
         nlp.add_pipe("nested_ner", name="c", config={"ents": "outer"})
     with pytest.raises(Exception, match="dependency_guided"):
         nlp.add_pipe("nested_ner", name="b", config={"dependency_guided": True})  # replaced by the suggester
