@@ -93,6 +93,9 @@ def apply_ray(
         help="Corpus: .txt or .jsonl file, or a URI such as s3://bucket/corpus.jsonl, readable on every Ray node",
     ),
     output: Path = typer.Argument(..., metavar="OUTPUT", help="The .jsonl file of records (written by this machine)"),
+    code: Optional[Path] = typer.Option(
+        None, "--code", "-c", help=CODE_HELP + ", here and in every actor (readable on every Ray node)"
+    ),
     text_key: str = typer.Option("text", "--text-key", "-tk", help=TEXT_KEY_HELP),
     force: bool = typer.Option(False, *FORCE_FLAGS, help=RESTART_HELP),
     actors: int = typer.Option(2, min=1, help="Ray actors, each loading the pipeline once"),
@@ -112,6 +115,7 @@ def apply_ray(
     corpus, each reading its own, and this machine writes the same JSONL
     records as `apply`, in input order; resumable as `apply`. Prints docs,
     words and words/s (from the actors ready: their start is printed apart)."""
+    import_code(code)
     summary = ray_annotate(
         pipeline,
         input_path,
@@ -124,5 +128,6 @@ def apply_ray(
         overwrite=force,
         progress=progress,
         text_key=text_key,
+        code=code,
     )
     typer.echo(json.dumps(summary, indent=2))

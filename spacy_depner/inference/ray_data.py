@@ -10,9 +10,9 @@ with the same arguments keeps the shards done). Only shard descriptions go
 to the actors and text lines come back; an actor holds one shard's records.
 
 Ray is imported only inside these functions (``pip install "spacy-depner[ray]"``).
-On a cluster, PIPELINE must be loadable on every node (a shared path or an
-installed package) and INPUT readable from every node (a shared path, or a
-URI).
+On a cluster, PIPELINE (and the ``code`` file imported before it loads)
+must be loadable on every node (a shared path or an installed package) and
+INPUT readable from every node (a shared path, or a URI).
 
 ``PipelineAnnotator`` is the Ray Data counterpart for pipelines composed by
 hand (``ray.data.read_text`` -> ``map_batches``), e.g. to write Parquet.
@@ -57,16 +57,27 @@ def import_ray():
     return ray
 
 
+def load_on_actor(pipeline: str, code: Optional[str] = None):
+    """The pipeline loaded in a Ray actor, after importing the Python file
+    ``code`` there (registered functions the pipeline needs), as ``--code``
+    does in this process."""
+    import spacy
+    from spacy.util import import_file
+
+    if code is not None:
+        import_file("python_code", code)
+    return spacy.load(pipeline)
+
+
 class PipelineAnnotator:
     """A Ray Data actor: loads the pipeline once, then maps a batch
     ``{"text": (n,) str, "meta": (n,) JSON object str}`` (``"meta"`` optional,
     e.g. after ``ray.data.read_text``) to ``{"json": (n,) record lines,
-    "words": (n,) int tokens per document}``."""
+    "words": (n,) int tokens per document}``; ``code``: a Python file
+    imported before the pipeline loads."""
 
-    def __init__(self, pipeline: str, batch_size: int):
-        import spacy
-
-        self.nlp = spacy.load(pipeline)
+    def __init__(self, pipeline: str, batch_size: int, code: Optional[str] = None):
+        self.nlp = load_on_actor(pipeline, code)
         self.batch_size = batch_size
 
     def __call__(self, batch: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
@@ -83,13 +94,12 @@ class PipelineAnnotator:
 class ShardAnnotator:
     """A Ray actor: loads the pipeline once (one BLAS/torch thread), then
     annotates input shards it reads itself (``AnnotateJob.annotated``) into
-    ``(shard number, record lines as UTF-8 bytes, docs, words)``."""
+    ``(shard number, record lines as UTF-8 bytes, docs, words)``; ``code``:
+    a Python file imported before the pipeline loads."""
 
-    def __init__(self, pipeline: str, batch_size: int, text_key: str):
-        import spacy
-
+    def __init__(self, pipeline: str, batch_size: int, text_key: str, code: Optional[str] = None):
         limit_threads()
-        self.job = AnnotateJob(spacy.load(pipeline), None, batch_size, text_key)
+        self.job = AnnotateJob(load_on_actor(pipeline, code), None, batch_size, text_key)
 
     def ready(self) -> bool:
         """True, once the pipeline is loaded."""
@@ -145,6 +155,7 @@ def ray_annotate(
     overwrite: bool = False,
     progress: bool = True,
     text_key: str = "text",
+    code: Optional[Path] = None,
 ) -> Dict[str, Any]:
     """Annotate a text or JSONL corpus (its text under ``text_key``) with
     ``actors`` Ray actors running ``pipeline`` (a path or package name) on
@@ -152,7 +163,8 @@ def ray_annotate(
     into the JSONL file ``output``, in input order (module docstring). Uses
     the Ray instance this process has initialized, else connects to
     ``address`` (default: the ``RAY_ADDRESS`` variable, else a new local
-    instance) and shuts Ray down at the end. Returns ``run_summary`` (time
+    instance) and shuts Ray down at the end. ``code``: a Python file each
+    actor imports before loading the pipeline (``--code``). Returns ``run_summary`` (time
     from the actors ready, their pipelines loaded, to the output written, as
     ``apply`` times from its pipeline loaded), ``"docs_kept"``, those found
     in the partial, and ``"actors_start_seconds"``, the actors' start."""
@@ -183,7 +195,8 @@ def ray_annotate(
         if started_ray:
             ray.init(address=address, include_dashboard=False)
         annotator = ray.remote(num_cpus=cpus_per_actor)(ShardAnnotator)
-        pool_actors = [annotator.remote(pipeline, batch_size, text_key) for _ in range(actors)]
+        code_path = None if code is None else str(Path(code).resolve())
+        pool_actors = [annotator.remote(pipeline, batch_size, text_key, code_path) for _ in range(actors)]
         ray.get([actor.ready.remote() for actor in pool_actors])
         started = time.perf_counter()
         pool = ray.util.ActorPool(pool_actors)

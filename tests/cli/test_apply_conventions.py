@@ -34,7 +34,9 @@ def test_apply_has_every_option_of_spacy_apply():
         "-n",
     } <= theirs  # what this test stands on
     assert theirs <= option_names(OURS["apply"])
-    assert {"--text-key", "-tk", "--force", "-F", "--batch-size", "-b"} <= option_names(OURS["apply-ray"])
+    assert {"--code", "-c", "--text-key", "-tk", "--force", "-F", "--batch-size", "-b"} <= option_names(
+        OURS["apply-ray"]
+    )
     assert "--overwrite" in option_names(OURS["apply"])  # the earlier name still works
 
 
@@ -74,3 +76,15 @@ def test_force_replaces_an_existing_output(pipeline, corpus, tmp_path):
     assert "exists: pass --force" in str(done.exception)
     done = cli("apply", pipeline, corpus, tmp_path / "out.jsonl", "-F", "--no-progress")
     assert done.exit_code == 0 and len(read_jsonl(tmp_path / "out.jsonl")) == 37
+
+
+def test_apply_ray_imports_code_before_anything_else(pipeline, corpus, tmp_path):
+    """--code is imported first, here (and in each actor, test_apply_ray); a
+    missing file is named, before Ray is needed."""
+    marker = tmp_path / "imported"
+    code = tmp_path / "functions.py"
+    code.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('yes')\n", encoding="utf8")
+    cli("apply-ray", pipeline, corpus, tmp_path / "out.jsonl", "-c", code, "--actors", "1", "--no-progress")
+    assert marker.read_text() == "yes"
+    done = cli("apply-ray", pipeline, corpus, tmp_path / "other.jsonl", "--code", tmp_path / "missing.py")
+    assert done.exit_code != 0 and "--code" in str(done.exception) and "missing.py" in str(done.exception)

@@ -76,3 +76,19 @@ def test_ray_errors_name_file_and_line(local_ray, pipeline, tmp_path):
     with pytest.raises(ValueError, match=r"corpus.jsonl:3: no \"text\" key") as raised:
         ray_annotate(pipeline, tmp_path / "corpus.jsonl", tmp_path / "out.jsonl", actors=1, progress=False)
     assert "\n" not in str(raised.value)  # without Ray's retry notes
+
+
+@pytest.mark.slow
+def test_ray_actors_import_code_before_loading(local_ray, pipeline, corpus, tmp_path):
+    """--code runs in every actor before its pipeline loads: each process
+    that imports it appends its id to a file."""
+    imported = tmp_path / "imported"
+    code = tmp_path / "functions.py"
+    code.write_text(
+        f"import os\nwith open({str(imported)!r}, 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\n",
+        encoding="utf8",
+    )
+    done = cli("apply-ray", pipeline, corpus, tmp_path / "out.jsonl", "-c", code, "--actors", "2", "--no-progress")
+    assert done.exit_code == 0, done.output
+    pids = set(imported.read_text().split())
+    assert len(pids) == 3  # this process and the two actors
