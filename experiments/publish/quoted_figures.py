@@ -12,8 +12,9 @@ tests/docs/test_figures.py):
 * every relative link of a page points at a file of the repository.
 
 A figure counts as quoted in a results context when it stands before
-"words/s" or beside "F1" in prose, or in a table column named for words/s
-or F, or as either side of "mean ± sd" anywhere. Differences (a ΔF column, a
+"words/s" or beside "F1" in prose, in a comparison in prose ("12.6 s against
+6.0 s", "against 71.91"), or in a table column named for words/s or F, or as
+either side of "mean ± sd" anywhere. Differences (a ΔF column, a
 "+0.62") and ratios are derived, not quoted, and are not checked; nor is code."""
 
 import re
@@ -32,6 +33,10 @@ PROSE = [
     re.compile(rf"({NUMBER})(?:\s*±\s*{NUMBER})?\s*(?:test |dev )?F1?\b"),
     re.compile(rf"({NUMBER})\s*±"),
     re.compile(rf"±\s*({NUMBER})"),
+    # a comparison in prose: of seconds ("12.6 s against 6.0 s", a cold start), of F ("against 71.91")
+    re.compile(rf"({NUMBER})\s*s\s+against\s+{NUMBER}\s*s\b"),
+    re.compile(rf"{NUMBER}\s*s\s+against\s+({NUMBER})\s*s\b"),
+    re.compile(r"\bagainst\s+([+\-−]?\d+\.\d\d)\b"),
 ]
 RESULT_COLUMN = re.compile(r"words/s|(^|\W)(F1?|test F|dev F)(\W|$)")
 DERIVED_COLUMN = re.compile(r"Δ|ratio|difference")

@@ -83,6 +83,12 @@ REPORTS = [
         "workflow `transformers`, step `transformer-report` (`python -m experiments transformer-report`)",
     ),
     Report(
+        "cold_start",
+        "cold_start.md",
+        "benchmark `python -m experiments bench-cold-start --output metrics/cold_start.md` (no workflow: run it on "
+        "a quiet machine)",
+    ),
+    Report(
         "speed",
         "bench.md",
         "speed benchmark `python -m experiments bench --output metrics/bench.md` (no "

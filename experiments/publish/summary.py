@@ -157,6 +157,20 @@ def described(headline: Headline, name: str, row: Dict[str, str]) -> str:
     return f"`{name}`" + (f" ({label})" if label else "")
 
 
+def stated_difference(page: str, ours: str, theirs: str, ours_f: str, theirs_f: str) -> Optional[float]:
+    """The ΔF of this comparison as the page states it, rounded once from the runs' own figures: its
+    significance table's row "OURS vs THEIRS" on test (the mean of the per-seed differences), or a line
+    "OURS_F vs THEIRS_F ..., ±D" (a target of the transformer page); None where the page states none (the
+    difference of the two F as the page shows them is used then)."""
+    for rows in markdown_tables(page):
+        for row in rows:
+            if row.get("comparison") == f"{ours} vs {theirs}" and "test" in row.get("data", "") and "ΔF1" in row:
+                return first_number(row["ΔF1"])
+    figures = [re.escape(f"{first_number(cell):.2f}") for cell in (ours_f, theirs_f)]
+    found = re.search(rf"\b{figures[0]} vs {figures[1]}\b[^,\n]*, ([+\-]\d+\.\d+)", page)
+    return float(found.group(1)) if found else None
+
+
 def words_per_second(row: Dict[str, str]) -> str:
     return next((cell for column, cell in row.items() if SPEED.match(column)), "–")
 
@@ -169,7 +183,8 @@ def summary(docs_results: Path) -> str:
         if headline.corpus in done:
             continue
         path = docs_results / f"{headline.page}.md"
-        rows = headline_rows(headline, path.read_text(encoding="utf8")) if path.is_file() else {}
+        page = path.read_text(encoding="utf8") if path.is_file() else ""
+        rows = headline_rows(headline, page)
         best = chosen(headline, rows)
         if best is None or headline.reference not in rows:
             missing.setdefault(headline.corpus, []).append(f"{headline.page}.md")
@@ -177,7 +192,9 @@ def summary(docs_results: Path) -> str:
         done.add(headline.corpus)
         missing.pop(headline.corpus, None)
         ours, theirs = rows[best], rows[headline.reference]
-        difference = first_number(ours["test F"]) - first_number(theirs["test F"])
+        difference = stated_difference(page, best, headline.reference, ours["test F"], theirs["test F"])
+        if difference is None:
+            difference = first_number(ours["test F"]) - first_number(theirs["test F"])
         lines.append(
             f"| {headline.corpus} | [{headline.page}](docs/results/{headline.page}.md) "
             f"| {described(headline, best, ours)}{'' if on_dev(rows, best) else NOT_ON_DEV[0]} {ours['test F']} "

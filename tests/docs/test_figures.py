@@ -3,6 +3,7 @@ pages, page and navigation titles are unique, links point at files of the
 repository (experiments/publish/quoted_figures.py), and the pages that
 publish-results writes from other pages are as it writes them."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -77,3 +78,36 @@ def test_the_speed_table_holds_the_rows_of_the_published_pages(tmp_path):
 def test_no_target_says_not_measured_when_the_pages_hold_both_figures(tmp_path):
     folder = shutil.copytree(ROOT / "docs" / "results", tmp_path / "results")
     assert filled_targets(folder) == [], "run publish-results: a target's figures are both on the published pages"
+
+
+def test_a_comparison_has_one_difference_on_the_readme_and_its_page():
+    """The README's ΔF of a comparison is the one its page states (rounded once from the runs' figures), not the
+    difference of two rounded figures (+2.21 beside the page's +2.20)."""
+    from experiments.publish.summary import START, markdown_tables, stated_difference
+
+    readme = (ROOT / "README.md").read_text(encoding="utf8")
+    (rows,) = markdown_tables(readme.split(START, 1)[1])[:1]
+    compared = 0
+    for row in rows:
+        page = (ROOT / "docs" / "results" / f"{row['page'].split('](')[0].strip('[')}.md").read_text(encoding="utf8")
+        ours, theirs = (re.search(r"`([^`]+)`[^\d]*([\d.]+)", row[c]).groups() for c in ("here (best on dev)", "spaCy"))
+        stated = stated_difference(page, ours[0], theirs[0], ours[1], theirs[1])
+        if stated is not None:
+            compared += 1
+            assert float(row["ΔF"]) == stated, (row["corpus"], row["ΔF"], stated)
+    assert compared >= 2  # the pretrained first stage's significance table, the transformer page's target
+
+
+def test_the_sides_of_a_comparison_in_prose_are_quoted_figures():
+    text = (
+        "It took 12.6 s against 6.0 s once compiled.\n"
+        "Test F1 73.76 with it against 71.91 without.\n"
+        "That took 10.1 s for 77,741 words, against 7.8 s for annotating them.\n"
+    )
+    assert [figure for _, figure in quoted_figures(text)] == ["12.6", "6.0", "73.76", "71.91"]
+
+
+def test_the_cold_start_benchmark_has_a_results_page_to_quote():
+    from experiments.publish.results import REPORTS
+
+    assert any(report.source == "cold_start.md" and "bench-cold-start" in report.written_by for report in REPORTS)
