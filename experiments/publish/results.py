@@ -17,6 +17,7 @@ import typer
 
 from ..kit.outputs import write_file
 from . import speeds
+from .kept_rows import with_kept_rows
 from .site_pages import write_results_index
 from .summary import write_summary
 from .targets import filled_targets
@@ -28,6 +29,7 @@ class Report:
     source: str  # the report, inside METRICS
     written_by: str  # the workflow step or command that writes it
     figures: Tuple[Tuple[str, str], ...] = ()  # (file beside the report, caption): drawn, not linked by the report
+    keeps_rows: bool = False  # rows of its published page that the new report did not measure stay (kept_rows.py)
 
 
 REPORTS = [
@@ -41,6 +43,7 @@ REPORTS = [
         "nested",
         "nested/report.md",
         "workflow `nested`, step `nested-report` (`python -m experiments nested-study report`)",
+        keeps_rows=True,  # a run on GENIA or GUM alone keeps the other corpus's rows
     ),
     Report(
         "two_stage",
@@ -148,6 +151,8 @@ def publish(metrics: Path, docs_results: Path) -> List[str]:
         date = datetime.date.fromtimestamp(source.stat().st_mtime).isoformat()
         page = published_text(report, source.read_text(encoding="utf8"), source.parent, docs_results, date)
         published = docs_results / f"{report.name}.md"
+        if report.keeps_rows and published.is_file():
+            page = with_kept_rows(page, published.read_text(encoding="utf8"), date)
         if report.name == SPEED_PAGE and published.is_file():  # the words/s table of every benchmark stays
             page = speeds.with_table(page, speeds.read(published.read_text(encoding="utf8")))
         write_file(published, page)
