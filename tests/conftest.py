@@ -1,5 +1,6 @@
 """The example budgets' profile (``budgets``): fast when the run deselects
-the slow tests (``-m "not slow"``), full otherwise. Tests that need an
+the slow tests (``-m "not slow"``, or ``-m quick``), full otherwise; the
+``quick`` marker on the fast tests of the QUICK files. Tests that need an
 optional extra skip, with the extra to install, when it is missing: a test
 marked ``@pytest.mark.extra("NAME")``, and a test run on a config whose
 encoder is a torch layer (the GENIA recipe's ``spacy.TorchBiLSTMEncoder.v1``,
@@ -25,15 +26,34 @@ EXTRAS = {
     "lint": ("ruff",),
 }
 TORCH_LAYER = '"spacy.Torch'  # an @architectures value of spaCy's torch layers (TorchBiLSTMEncoder)
+# The quick check (`pytest -m quick`, the README's): the fast tests of these files, one or more per layer.
+QUICK = (
+    "structures/test_protocol.py",
+    "structures/test_candidate_spans.py",
+    "readers/test_reader_errors.py",
+    "evaluation/test_metrics.py",
+    "evaluation/test_span_judging.py",
+    "evaluation/test_threshold_tuning.py",
+    "pipeline/test_factory_validation.py",
+    "cli/test_errors.py",
+    "cli/test_convert.py",
+    "cli/test_conventions.py",
+    "cli/test_apply_conventions.py",
+    "test_layers.py",
+    "test_readme.py",
+)
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_configure(config):
     if "DEPNER_BUDGET" not in os.environ:
-        budgets.PROFILE = "fast" if "not slow" in (config.getoption("markexpr") or "") else "full"
+        markers = config.getoption("markexpr") or ""
+        budgets.PROFILE = "fast" if "not slow" in markers or "quick" in markers else "full"
     config.addinivalue_line(
         "markers", "extra(name): needs the optional extra NAME of pyproject.toml (skipped with its name without it)"
     )
     config.addinivalue_line("markers", "torch_config: runs on a config with a torch layer (set by this conftest)")
+    config.addinivalue_line("markers", "quick: the quick check, the fast tests of QUICK's files (set by this conftest)")
 
 
 def missing(extra: str) -> list:
@@ -55,7 +75,10 @@ def uses_torch_layer(path: Path) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    quick = {TESTS / name for name in QUICK}
     for item in items:
+        if Path(item.path).resolve() in quick and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
         params = getattr(getattr(item, "callspec", None), "params", {})
         if any(isinstance(value, Path) and uses_torch_layer(value) for value in params.values()):
             item.add_marker(pytest.mark.torch_config)

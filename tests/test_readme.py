@@ -23,7 +23,27 @@ def test_readme_is_a_quick_start():
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Install", "## First example"]
     assert len(runnable_blocks()) >= 2
-    assert text.index('pytest -m "not slow"') < text.index("python -m pytest -q -n auto\n")
+    assert text.index("python -m pytest -m quick") < text.index("python -m pytest -q -n auto\n")
+
+
+def test_readme_says_what_each_extra_is_for_and_how_long_the_tests_take():
+    """Each extra of pyproject.toml is named with its use; the quick check
+    (the ``quick`` marker: the fast tests of tests/conftest.py's QUICK
+    files, one or more per layer) and the whole suite's time are given."""
+    from conftest import QUICK
+
+    text = README.read_text(encoding="utf8")
+    pyproject = (README.parent / "pyproject.toml").read_text(encoding="utf8")
+    section = pyproject.split("[project.optional-dependencies]\n")[1].split("\n[")[0]
+    extras = re.findall(r"^([\w-]+) = \[", section, re.M)
+    assert {"test", "dev", "ray"} <= set(extras)
+    for extra in extras:
+        assert re.search(rf"`\.\[{re.escape(extra)}\]`\s+\([^)]+\)", text), extra
+    tests = text[text.index("## Tests") :].split("\n## ")[0]
+    assert "python -m pytest -m quick -q" in tests and "about 20 minutes" in tests
+    assert all((README.parent / "tests" / name).is_file() for name in QUICK)
+    layers = {Path(name).parts[0] for name in QUICK if "/" in name}
+    assert {"structures", "readers", "evaluation", "pipeline", "cli"} <= layers
 
 
 def test_readme_links_point_at_files(tmp_path):

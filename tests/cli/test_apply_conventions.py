@@ -6,6 +6,7 @@ import json
 
 import typer
 from spacy.cli import app as spacy_app
+from spacy.tokens import DocBin
 from test_apply import cli, read_jsonl
 
 from spacy_depner.cli.app import app
@@ -79,12 +80,14 @@ def test_force_replaces_an_existing_output(pipeline, corpus, tmp_path):
 
 
 def test_apply_ray_imports_code_before_anything_else(pipeline, corpus, tmp_path):
-    """--code is imported first, here (and in each actor, test_apply_ray); a
-    missing file is named, before Ray is needed."""
+    """--code is imported first, here (and in each actor, test_apply_ray),
+    before INPUT is checked; a missing file is named. Ray is never started."""
     marker = tmp_path / "imported"
     code = tmp_path / "functions.py"
     code.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('yes')\n", encoding="utf8")
-    cli("apply-ray", pipeline, corpus, tmp_path / "out.jsonl", "-c", code, "--actors", "1", "--no-progress")
-    assert marker.read_text() == "yes"
+    docbin = tmp_path / "docs.spacy"  # refused before Ray starts, after --code
+    DocBin().to_disk(docbin)
+    done = cli("apply-ray", pipeline, docbin, tmp_path / "out.jsonl", "-c", code, "--no-progress")
+    assert "reads a .txt or .jsonl file" in str(done.exception) and marker.read_text() == "yes"
     done = cli("apply-ray", pipeline, corpus, tmp_path / "other.jsonl", "--code", tmp_path / "missing.py")
     assert done.exit_code != 0 and "--code" in str(done.exception) and "missing.py" in str(done.exception)
