@@ -78,7 +78,7 @@ def warn_moved() -> None:
 def ours(py_func) -> bool:
     """Whether ``py_func``'s source file lies in this package."""
     code = getattr(py_func, "__code__", None)
-    return code is not None and os.path.abspath(code.co_filename).startswith(str(PACKAGE) + os.sep)
+    return code is not None and os.path.realpath(code.co_filename).startswith(str(PACKAGE) + os.sep)
 
 
 def numba_caching():
