@@ -14,6 +14,7 @@ from pathlib import Path
 
 import budgets
 import pytest
+from quick_check import QUICK
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 # The modules each optional extra of pyproject.toml installs, as imported.
@@ -26,22 +27,6 @@ EXTRAS = {
     "lint": ("ruff",),
 }
 TORCH_LAYER = '"spacy.Torch'  # an @architectures value of spaCy's torch layers (TorchBiLSTMEncoder)
-# The quick check (`pytest -m quick`, the README's): the fast tests of these files, one or more per layer.
-QUICK = (
-    "structures/test_protocol.py",
-    "structures/test_candidate_spans.py",
-    "readers/test_reader_errors.py",
-    "evaluation/test_metrics.py",
-    "evaluation/test_span_judging.py",
-    "evaluation/test_threshold_tuning.py",
-    "pipeline/test_factory_validation.py",
-    "cli/test_errors.py",
-    "cli/test_convert.py",
-    "cli/test_conventions.py",
-    "cli/test_apply_conventions.py",
-    "test_layers.py",
-    "test_readme.py",
-)
 TESTS = Path(__file__).resolve().parent
 
 

@@ -28,9 +28,9 @@ def test_readme_is_a_quick_start():
 
 def test_readme_says_what_each_extra_is_for_and_how_long_the_tests_take():
     """Each extra of pyproject.toml is named with its use; the quick check
-    (the ``quick`` marker: the fast tests of tests/conftest.py's QUICK
+    (the ``quick`` marker: the fast tests of tests/quick_check.py's QUICK
     files, one or more per layer) and the whole suite's time are given."""
-    from conftest import QUICK
+    from quick_check import QUICK
 
     text = README.read_text(encoding="utf8")
     pyproject = (README.parent / "pyproject.toml").read_text(encoding="utf8")
