@@ -22,6 +22,7 @@ from .pipeline import (  # noqa: F401
     first_stage_spans,
     hypergraph_ner,
     nested_ner,
+    sentence_ner,
     suggesters,
 )
 from .pipeline.display import displacy_options

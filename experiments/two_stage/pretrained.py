@@ -39,6 +39,12 @@ Models (``configs/own_data/``):
                  each document's own first-stage entities out (leave_one_out)
     two_stage_stacked_loo  own_data_two_stage_stacked_loo.cfg: two_stage_stacked, leave_one_out in both
                  of its NonLocalFeatures layers
+    two_stage_sentences  own_data_two_stage_sentences.cfg: two_stage_stacked_loo whose two first stages
+                 run one sentence at a time (sentence_ner), the pretrained ner and ner_sourced_sentences,
+                 as they score best, in the cross-validated records (``crossval`` writes both kinds) and
+                 at run time alike
+    two_stage_sentences_dropout  two_stage_sentences, each NonLocalFeatures layer dropped (every
+                 feature "none") for a training document with probability FIRST_STAGE_DROPOUT
 """
 
 import json
@@ -71,8 +77,23 @@ MODELS = {
     "two_stage_stacked": "own_data_two_stage_stacked.cfg",
     "two_stage_loo": "own_data_two_stage_loo.cfg",
     "two_stage_stacked_loo": "own_data_two_stage_stacked_loo.cfg",
+    "two_stage_sentences": "own_data_two_stage_sentences.cfg",
+    "two_stage_sentences_dropout": "own_data_two_stage_sentences.cfg",
 }
-STACKED = {"two_stage_stacked", "two_stage_stacked_loo"}  # read the seed's trained first stage too
+STACKED = {
+    "two_stage_stacked",
+    "two_stage_stacked_loo",
+    "two_stage_sentences",
+    "two_stage_sentences_dropout",
+}  # read the seed's trained first stage too
+BY_SENTENCE = {"two_stage_sentences", "two_stage_sentences_dropout"}  # their first stages run one sentence at a time
+FIRST_STAGE_DROPOUT = 0.2
+SETTINGS = {  # a study variant of an own-data config: (section path, value)
+    "two_stage_sentences_dropout": [
+        (("components", "chain_ner", "model", "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
+        (("components", "chain_ner", "model", "tok2vec", "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
+    ]
+}
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"
 SENTENCES = {"ner_sourced_sentences"}  # trained on one Doc per sentence (CONFIGS/ner_ewt.cfg's corpora)
@@ -104,6 +125,11 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
     for split in ("train", "dev"):
         if model not in SENTENCES:
             config["corpora"][split]["first_stage"] = None
+    for path, value in SETTINGS.get(model, []):
+        section = config
+        for key in path[:-1]:
+            section = section[key]
+        section[path[-1]] = value
     if model in STACKED:
         for split in ("train", "dev"):
             config["paths"][f"trained_stage_{split}"] = None
@@ -112,9 +138,10 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
     return config
 
 
-def trained_stage_file(output: Path, seed: int, split: str) -> Path:
-    """The entities of the seed's trained first stage on SPLIT (train: cross-validated)."""
-    return output / f"seed_{seed}" / f"{TRAINED_STAGE_KEY}_{split}.jsonl"
+def trained_stage_file(output: Path, seed: int, split: str, by_sentence: bool = False) -> Path:
+    """The entities of the seed's trained first stage on SPLIT (train: cross-validated),
+    run on whole documents or, ``by_sentence``, one sentence at a time."""
+    return output / f"seed_{seed}" / f"{TRAINED_STAGE_KEY}_{split}{'_sentences' if by_sentence else ''}.jsonl"
 
 
 def model_overrides(output: Path, name: str, seed: int) -> List[str]:
@@ -122,7 +149,7 @@ def model_overrides(output: Path, name: str, seed: int) -> List[str]:
     ner_sourced_sentences and its cross-validated entities."""
     if name not in STACKED:
         return []
-    needed = [trained_stage_file(output, seed, split) for split in ("train", "dev")]
+    needed = [trained_stage_file(output, seed, split, name in BY_SENTENCE) for split in ("train", "dev")]
     needed.append(output / f"seed_{seed}" / TRAINED_STAGE / "model-best")
     missing = [str(path) for path in needed if not path.exists()]
     if missing:
@@ -256,13 +283,16 @@ def crossval(
     vocab = spacy.blank("en").vocab
     train_documents = split_documents(vocab, data, "train", limit)
     dev_documents = split_documents(vocab, data, "dev", limit)
-    for seed in chosen:
+    for seed, by_sentence in [(seed, by_sentence) for seed in chosen for by_sentence in (False, True)]:
         folder = output / f"seed_{seed}"
         fold_models = [folder / f"fold{f}" / "model-best" for f in range(folds)]
-        write_jsonl(trained_stage_file(output, seed, "train"), cross_validated_records(fold_models, train_documents))
-        records = predict_records(folder / TRAINED_STAGE / "model-best", dev_documents, range(len(dev_documents)))
-        write_jsonl(trained_stage_file(output, seed, "dev"), records)
-        typer.echo(f"wrote {trained_stage_file(output, seed, 'train')} and {trained_stage_file(output, seed, 'dev')}")
+        train_file, dev_file = (trained_stage_file(output, seed, split, by_sentence) for split in ("train", "dev"))
+        if resume and train_file.exists() and dev_file.exists():
+            continue
+        write_jsonl(train_file, cross_validated_records(fold_models, train_documents, by_sentence))
+        model = folder / TRAINED_STAGE / "model-best"
+        write_jsonl(dev_file, predict_records(model, dev_documents, range(len(dev_documents)), by_sentence))
+        typer.echo(f"wrote {train_file} and {dev_file}")
 
 
 @pretrained_first_stage.command("tune-decoding")

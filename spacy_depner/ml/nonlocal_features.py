@@ -99,6 +99,7 @@ def build_nonlocal_features(
     local: bool = False,
     votes_key: Optional[str] = None,
     leave_one_out: bool = False,
+    dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A tok2vec whose token vectors are extended with embeddings of the six
     two-stage majority features (Krishnan & Manning 2006, sec. 4), and with
@@ -121,6 +122,12 @@ def build_nonlocal_features(
         document's counts are taken out; otherwise (new text, counts of the
         training corpus) they hold none of it anyway. False: the paper's
         counts, the document included where the corpus holds it.
+    dropout: in training, the probability that a document's features of this
+        layer are all "none" (every column at value 0), as if its first stage
+        had found nothing there, so that the second stage does not learn to
+        trust one first stage alone (on text unlike the training corpus, the
+        first stage trained on it errs more often); 0: never. Prediction
+        never drops anything.
     """
     if isinstance(labels, str) and labels != FIRST_STAGE_LABELS:
         raise ValueError(
@@ -129,6 +136,8 @@ def build_nonlocal_features(
         )
     if width < 1:
         raise ValueError(f"width must be at least 1, not {width!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be at least 0 and below 1, not {dropout!r}")
     if n_labels is not None and n_labels < 1:
         raise ValueError(f"n_labels must be at least 1 (or null to take the component's labels), not {n_labels!r}")
     return Model(
@@ -146,6 +155,7 @@ def build_nonlocal_features(
             "local": bool(local),
             "votes_key": votes_key,
             "leave_one_out": bool(leave_one_out),
+            "dropout": float(dropout),
             "input_counted": False,
             "corpus_statistics": {},
         },
@@ -334,9 +344,34 @@ def feature_rows(model: Model, docs: List[Doc], counted: bool = False) -> np.nda
     return np.hstack([rows, local_rows.astype(np.int32)[:, None]])
 
 
+def none_rows(model: Model) -> np.ndarray:
+    """(F,) int32 rows of the embedding table of a token with every feature at "none" (value 0)."""
+    rows = np.arange(N_FEATURES, dtype=np.int32) * (model.get_dim("n_labels") + 1)
+    return (
+        np.append(rows, N_FEATURES * (model.get_dim("n_labels") + 1)).astype(np.int32)
+        if model.attrs.get("local")
+        else rows
+    )
+
+
+def dropped_documents(model: Model, docs: List[Doc], rows: np.ndarray, rate: float) -> np.ndarray:
+    """``rows`` ((N, F), the tokens of ``docs``) with every token of a document
+    drawn with probability ``rate`` (numpy's generator, which spaCy's seed
+    sets) set to ``none_rows``."""
+    dropped = np.random.random(len(docs)) < rate
+    if not dropped.any():
+        return rows
+    tokens = np.repeat(dropped, [len(doc) for doc in docs])
+    rows = rows.copy()
+    rows[tokens] = none_rows(model)
+    return rows
+
+
 def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
     tok2vec = model.layers[0]
     rows_np = feature_rows(model, docs, counted=is_train)  # training Docs are in the corpus counts
+    if is_train and model.attrs.get("dropout", 0.0) > 0:
+        rows_np = dropped_documents(model, docs, rows_np, model.attrs["dropout"])
     vectors, backprop_tok2vec = tok2vec(docs, is_train)
     embeddings = model.get_param("embeddings")
     width = model.get_dim("width")

@@ -6,6 +6,8 @@ user's own data:
 - ``folds`` / ``exclude_fold``: the Docs dealt round-robin into folds (Doc i
   in fold i % folds), so that ``python -m spacy_depner first-stage-folds``
   trains the first stage on every fold's complement;
+- ``sentences``: one Example per sentence of the kept documents, for a first
+  stage trained one sentence at a time (``sentence_ner`` runs it so);
 - ``first_stage``: the JSON-lines file that command writes, each training
   Doc's entities from the first stage that did not see it, put in the input
   Docs' ``doc.spans[spans_key]`` where the second stage's
@@ -33,6 +35,7 @@ def create_first_stage_corpus(
     folds: int = 0,
     exclude_fold: int = -1,
     only_fold: int = -1,
+    sentences: bool = False,
     gold_preproc: bool = False,
     limit: int = 0,
 ) -> Callable[[Language], Iterable[Example]]:
@@ -40,7 +43,10 @@ def create_first_stage_corpus(
     ``path`` (as ``spacy.Corpus.v1``: a .spacy file or a folder of them), the
     first ``limit`` only (0: all), then the kept folds, with the first
     stage's entities of ``first_stage`` (records by Doc index, as
-    ``first-stage-folds`` writes them) in ``doc.spans[spans_key]`` of the input."""
+    ``first-stage-folds`` writes them) in ``doc.spans[spans_key]`` of the input;
+    with ``sentences``, one Example per sentence of the kept Docs (their
+    reference's sentences), so that a first stage trains one sentence at a
+    time while the folds still deal whole documents."""
     if path is None:
         raise ValueError(
             "spacy_depner.FirstStageCorpus.v1 has no path: give the DocBin file, e.g. --paths.train train.spacy"
@@ -55,4 +61,5 @@ def create_first_stage_corpus(
         only_fold,
         first_stage,
         spans_key,
+        sentences,
     )

@@ -22,6 +22,7 @@ from spacy.training import Example
 from spacy.util import load_config, resolve_dot_names
 
 from ..pipeline.entity_pipe import EntityPipe
+from ..pipeline.sentence_ner import entities_by_sentence
 from ..pipeline.uncertainty import soft_votes
 from ..readers.documents import first_stage_records, fold_indices
 from ..util.atomic_files import atomic_path
@@ -52,27 +53,44 @@ def check_fold_paths(config_path: Path) -> None:
         )
 
 
+def trained_by_sentence(config_path: Path, overrides: Dict) -> bool:
+    """Whether the config's training reader gives one Example per sentence
+    (``sentences = true``): its first stage then predicts one sentence at a time."""
+    config = load_config(config_path, overrides=overrides, interpolate=False)
+    return bool(config["corpora"]["train"].get("sentences", False))
+
+
 def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
-    """Every document of the config's training corpus, fold or not."""
+    """Every document of the config's training corpus, fold or not, whole
+    (a reader that cuts them into sentences for training is told not to)."""
     import spacy
 
-    config = load_config(config_path, overrides={**overrides, **fold_overrides(0, -1)}, interpolate=True)
+    whole = {"corpora.train.sentences": False} if trained_by_sentence(config_path, overrides) else {}
+    config = load_config(config_path, overrides={**overrides, **fold_overrides(0, -1), **whole}, interpolate=True)
     nlp = spacy.blank(config["nlp"]["lang"])
     (corpus,) = resolve_dot_names(config, [config["training"]["train_corpus"]])
     return list(corpus(nlp))
 
 
-def predict_records(model: Union[str, Path, Language], examples: Sequence[Example], ids: Sequence[int]) -> List[Dict]:
+def predict_records(
+    model: Union[str, Path, Language], examples: Sequence[Example], ids: Sequence[int], by_sentence: bool = False
+) -> List[Dict]:
     """First-stage records of the documents ``ids`` of ``examples``, by the
     pipeline ``model``; when its one entity component is one of this
     package's (exact marginals), with the soft votes of each document
-    (``soft_votes``: every mention of marginal at least ``VOTE_FLOOR``)."""
+    (``soft_votes``: every mention of marginal at least ``VOTE_FLOOR``).
+    ``by_sentence``: the pipeline runs on each sentence of a document as a
+    Doc of its own (``entities_by_sentence``), as a first stage trained one
+    sentence at a time runs in ``sentence_ner``; hard votes only."""
     import spacy
 
     nlp = model if isinstance(model, Language) else spacy.load(model)
     inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
-    docs = list(nlp.pipe(inputs, batch_size=64))
     entity_pipes = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, EntityPipe)]
+    if by_sentence:
+        docs = entities_by_sentence(lambda sentences: nlp.pipe(sentences, batch_size=64), inputs)
+        return first_stage_records(docs, ids)
+    docs = list(nlp.pipe(inputs, batch_size=64))
     if len(entity_pipes) != 1 or entity_pipes[0].cfg.get("heads"):
         return first_stage_records(docs, ids)  # no exact marginals to vote with (spaCy's ner, or several)
     votes = [v for start in range(0, len(docs), 64) for v in soft_votes(entity_pipes[0], docs[start : start + 64])]
@@ -80,13 +98,15 @@ def predict_records(model: Union[str, Path, Language], examples: Sequence[Exampl
 
 
 def cross_validated_records(
-    fold_models: Sequence[Union[str, Path, Language]], examples: Sequence[Example]
+    fold_models: Sequence[Union[str, Path, Language]], examples: Sequence[Example], by_sentence: bool = False
 ) -> List[Dict]:
     """The records of every document of ``examples``, each from the model of
-    its fold (``fold_models[f]``, trained without fold f), by document."""
+    its fold (``fold_models[f]``, trained without fold f), by document;
+    ``by_sentence`` as ``predict_records``."""
     records = []
     for fold, model in enumerate(progress(fold_models, len(fold_models), "first-stage folds", unit="fold")):
-        records += predict_records(model, examples, fold_indices(len(examples), len(fold_models), only_fold=fold))
+        ids = fold_indices(len(examples), len(fold_models), only_fold=fold)
+        records += predict_records(model, examples, ids, by_sentence)
     return sorted(records, key=lambda record: record["document"])
 
 
@@ -106,9 +126,11 @@ def train_folds(config_path: Path, output: Path, folds: int, overrides: Dict) ->
 
 def write_first_stage_folds(config_path: Path, output: Path, folds: int, overrides: Dict) -> Path:
     """Train the folds' first stages and write every training document's
-    cross-validated entities to OUTPUT/first_stage_train.jsonl (its path)."""
+    cross-validated entities to OUTPUT/first_stage_train.jsonl (its path),
+    predicted one sentence at a time when the first stage trains so."""
     fold_models = train_folds(config_path, output, folds, overrides)
-    records = cross_validated_records(fold_models, training_documents(config_path, overrides))
+    by_sentence = trained_by_sentence(config_path, overrides)
+    records = cross_validated_records(fold_models, training_documents(config_path, overrides), by_sentence)
     path = output / "first_stage_train.jsonl"
     with atomic_path(path) as temporary:
         srsly.write_jsonl(temporary, records)

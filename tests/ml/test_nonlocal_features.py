@@ -720,3 +720,25 @@ def test_leave_one_out_in_training_and_with_counted_input(nlp):
     assert corpus_entity_value(feature_rows(layer, docs[:1], counted=True)) == 0  # training: left out
     layer.attrs["input_counted"] = True
     assert (feature_rows(layer, docs[:1]) == feature_rows(layer, docs[:1], counted=True)).all()
+
+
+def test_dropout_blanks_whole_documents_in_training_only(nlp):
+    docs = make_docs(nlp)
+    docs[0].spans["first_stage"] = [Span(docs[0], 1, 3, label="ORG")]
+    layer = make_layer(docs, local=True, dropout=0.5)
+    n, table = len(LABELS), layer.get_param("embeddings")
+    none = np.concatenate([table[c * (n + 1)] for c in range(6)] + [table[6 * (n + 1)]])
+    kept = [o[:, TOK2VEC_WIDTH:] for o in layer.predict(docs)]  # prediction never drops
+    assert not np.allclose(kept[0], none[None, :])
+    seen = set()
+    np.random.seed(0)
+    for _ in range(40):
+        outputs, _ = layer(docs, is_train=True)
+        for i, output in enumerate(outputs):
+            features = output[:, TOK2VEC_WIDTH:]
+            dropped = np.allclose(features, none[None, :])
+            assert dropped or np.allclose(features, kept[i])  # a document is dropped whole or not at all
+            seen.add((i, dropped))
+    assert seen == {(0, True), (0, False), (1, True), (1, False)}
+    with pytest.raises(ValueError, match="dropout"):
+        build_nonlocal_features(small_tok2vec(), dropout=1.0)

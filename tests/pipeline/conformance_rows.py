@@ -167,6 +167,19 @@ def build_ner(folder: Path):
     )
 
 
+def build_sentence_ner(folder: Path):
+    """[sentencizer, sentence_ner]: the ner of ``build_ner`` (listening to a tok2vec) run one sentence at a time."""
+    import spacy
+
+    source = folder.parent / f"{folder.name}_source"
+    build_ner(source)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("sentence_ner", config={"pipeline": str(source)})
+    nlp.initialize()
+    nlp.to_disk(folder)
+
+
 def build_spancat(folder: Path):
     from tiny_corpus import SMALL_TOK2VEC
 
@@ -209,6 +222,7 @@ ROWS = [
     Row("two_stage", "chain_ner", "second_stage", build_two_stage),
     Row("nested_ner_listener", "nested_ner", "nested_ner", build_listener, listens=True),
     Row("own_data_dgm", "dgm_ner", "dgm_ner", build_own_data, listens=True),
+    Row("sentence_ner", "sentence_ner", "sentence_ner", build_sentence_ner),
     Row("spacy_ner", "ner", "ner", build_ner, listens=True, ours=False),
     Row("spacy_spancat", "spancat", "spancat", build_spancat, ours=False),
 ]
