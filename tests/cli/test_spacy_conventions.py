@@ -77,7 +77,6 @@ MIRRORS = {
         "apply",
         ["PIPELINE", "INPUT", "OUTPUT"],
         {
-            "--code": "the actors import the registered code of the installed packages",
             "--gpu-id": "Ray places the actors (--cpus-per-actor)",
             "--n-process": "--actors",
         },
