@@ -8,6 +8,7 @@ from .bench.apply import bench_apply
 from .bench.cold_start import bench_cold_start
 from .bench.dgm import bench
 from .bench.nested import bench_nested
+from .bench.pipeline_speed import bench_pipelines
 from .bench.stages import bench_stages
 from .bench.structures import bench_structures
 from .bench.types import bench_types
@@ -37,6 +38,7 @@ app.command("bench-apply")(bench_apply)
 app.command("bench-cold-start")(bench_cold_start)
 app.command("bench-types")(bench_types)
 app.command("bench-stages")(bench_stages)
+app.command("bench-pipelines")(bench_pipelines)
 app.command("bench-structures")(bench_structures)
 app.command("configs")(configs_command)
 app.command("jackknife-trees")(jackknife)
