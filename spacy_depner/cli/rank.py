@@ -8,8 +8,7 @@ from typing import Optional
 import typer
 
 from ..inference.corpus import input_kind
-from ..inference.ranking import rank_corpus
-from ..inference.tool_tasks import TASK_FORMATS, check_task_format
+from ..inference.ranking import TASK_FORMATS, check_task_format, rank_corpus
 from ..pipeline.uncertainty import MEASURES
 from ..util.pipelines import load_pipeline
 from .apply import INPUT_HELP, N_PROCESS_HELP, SHARD_SIZE_HELP

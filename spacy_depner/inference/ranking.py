@@ -20,7 +20,10 @@ measure's value, and ``meta`` the input's meta with every measure. With
 ``unit`` span or region a document gives one task per proposed mention or
 per region of uncertain tokens instead (``review_tasks``), ranked together.
 The shards hold the records; the output has them in the ``format`` of an
-annotation tool (``tool_tasks``).
+annotation tool (``TASK_FORMATS``: ``records`` as they are, or written by
+the tool's own module, ``readers.prodigy_format``, ``label_studio_format``,
+``doccano_format``). Label Studio and doccano have no accept/reject task for
+one proposed span: ``--unit span`` is for Prodigy (and the records) only.
 
 Everything that can be refused is checked before the progress bar starts
 (the arguments, the output, every line of a text or JSONL input), so a
@@ -33,13 +36,16 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import MEASURES, DocUncertainty, doc_uncertainties, only_entity_pipe
+from ..readers.doccano_format import doccano_task
+from ..readers.label_studio_format import label_studio_task
+from ..readers.prodigy_format import prodigy_task
 from ..util.atomic_files import (
     atomic_path,
     check_manifest,
@@ -62,7 +68,25 @@ from .input_shards import InputShard, ShardReader, plan_shards, shard_records
 from .output_shards import OutputShards
 from .review_tasks import UNITS, doc_tasks
 from .shard_pool import Report
-from .tool_tasks import CONVERTERS, check_task_format
+
+TASK_WRITERS: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
+    "prodigy": prodigy_task,
+    "label-studio": label_studio_task,
+    "doccano": doccano_task,
+}
+TASK_FORMATS = ("records", *TASK_WRITERS)
+BINARY_FORMATS = ("records", "prodigy")  # the formats with an accept/reject task (rank --unit span)
+
+
+def check_task_format(format: str, unit: str) -> None:
+    """A ValueError naming the fix for an unknown ``format`` or a ``unit`` its tool cannot review."""
+    if format not in TASK_FORMATS:
+        raise ValueError(f"Unknown task format {format!r}: use one of {', '.join(TASK_FORMATS)}")
+    if unit == "span" and format not in BINARY_FORMATS:
+        raise ValueError(
+            f"--format {format} with --unit span: {format} has no accept/reject task for one proposed span; "
+            "use --unit region (annotate the uncertain stretch) or --format prodigy (binary ner tasks)"
+        )
 
 
 class RankJob:
@@ -129,7 +153,7 @@ def rank_corpus(
     ``component`` (default: the pipeline's only one) on ``n_process``
     processes, as ``annotate_corpus`` runs (shards of ``shard_size``
     documents), and write the ``top`` most uncertain (None: all) to the
-    .jsonl ``output`` in the tool ``format`` (``tool_tasks``). Returns
+    .jsonl ``output`` in the tool ``format`` (``TASK_FORMATS``). Returns
     ``run_summary`` of the documents scored in this run, with ``docs_kept``
     (found in the partial) and ``tasks_written``, whatever the unit."""
     check_task_format(format, unit)
@@ -200,7 +224,7 @@ def check_lines(shards: List[InputShard], nlp: Language, text_key: str) -> None:
 def write_ranked(shards: List[Path], output: Path, top: Optional[int], format: str = "records") -> int:
     """The records of the ``shards`` files (in input order), most uncertain
     first (ties in input order), the ``top`` first (None: all) written to
-    ``output`` in the tool ``format`` (``tool_tasks``); their number. With
+    ``output`` in the tool ``format`` (``TASK_FORMATS``); their number. With
     ``top``, memory holds ``top`` records, else all of them. An ``output``
     ending in .json gets one JSON list."""
 
@@ -210,7 +234,7 @@ def write_ranked(shards: List[Path], output: Path, top: Optional[int], format: s
             yield json.loads(line)["score"], -index, line
 
     ranked = heapq.nlargest(top, scored()) if top is not None else sorted(scored(), reverse=True)
-    convert = CONVERTERS.get(format)
+    convert = TASK_WRITERS.get(format)
     json_list = Path(output).suffix.lower() == ".json"  # one JSON list (Label Studio's import), else JSON lines
     with atomic_path(output) as temporary, open(temporary, "w", encoding="utf8") as out:
         if convert is None:

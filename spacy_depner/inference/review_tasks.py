@@ -1,7 +1,9 @@
 """The tasks ``python -m spacy_depner rank --unit`` writes: what a person is
 asked to review, in the record format annotation tools read (Prodigy's
-``ner_manual`` and binary ``ner.teach`` tasks; each tool's own format:
-``tool_tasks``), which ``import-annotations`` reads back.
+``ner_manual`` and binary ``ner.teach`` tasks; each tool's own format
+written by its module in ``readers``: ``ranking.TASK_FORMATS``), which
+``import-annotations`` reads back. A served model's predictions are made of
+the same mentions and span records (``predicted_mentions``, ``span_record``).
 
 A task is ``{"text", "tokens": [{"text", "start", "end", "id", "ws"}],
 "spans": [{"start", "end", "token_start", "token_end", "label", "text",
@@ -61,20 +63,10 @@ def task_record(
     ``region`` [start, end exclusive] in Doc tokens, or None."""
     first, offset = context.start, context.start_char
     doc = context.doc
-    spans = []
-    for (start, end, label), probability in zip(mentions, probabilities):
-        span = doc[start:end]
-        spans.append(
-            {
-                "start": span.start_char - offset,
-                "end": span.end_char - offset,
-                "token_start": start - first,
-                "token_end": end - 1 - first,
-                "label": labels[label],
-                "text": span.text,
-                "score": round(float(probability), 6),
-            }
-        )
+    spans = [
+        span_record(Span(doc, start, end, label=labels[label]), probability, context)
+        for (start, end, label), probability in zip(mentions, probabilities)
+    ]
     last = context.end - 1  # the text ends at the context's last token: no whitespace after it
     tokens = [
         {
@@ -96,6 +88,36 @@ def task_record(
     record["score"] = round(float(score), 6)
     record["meta"] = meta
     return record
+
+
+def span_record(span: Span, probability: float, context: Optional[Span] = None) -> Dict[str, Any]:
+    """A labelled ``span`` as a task's span record (module docstring), its
+    offsets relative to ``context`` (default: the whole Doc)."""
+    first, offset = (0, 0) if context is None else (context.start, context.start_char)
+    return {
+        "start": span.start_char - offset,
+        "end": span.end_char - offset,
+        "token_start": span.start - first,
+        "token_end": span.end - 1 - first,
+        "label": span.label_,
+        "text": span.text,
+        "score": round(float(probability), 6),
+    }
+
+
+def task_measures(uncertainty: DocUncertainty) -> Dict[str, float]:
+    """Every measure of a document (``pipeline.uncertainty.MEASURES``), rounded as tasks hold them."""
+    return {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
+
+
+def predicted_mentions(doc: Doc, uncertainty: DocUncertainty, labels: Sequence[str]) -> List[Tuple[Span, float]]:
+    """The component's predicted mentions of ``doc`` as labelled Spans, each
+    with its marginal probability, never whitespace (``without_whitespace``)."""
+    mentions, probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
+    return [
+        (Span(doc, start, end, label=labels[label]), probability)
+        for (start, end, label), probability in zip(mentions.tolist(), probabilities.tolist())
+    ]
 
 
 def without_whitespace(doc: Doc, mentions: np.ndarray, probabilities: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -147,7 +169,7 @@ def doc_tasks(
     doc: Doc, meta, uncertainty: DocUncertainty, labels, measure: str, unit: str, pad: int = REGION_PAD
 ) -> List[Dict]:
     """The tasks of one document for ``unit`` (module docstring)."""
-    measures = {name: round(float(getattr(uncertainty, name)), 6) for name in MEASURES}
+    measures = task_measures(uncertainty)
     meta = {**meta, **measures, "unit": unit} if unit != "doc" else {**meta, **measures}
     predicted, predicted_probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
     if unit == "doc":

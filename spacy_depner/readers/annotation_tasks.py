@@ -1,8 +1,9 @@
 """What one task of an annotation tool's export says, before any Doc is made:
 the ``Task`` and ``TaskSpan`` records that the readers of each tool
-(``prodigy_tasks.py``, ``label_studio_tasks.py``, ``doccano_tasks.py``) write
-and ``annotation_tools.py`` turns into Docs, the import options, and the
-checks every reader shares.
+(``prodigy_format.py``, ``label_studio_format.py``, ``doccano_format.py``: each
+tool's format, read and written, in one module) make and
+``annotation_tools.py`` turns into Docs, the import options, the checks every
+reader shares, and the rule of a task's reviewed region, read and written.
 
 Character offsets count Unicode characters, end exclusive. A task may say
 which part of its text was reviewed: ``"region_chars": [start_char,
@@ -10,7 +11,8 @@ end_char_exclusive]`` (character offsets of its own text, what survives any
 re-tokenisation) or ``"region": [token_start, token_end_exclusive]``
 (tokens), at the top level or in ``meta`` (Prodigy, doccano), or in ``data``
 (Label Studio); with both, ``region_chars`` decides (the token region must
-then match it where the task has its own tokens). Every error names the task ("FILE:LINE", or "FILE task N (id
+then match it where the task has its own tokens:
+``annotation_alignment.reviewed_region``). Every error names the task ("FILE:LINE", or "FILE task N (id
 ID)" in a Label Studio JSON export) and the fix.
 """
 
@@ -30,7 +32,7 @@ class ImportOptions:
     """How to read what the export leaves open (the command's options):
 
     * ``prodigy_kind``: the kind of a Prodigy task without ``_view_id``:
-      ``auto`` (told from its content, ``prodigy_tasks.py``), ``binary`` or ``manual``.
+      ``auto`` (told from its content, ``prodigy_format.py``), ``binary`` or ``manual``.
     * ``text_key``: the key of the text in a Label Studio task's ``data``.
     * ``from_name`` / ``to_name``: the Label Studio ``Labels`` control read
       (default: the only one in the export).
@@ -182,6 +184,9 @@ def offset_pair(value, where: str, key: str, unit: str) -> Optional[Tuple[int, i
     return pair[0], pair[1]
 
 
+REGION_KEYS = ("region", "region_chars")  # the reviewed region in tokens, in characters
+
+
 def task_regions(record: dict, where: str, inner: str = "meta"):
     """(region in tokens, region in characters) of a task: ``region`` and
     ``region_chars`` at the top level of ``record`` or in ``record[inner]``
@@ -190,6 +195,17 @@ def task_regions(record: dict, where: str, inner: str = "meta"):
     region = offset_pair(record.get("region", nested.get("region")), where, "region", "token")
     chars = offset_pair(record.get("region_chars", nested.get("region_chars")), where, "region_chars", "char")
     return region, chars
+
+
+def has_region(record: dict, inner: str = "meta") -> bool:
+    """Whether a task names a reviewed region (either key, where ``task_regions`` looks): it reviews that region only."""
+    nested = record.get(inner) if isinstance(record.get(inner), dict) else {}
+    return any(key in record or key in nested for key in REGION_KEYS)
+
+
+def region_fields(record: dict) -> Dict[str, Any]:
+    """The region keys a ``rank`` record has, as a tool's task carries them (read back by ``task_regions``)."""
+    return {key: record[key] for key in REGION_KEYS if key in record}
 
 
 def char_span(label, start, end, where: str, text: Optional[str] = None, answer=None) -> TaskSpan:

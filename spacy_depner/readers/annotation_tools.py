@@ -1,6 +1,7 @@
-"""Annotation-tool exports (Prodigy, Label Studio, doccano: read as tasks by
-``prodigy_tasks.py``, ``label_studio_tasks.py`` and ``doccano_tasks.py``) as
-spaCy Docs that the package's components train on, and a DocBin of them.
+"""Annotation-tool exports (Prodigy, Label Studio, doccano: files or their
+records, read as tasks by ``prodigy_format.py``, ``label_studio_format.py``
+and ``doccano_format.py``) as spaCy Docs that the package's components train
+on, and a DocBin of them.
 
 **One Doc per input.** The tasks on one input (Prodigy's ``_input_hash``,
 else the same text; Label Studio's ``--annotators each`` keeps one Doc per
@@ -58,9 +59,9 @@ from spacy.tokens import Doc, DocBin, Span
 
 from .annotation_alignment import FIXES, Misaligned, aligned_span, describe, reviewed_region
 from .annotation_tasks import ImportOptions, Task
-from .doccano_tasks import doccano_tasks
-from .label_studio_tasks import label_studio_tasks
-from .prodigy_tasks import prodigy_tasks
+from .doccano_format import doccano_tasks
+from .label_studio_format import label_studio_tasks
+from .prodigy_format import prodigy_tasks
 
 FORMATS = {"prodigy": prodigy_tasks, "label-studio": label_studio_tasks, "doccano": doccano_tasks}
 MODES = ("flat", "nested")
@@ -306,7 +307,7 @@ def tasks_to_docs(
 
 def read_annotations(
     format: str,
-    path,
+    source,
     nlp: Optional[Language] = None,
     *,
     lang: str = "en",
@@ -317,7 +318,8 @@ def read_annotations(
     counts: Optional[ImportCounts] = None,
     options: Optional[ImportOptions] = None,
 ) -> List[Doc]:
-    """The Docs of the export ``path`` in ``format`` (prodigy, label-studio,
+    """The Docs of the export ``source`` (a file's path, or its records: a
+    list of the objects it holds) in ``format`` (prodigy, label-studio,
     doccano), tokenised by ``nlp`` where a task has no tokens (default
     ``spacy.blank(lang)``), in ``mode`` (flat or nested) with the span
     groups named, read as ``options`` say (``ImportOptions``); ``counts``,
@@ -333,22 +335,22 @@ def read_annotations(
             raise ValueError(f"spaCy has no language {lang!r}: give a language code such as en or de") from None
     options = ImportOptions() if options is None else options
     keys = SpanKeys(spans_key, annotated_key, incorrect_spans_key)
-    return tasks_to_docs(FORMATS[format](path, options), nlp, mode, keys, counts, options)
+    return tasks_to_docs(FORMATS[format](source, options), nlp, mode, keys, counts, options)
 
 
-def read_prodigy(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
+def read_prodigy(source, nlp: Optional[Language] = None, **options) -> List[Doc]:
     """``read_annotations`` of a Prodigy JSON-lines export (or answered ``rank`` records)."""
-    return read_annotations("prodigy", path, nlp, **options)
+    return read_annotations("prodigy", source, nlp, **options)
 
 
-def read_label_studio(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
-    """``read_annotations`` of a Label Studio JSON, JSON-MIN or CSV export."""
-    return read_annotations("label-studio", path, nlp, **options)
+def read_label_studio(source, nlp: Optional[Language] = None, **options) -> List[Doc]:
+    """``read_annotations`` of a Label Studio JSON, JSON-MIN or CSV export (or its tasks)."""
+    return read_annotations("label-studio", source, nlp, **options)
 
 
-def read_doccano(path, nlp: Optional[Language] = None, **options) -> List[Doc]:
-    """``read_annotations`` of a doccano JSON-lines export."""
-    return read_annotations("doccano", path, nlp, **options)
+def read_doccano(source, nlp: Optional[Language] = None, **options) -> List[Doc]:
+    """``read_annotations`` of a doccano JSON-lines export (or its records)."""
+    return read_annotations("doccano", source, nlp, **options)
 
 
 def write_annotation_docbin(docs: Iterable[Doc], output) -> None:

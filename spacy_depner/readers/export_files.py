@@ -2,14 +2,16 @@
 document (Label Studio's JSON and JSON-MIN exports: one list), JSON lines
 (Prodigy, doccano: one object per line) or CSV (Label Studio's CSV export),
 so that a file given as the wrong format is refused naming the format it
-looks like."""
+looks like. Every reader takes records (a list of the objects a file holds,
+e.g. the annotations a backend keeps) as well as a file, each record then
+named "record N" (JSON lines) or "task N" (Label Studio) in errors."""
 
 import csv
 import json
 from pathlib import Path
-from typing import List, Tuple
+from typing import Iterator, List, Tuple
 
-from ..util.text_lines import readable_file
+from ..util.text_lines import json_lines, readable_file
 from .annotation_tasks import FORMAT_ARGUMENTS, looks_like
 
 
@@ -33,6 +35,24 @@ def refuse_json_document(path, kind: str) -> None:
             f"{path}: the file is one JSON list (it starts with '['), as Label Studio's JSON and JSON-MIN exports "
             f"are, not {kind} JSON lines (one object per line): import it as label-studio"
         )
+
+
+def is_records(source) -> bool:
+    """Whether an export ``source`` is records in memory (a list or tuple of objects) rather than a file's path."""
+    return isinstance(source, (list, tuple))
+
+
+def json_line_records(source, kind: str) -> Iterator[Tuple[str, object]]:
+    """("FILE:LINE", value) of each line of the JSON-lines file ``source`` of
+    the tool ``kind`` (one JSON list refused: ``refuse_json_document``), or
+    ("record N", value) of each of the records ``source``."""
+    if is_records(source):
+        for number, value in enumerate(source, start=1):
+            yield f"record {number}", value
+        return
+    refuse_json_document(source, kind)
+    for _, where, value in json_lines(source, kind):
+        yield where, value
 
 
 def json_lines_format(path: Path) -> str:

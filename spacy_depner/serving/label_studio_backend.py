@@ -13,11 +13,14 @@ on the standard library's.
   backend was started with (``label_studio_url``, ``label_studio_api_key``).
 * ``predict({"tasks": [{"id", "data"}], "project", "label_config"})``:
   ``{"results": [prediction per task], "model_version"}``; a prediction is
-  ``{"result", "score", "model_version"}``: the predicted mentions as
-  ``labels`` results each with its exact marginal probability as ``score``
-  (only those inside the task's ``region_chars``, where it has one, and with a
-  label of the config; never whitespace: ``review_tasks``), and the task's
-  ``score`` the rank measure (``pipeline.uncertainty``) of its text.
+  ``{"result", "score", "model_version"}``: the component's predicted
+  mentions of the task's Doc (``review_tasks.predicted_mentions``: never
+  whitespace) as ``labels`` results each with its exact marginal probability
+  as ``score`` (only those inside the task's reviewed region where it names
+  one, found as the importer finds it, ``annotation_alignment.reviewed_region``,
+  and with a label of the config), and the task's ``score`` the rank measure
+  (``pipeline.uncertainty``) of its text; written by
+  ``readers.label_studio_format``.
 * ``webhook({"action", "project", ...})``: ``ANNOTATION_CREATED`` /
   ``ANNOTATION_UPDATED`` (``annotation``, ``task``), ``ANNOTATIONS_CREATED``
   (lists), ``ANNOTATIONS_DELETED`` (``annotations``) update the project's
@@ -51,20 +54,21 @@ import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+from spacy.tokens import Doc, Span
 from thinc.api import get_current_ops, set_current_ops
 
 from ..inference.ranking import scored_batches
-from ..inference.review_tasks import doc_tasks
-from ..inference.tool_tasks import MODEL_VERSION, label_studio_result
+from ..inference.review_tasks import predicted_mentions, span_record, task_measures
 from ..pipeline.uncertainty import MEASURES, only_entity_pipe
-from ..readers.annotation_tasks import ImportOptions
+from ..readers.annotation_alignment import reviewed_region
+from ..readers.annotation_tasks import ImportOptions, Task, task_regions
 from ..readers.annotation_tools import ImportCounts
+from ..readers.label_studio_format import MODEL_VERSION, LabelingConfig, label_studio_prediction, labeling_config
 from ..util.atomic_files import atomic_folder_contents
 from ..util.pipelines import load_pipeline
 from . import label_studio_payloads as payloads
-from .label_studio_config import LabelingConfig, labeling_config
 from .retraining import retrained_pipeline
 
 ANNOTATION_EVENTS = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_CREATED")
@@ -213,24 +217,29 @@ class LabelStudioBackend:
         with self.predicting:
             for scored in scored_batches(nlp, pipe, records, self.batch_size):
                 for doc, index, uncertainty in scored:
-                    (record,) = doc_tasks(doc, {}, uncertainty, pipe.labels, self.measure, "doc")
-                    shown = self.shown_spans(record["spans"], tasks[index], config)
-                    result = label_studio_result(shown, config.from_name, config.to_name)
-                    results.append({"result": result, "score": record["score"], "model_version": version})
+                    mentions = self.shown_mentions(doc, uncertainty, pipe.labels, tasks[index], index, config)
+                    spans = [span_record(span, probability) for span, probability in mentions]
+                    score = task_measures(uncertainty)[self.measure]
+                    results.append(label_studio_prediction(spans, score, config.from_name, config.to_name, version))
         self.counts["predictions"] += len(results)
         return {"results": results, "model_version": version}
 
     @staticmethod
-    def shown_spans(spans: List[Dict], task: Dict[str, Any], config: LabelingConfig) -> List[Dict]:
-        """The spans inside the task's ``data.region_chars`` (if it has one) with a label of the config (if it lists any)."""
-        region = task["data"].get("region_chars")
-        if not (isinstance(region, list) and len(region) == 2 and all(isinstance(x, int) for x in region)):
-            region = (0, float("inf"))
-        start, end = region
+    def shown_mentions(
+        doc: Doc, uncertainty, labels, task: Dict[str, Any], index: int, config: LabelingConfig
+    ) -> List[Tuple[Span, float]]:
+        """The predicted mentions of ``doc`` inside the task's reviewed region
+        (where its ``data`` names one) with a label of the config (if it lists
+        any); a region the importer would refuse is a ValueError naming the task."""
+        where = f"tasks[{index}] (id {task.get('id')})"
+        region, region_chars = task_regions(task["data"], where)
+        inside = reviewed_region(doc, Task(where, doc.text, "accept", region=region, region_chars=region_chars))
         return [
-            span
-            for span in spans
-            if start <= span["start"] and span["end"] <= end and (not config.labels or span["label"] in config.labels)
+            (span, probability)
+            for span, probability in predicted_mentions(doc, uncertainty, labels)
+            if inside.start <= span.start
+            and span.end <= inside.end
+            and (not config.labels or span.label_ in config.labels)
         ]
 
     def webhook(self, request: Dict[str, Any]) -> Dict[str, Any]:

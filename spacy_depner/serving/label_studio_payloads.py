@@ -6,7 +6,7 @@ the web layer answers with a 400."""
 
 from typing import Any, Dict, List, Optional
 
-from .label_studio_config import LabelingConfig
+from ..readers.label_studio_format import LabelingConfig
 
 DEFAULT_PROJECT = "default"  # the project of requests that name none
 

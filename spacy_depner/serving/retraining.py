@@ -1,7 +1,7 @@
 """Training an entity component on the annotations a Label Studio ML backend
 received: the annotated tasks (a Label Studio JSON export: ``[{"id", "data",
-"annotations": [{"id", "result", ...}]}]``) are read exactly as
-``import-annotations label-studio`` reads an export
+"annotations": [{"id", "result", ...}]}]``) are read, as the records they
+are, exactly as ``import-annotations label-studio`` reads an export
 (``readers.annotation_tools.read_annotations``: a task's ``region_chars``
 or ``region`` in ``data`` is the reviewed stretch, every token outside it
 missing, spans placed as the ``ImportOptions`` say: ``alignment_mode``,
@@ -15,11 +15,8 @@ importer's own skips (``ImportCounts.skipped``), and a task whose reading
 is an error (overlapping spans in flat mode, a span whose text is not at its
 offsets) is left out (``LEFT_OUT``, its error kept by task id)."""
 
-import json
 import random
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from spacy.language import Language
@@ -28,7 +25,7 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import only_entity_pipe
-from ..readers.annotation_tasks import ImportOptions
+from ..readers.annotation_tasks import ImportOptions, has_region
 from ..readers.annotation_tools import ImportCounts, read_annotations
 from ..util.pipelines import load_pipeline
 
@@ -52,10 +49,7 @@ LEFT_OUT = "task left out: its annotation cannot be read"
 
 
 def read_tasks(tasks: List[Dict[str, Any]], nlp: Language, pipe, options: ImportOptions, counts: ImportCounts):
-    with tempfile.TemporaryDirectory(prefix="spacy-depner-annotations-") as folder:
-        path = Path(folder) / "export.json"
-        path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf8")
-        return read_annotations("label-studio", path, nlp, counts=counts, options=options, **import_settings(pipe))
+    return read_annotations("label-studio", tasks, nlp, counts=counts, options=options, **import_settings(pipe))
 
 
 def annotated_docs(
@@ -127,7 +121,7 @@ def check_regions(tasks: List[Dict[str, Any]], pipe) -> None:
     ``annotated_key``: every token would count as reviewed)."""
     if pipe.writes_ents or pipe.settings.get("annotated_key"):
         return
-    regional = [task.get("id") for task in tasks if {"region", "region_chars"} & set(task.get("data") or {})]
+    regional = [task.get("id") for task in tasks if has_region(task.get("data") or {})]
     if regional:
         raise ValueError(
             f"Tasks {regional[:5]} review a region only, but {pipe.name} has no annotated_key, so it would read "

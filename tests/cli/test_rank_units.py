@@ -150,8 +150,8 @@ def test_span_and_region_tasks_come_back_as_training_docs(pipeline, corpus, tmp_
 
 def test_a_task_as_label_studio_imports_it_comes_back_with_its_spans(tmp_path):
     """label_studio_task's prediction, exported as the annotation a person kept, reads back as the same entities."""
-    from spacy_depner.inference.tool_tasks import label_studio_task
     from spacy_depner.readers.annotation_tools import read_annotations
+    from spacy_depner.readers.label_studio_format import label_studio_task
 
     doc = two_sentences()
     record = task_record(context_of(doc, 6, 8), [(5, 7, 1), (8, 10, 0)], [0.6, 0.7], LABELS, 0.4, {"id": 2})

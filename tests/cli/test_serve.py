@@ -8,6 +8,7 @@ live loop through a real Label Studio server is in
 robustness in ``test_serve_network.py`` and ``test_serve_training.py``."""
 
 import json
+import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -18,9 +19,9 @@ import spacy
 from thinc.api import NumpyOps, get_current_ops, set_current_ops
 
 from spacy_depner.pipeline.uncertainty import doc_uncertainties
+from spacy_depner.readers.label_studio_format import labeling_config
 from spacy_depner.serving import label_studio_backend
 from spacy_depner.serving.label_studio_backend import LabelStudioBackend
-from spacy_depner.serving.label_studio_config import labeling_config
 from spacy_depner.serving.retraining import annotated_docs, check_regions
 from spacy_depner.serving.standard_server import backend_server
 from spacy_depner.serving.wsgi import WSGIApplication
@@ -214,6 +215,26 @@ def test_annotated_tasks_read_as_import_annotations_reads_an_export(pipeline):
     assert [(e.text, e.label_) for e in region.ents] == [("New York", "LOC")]
     assert [t.ent_iob_ for t in region] == ["", "", "O", "B", "I"]  # "John Smith" outside the region: missing
     assert [t.ent_iob_ for t in whole] == ["B", "O", "O", "O"]
+
+
+def test_annotated_tasks_are_read_as_records_with_no_file_written(pipeline, monkeypatch):
+    """Retraining reads the tasks it holds as they are (no temporary export); a task left out is named by its id."""
+    nlp = spacy.load(pipeline)
+
+    def no_file(*args, **kwargs):
+        raise AssertionError("a temporary file was made")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", no_file)
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    overlapping = labels(TEXTS[0], ("Mary", "PER"), ("Mary lives", "LOC"))
+    exported = [
+        {"id": 3, "data": {"body": TEXTS[0]}, "annotations": [{"id": 1, "result": overlapping}]},
+        {"id": 4, "data": {"body": TEXTS[1]}, "annotations": [{"id": 2, "result": labels(TEXTS[1], ("John", "PER"))}]},
+    ]
+    left_out = {}
+    (doc,) = annotated_docs(exported, nlp, None, "body", left_out=left_out)
+    assert [(e.text, e.label_) for e in doc.ents] == [("John", "PER")]
+    assert list(left_out) == ["3"] and left_out["3"].startswith("task 1 (id 3): "), left_out
 
 
 def test_a_port_in_use_is_a_clear_error(served):

@@ -98,3 +98,31 @@ def test_served_predictions_hold_no_whitespace_region(served):
         for item in prediction["result"]:
             value = item["value"]
             assert trimmed(value["text"]) and task["data"]["text"][value["start"] : value["end"]] == value["text"]
+
+
+def test_a_served_prediction_keeps_to_the_region_the_importer_reads(served):
+    """The region as tokens (``region``) or in ``data.meta`` limits the prediction as it limits the import."""
+    _, url = served
+    text = "John Smith visited New York"  # John0 Smith1 visited2 New3 York4
+    shown = {}
+    for name, data in {
+        "whole": {},
+        "tokens": {"region": [2, 5]},
+        "meta": {"meta": {"region_chars": [11, 27]}},
+        "characters": {"region_chars": [11, 27], "region": [0, 1]},  # region_chars decides
+    }.items():
+        status, answer = call(url, "/predict", {"tasks": [{"id": 1, "data": {"text": text, **data}}]})
+        assert status == 200, (name, answer)
+        shown[name] = [item["value"]["text"] for item in answer["results"][0]["result"]]
+    assert shown["whole"] == ["John Smith", "New York"]
+    assert shown["tokens"] == shown["meta"] == shown["characters"] == ["New York"]
+
+
+def test_a_region_the_importer_would_refuse_is_a_400_naming_the_task(served):
+    _, url = served
+    text = "John Smith visited New York"
+    for region, cause in (([10, 11], "only whitespace"), ([11, 99], "outside the text"), ([5, 3], "start < end")):
+        tasks = [{"id": 1, "data": {"text": text}}, {"id": 8, "data": {"text": text, "region_chars": region}}]
+        status, answer = call(url, "/predict", {"tasks": tasks})
+        assert status == 400 and answer["error"].startswith("tasks[1] (id 8): region_chars"), answer
+        assert cause in answer["error"], answer

@@ -12,8 +12,8 @@ import spacy
 from label_studio_server import labels, server  # noqa: F401 (the fixture)
 from spacy.training import Example
 
-from spacy_depner.inference.tool_tasks import label_studio_task
 from spacy_depner.readers.annotation_tools import read_annotations
+from spacy_depner.readers.label_studio_format import label_studio_task
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,8 @@
-"""Label Studio's exports read as ``Task``s (``annotation_tasks.py``).
+"""Label Studio's format, read and written: its exports (a file, or the
+exported tasks themselves) read as ``Task``s (``annotation_tasks.py``);
+``rank``'s records and a served model's predictions written as the tasks,
+predictions and ``labels`` results Label Studio imports; and what a labeling
+config says they must look like (``labeling_config``).
 
 * **JSON** (Export > JSON): one list of tasks ``{"id", "data": {TEXT_KEY,
   ...}, "annotations": [{"id", "completed_by", "ground_truth",
@@ -22,8 +26,9 @@ annotation whose result holds no span of that control but other results
 (choices, image, hypertext labels) is skipped, counted by reason, while an
 empty result is a reviewed text with no entity. Of several annotations
 ``--annotators`` keeps the last, the first (as created: ``created_at``, else
-the export's order), the ground truth, each (one Doc each) or the majority (the spans more than half of them marked; each
-span's votes in ``meta["span_votes"]``); annotations not kept are counted.
+the export's order), the ground truth, each (one Doc each) or the majority
+(the spans more than half of them marked; each span's votes in
+``meta["span_votes"]``); annotations not kept are counted.
 With ``--annotators majority`` a span exactly half of the annotations
 marked is a tie, not a decision: the tokens it touches are left unreviewed
 (missing), the span counted and listed in ``meta["tied_spans"]``.
@@ -31,11 +36,23 @@ Offsets counted in UTF-16 code units (what the browser counts for text with
 characters beyond U+FFFF) are detected where ``value.text`` is the text at
 the UTF-16 offsets and not at the character offsets, and converted; with
 ``--offsets utf-16`` every offset is read so (``annotation_alignment.py``).
+
+Writing (``rank --format label-studio``, ``serve``'s predictions;
+https://labelstud.io/guide/predictions): a task's ``data`` holds the text
+(with ``meta``, and the region as ``region`` and ``region_chars``) and one
+prediction whose ``result`` items are ``labels`` regions with each span's
+probability as ``score`` and whose ``score`` is the task's rank measure
+(what Label Studio sorts the data manager by, "Prediction score").
+
+A labeling config (XML, e.g. ``EXAMPLE_CONFIG``) names the ``Labels`` control
+(``from_name``), its ``Text`` object (``to_name``), the data key of the text
+(its ``value`` without ``$``) and the labels (https://labelstud.io/tags/labels).
 """
 
 import json
+import xml.etree.ElementTree as ElementTree
 from collections import Counter
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from ..util.text_lines import readable_file
 from .annotation_alignment import utf16_offsets
@@ -47,19 +64,23 @@ from .annotation_tasks import (
     items,
     mapping,
     refuse_other_format,
+    region_fields,
     task_regions,
     task_text,
 )
-from .export_files import csv_records, first_character, json_lines_format
+from .export_files import csv_records, first_character, is_records, json_lines_format
 
 TIED = "span tied between annotators: its tokens left unreviewed (--annotators majority)"
 FLAT_ANNOTATION_KEYS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time")
 
 
-def label_studio_export(path) -> List[Tuple[str, dict]]:
+def label_studio_export(source) -> List[Tuple[str, dict]]:
     """("FILE task N (id ID)" or "FILE:LINE", record) of each record of a
-    Label Studio JSON, JSON-MIN or CSV export."""
-    path = readable_file(path, "Label Studio")
+    Label Studio JSON, JSON-MIN or CSV export; of exported tasks given as
+    records, ("task N (id ID)", record)."""
+    if is_records(source):
+        return exported_records(source, "")
+    path = readable_file(source, "Label Studio")
     start = first_character(path)
     if path.suffix.lower() == ".csv" or start not in ("[", "{", ""):
         return [(f"{path}:{line}", record) for line, record in csv_records(path)]
@@ -77,10 +98,14 @@ def label_studio_export(path) -> List[Tuple[str, dict]]:
             f"{path}:{error.lineno}: not valid JSON ({error.msg} at column {error.colno}); "
             "a Label Studio export is one JSON list of tasks (Export > JSON)"
         ) from None
-    export = items(export, str(path), "a Label Studio export (Export > JSON)")
+    return exported_records(items(export, str(path), "a Label Studio export (Export > JSON)"), f"{path} ")
+
+
+def exported_records(export: list, name: str) -> List[Tuple[str, dict]]:
+    """("NAMEtask N (id ID)", record) of each record of ``export``, a list of JSON objects."""
     records = []
     for index, record in enumerate(export, start=1):
-        where = f"{path} task {index}"
+        where = f"{name}task {index}"
         record = mapping(record, where, "a task")
         records.append((where + (f" (id {record['id']})" if "id" in record else ""), record))
     return records
@@ -202,11 +227,11 @@ def majority_spans(annotations: List[Tuple[dict, List[TaskSpan]]]) -> Tuple[List
     )
 
 
-def label_studio_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
-    """The tasks of a Label Studio JSON, JSON-MIN or CSV export (module docstring)."""
+def label_studio_tasks(source, options: Optional[ImportOptions] = None) -> Iterator[Task]:
+    """The tasks of a Label Studio JSON, JSON-MIN or CSV export, a file or its records (module docstring)."""
     options = ImportOptions() if options is None else options
     merged: Dict = {}
-    for where, record in label_studio_export(path):
+    for where, record in label_studio_export(source):
         task = full_task(record, where, options)
         flat = "data" not in record and task["id"] is not None
         key = ("record of id", task["id"]) if flat else ("task", where)
@@ -313,3 +338,75 @@ def _chosen(kept, policy: str):
     if policy == "majority":
         return kept[:1]  # one Task, its spans the majority's
     return kept
+
+
+MODEL_VERSION = "spacy-depner"
+
+
+def label_studio_result(spans, from_name: str = "label", to_name: str = "text") -> list:
+    """Label Studio result items (type ``labels``) of ``spans`` (``rank``'s
+    span records: ``start``, ``end``, ``text``, ``label``, ``score``), each
+    with its probability as ``score`` and an ``id`` unique in the task."""
+    return [
+        {
+            "id": f"s{index}",
+            "from_name": from_name,
+            "to_name": to_name,
+            "type": "labels",
+            "value": {"start": span["start"], "end": span["end"], "text": span["text"], "labels": [span["label"]]},
+            "score": span["score"],
+        }
+        for index, span in enumerate(spans)
+    ]
+
+
+def label_studio_prediction(spans, score: float, from_name="label", to_name="text", version=MODEL_VERSION) -> Dict:
+    """A prediction (module docstring): ``spans`` as ``labels`` results, ``score`` the task's."""
+    return {"model_version": version, "score": score, "result": label_studio_result(spans, from_name, to_name)}
+
+
+def label_studio_task(record: Dict[str, Any], from_name: str = "label", to_name: str = "text") -> Dict[str, Any]:
+    """A ``rank`` record as Label Studio imports it (module docstring), its
+    prediction for the ``Labels`` control ``from_name`` on the ``Text`` ``to_name``."""
+    data = {"text": record["text"], "meta": record.get("meta", {}), **region_fields(record)}
+    return {
+        "data": data,
+        "predictions": [label_studio_prediction(record["spans"], record["score"], from_name, to_name)],
+    }
+
+
+EXAMPLE_CONFIG = (
+    '<View><Labels name="label" toName="text"><Label value="PER"/></Labels><Text name="text" value="$text"/></View>'
+)
+
+
+class LabelingConfig(NamedTuple):
+    """The NER control of a labeling config (module docstring)."""
+
+    from_name: str = "label"
+    to_name: str = "text"
+    text_key: str = "text"
+    labels: Tuple[str, ...] = ()
+
+
+def labeling_config(xml: Optional[str]) -> LabelingConfig:
+    """The ``LabelingConfig`` of the first ``Labels`` control on a ``Text`` of
+    ``xml`` (None or empty: the defaults); none, or not XML, is a ValueError saying what to add."""
+    if not xml:
+        return LabelingConfig()
+    try:
+        root = ElementTree.fromstring(xml)
+    except ElementTree.ParseError as error:
+        raise ValueError(f"The labeling config is not XML ({error}); give one such as {EXAMPLE_CONFIG}") from None
+    objects = {element.get("name"): element for element in root.iter() if element.tag.lower() == "text"}
+    for control in root.iter():
+        if control.tag.lower() != "labels" or control.get("toName") not in objects:
+            continue
+        value = objects[control.get("toName")].get("value", "")
+        if not value.startswith("$") or len(value) < 2:
+            raise ValueError(
+                f'The Text object "{control.get("toName")}" has value {value!r}: give the data key as value="$text"'
+            )
+        labels = tuple(label.get("value") for label in control.iter() if label.tag.lower() == "label")
+        return LabelingConfig(control.get("name"), control.get("toName"), value[1:], labels)
+    raise ValueError(f"The labeling config has no Labels control on a Text object: add one, e.g. {EXAMPLE_CONFIG}")

@@ -1,5 +1,7 @@
-"""doccano's JSON-lines export of a sequence-labelling project read as
-``Task``s (``annotation_tasks.py``).
+"""doccano's sequence-labelling format, read and written: its JSON-lines
+export (a file or its records) read as ``Task``s (``annotation_tasks.py``),
+and ``rank``'s records written as the JSONL doccano imports
+(``doccano_task``).
 
 A line is ``{"id", "text", "label": [[start, end, "LABEL"], ...]}``, or
 ``{"id", "text", "entities": [{"id", "start_offset", "end_offset",
@@ -10,11 +12,16 @@ accepted manual annotation of its text. A record with no span (``"label":
 []``, which the per-user export writes for every example the user did not
 label) is skipped and counted with ``--unlabelled skip`` (the default), or
 read as reviewed with no entity with ``--unlabelled outside``.
+
+Writing (``rank --format doccano``,
+https://doccano.github.io/doccano/tutorial/#import-dataset): ``text`` and
+``label`` as ``[start_char, end_char, label]`` triples, the record's region
+as ``region_chars`` (doccano keeps every other key as metadata, and exports
+it back), ``score`` and ``meta``.
 """
 
-from typing import Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
-from ..util.text_lines import json_lines
 from .annotation_tasks import (
     ImportOptions,
     Task,
@@ -23,11 +30,12 @@ from .annotation_tasks import (
     items,
     mapping,
     refuse_other_format,
+    region_fields,
     skipped,
     task_regions,
     task_text,
 )
-from .export_files import refuse_json_document
+from .export_files import json_line_records
 
 UNLABELLED = "unlabelled record (--unlabelled skip)"
 
@@ -57,11 +65,10 @@ def doccano_spans(record: dict, where: str) -> List[TaskSpan]:
     return [doccano_span(triple, where) for triple in triples]
 
 
-def doccano_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
-    """The tasks of a doccano JSON-lines export (module docstring), all accepted."""
+def doccano_tasks(source, options: Optional[ImportOptions] = None) -> Iterator[Task]:
+    """The tasks of a doccano JSON-lines export, a file or its records (module docstring), all accepted."""
     options = ImportOptions() if options is None else options
-    refuse_json_document(path, "doccano")
-    for _, where, value in json_lines(path, "doccano"):
+    for where, value in json_line_records(source, "doccano"):
         refuse_other_format(value, where, "doccano")
         record = mapping(value, where, "a doccano record")
         text = record.get("text", record.get("data") if isinstance(record.get("data"), str) else None)
@@ -83,3 +90,10 @@ def doccano_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Tas
             task_id=record.get("id"),
             annotator=record.get("user", record.get("annotator")),
         )
+
+
+def doccano_task(record: Dict[str, Any]) -> Dict[str, Any]:
+    """A ``rank`` record as doccano's sequence-labelling JSONL line (module docstring)."""
+    task = {"text": record["text"], "label": [[span["start"], span["end"], span["label"]] for span in record["spans"]]}
+    region = {key: value for key, value in region_fields(record).items() if key == "region_chars"}
+    return {**task, **region, "score": record["score"], "meta": record.get("meta", {})}

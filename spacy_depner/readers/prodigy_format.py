@@ -1,6 +1,8 @@
-"""Prodigy's JSON lines (``prodigy db-out``, the ``review`` recipe's output,
-and ``python -m spacy_depner rank``'s records once answered) read as
-``Task``s (``annotation_tasks.py``).
+"""Prodigy's task format, read and written: its JSON lines (``prodigy
+db-out``, the ``review`` recipe's output, and ``python -m spacy_depner
+rank``'s records once answered; a file or the records themselves) read as
+``Task``s (``annotation_tasks.py``), and ``rank``'s records written as
+Prodigy tasks (``prodigy_task``).
 
 A line is ``{"text", "tokens": [{"text", "start", "end", "id", "ws"}],
 "spans": [{"start", "end", "token_start", "token_end", "label", "answer"}],
@@ -42,11 +44,22 @@ this reader does with it:
 * **Input.** Tasks on one input (``_input_hash``, else the same text) are
   one Doc; ``_task_hash`` is the task id, ``_annotator_id`` (else
   ``_session_id``) the annotator.
+
+Writing (``rank --format prodigy``, https://prodi.gy/docs/api-interfaces): a
+``span`` record is a binary ``ner`` task (``"_view_id": "ner"``, as
+``ner.teach`` streams it: one proposed span, its probability as ``score``,
+accept or reject), a ``doc`` or ``region`` record a ``ner_manual`` one (its
+region as ``region`` and ``region_chars``, at the top level and in
+``meta``); every task has ``_input_hash`` (of its text: tasks on one text
+share it) and ``_task_hash`` (of the text, the spans and the region), signed
+32-bit integers as Prodigy's are (not Prodigy's own values: Prodigy keeps
+hashes it is given).
 """
 
-from typing import Iterator, List, Optional, Tuple
+import hashlib
+import json
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..util.text_lines import json_lines
 from .annotation_tasks import (
     ANSWERS,
     ImportOptions,
@@ -54,6 +67,7 @@ from .annotation_tasks import (
     TaskSpan,
     char_span,
     count,
+    has_region,
     items,
     mapping,
     refuse_other_format,
@@ -61,7 +75,7 @@ from .annotation_tasks import (
     task_regions,
     task_text,
 )
-from .export_files import refuse_json_document
+from .export_files import json_line_records
 
 MANUAL_VIEWS = ("ner_manual", "spans_manual")
 BINARY_VIEWS = ("ner",)
@@ -183,7 +197,7 @@ def is_binary(record: dict, spans: List[TaskSpan], where: str, stated: str) -> b
     meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
     if meta.get("unit") in ("span", "region", "doc"):
         return meta["unit"] == "span"
-    if any(key in record or key in meta for key in ("region", "region_chars")):
+    if has_region(record):
         return False
     raw_spans = record.get("spans") or []
     if any(isinstance(raw, dict) and "answer" in raw and "score" in raw for raw in raw_spans):
@@ -216,12 +230,12 @@ def refuse_without_spans(record: dict, where: str, binary: bool) -> None:
         )
 
 
-def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Task]:
-    """The tasks of a Prodigy JSON-lines export (module docstring); a task
-    without an answer (e.g. an unreviewed ``rank`` record) is an error."""
+def prodigy_tasks(source, options: Optional[ImportOptions] = None) -> Iterator[Task]:
+    """The tasks of a Prodigy JSON-lines export, a file or its records
+    (module docstring); a task without an answer (e.g. an unreviewed
+    ``rank`` record) is an error."""
     options = ImportOptions() if options is None else options
-    refuse_json_document(path, "Prodigy")
-    for _, where, value in json_lines(path, "Prodigy"):
+    for where, value in json_line_records(source, "Prodigy"):
         refuse_other_format(value, where, "Prodigy")
         record = mapping(value, where, "a Prodigy task")
         answer = record.get("answer")
@@ -256,3 +270,19 @@ def prodigy_tasks(path, options: Optional[ImportOptions] = None) -> Iterator[Tas
             task_id=record.get("_task_hash"),
             annotator=record.get("_annotator_id", record.get("_session_id")),
         )
+
+
+def signed_hash(value: Any) -> int:
+    """A signed 32-bit integer hash of ``value``'s canonical JSON (the range of Prodigy's hashes)."""
+    payload = json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf8")
+    return int.from_bytes(hashlib.blake2b(payload, digest_size=4).digest(), "big", signed=True)
+
+
+def prodigy_task(record: Dict[str, Any]) -> Dict[str, Any]:
+    """A ``rank`` record as a Prodigy task (module docstring): a span task
+    stays a binary ``ner`` task, the others become ``ner_manual`` tasks."""
+    input_hash = signed_hash({"text": record["text"]})
+    view = record.get("_view_id", "ner_manual")
+    spans = [[span["start"], span["end"], span["label"]] for span in record["spans"]]
+    task_hash = signed_hash({"input": input_hash, "spans": spans, "region": record.get("region_chars"), "view": view})
+    return {**record, "_input_hash": input_hash, "_task_hash": task_hash, "_view_id": view}
