@@ -98,7 +98,7 @@ def test_component_pages_have_their_factory_settings(site):
 
 def test_generated_tables_describe_every_row(site):
     pages = settings_pages()
-    assert set(pages) == {"dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner", "first_stage_spans"}
+    assert set(pages) == {"dgm_ner", "chain_ner", "nested_ner", "hypergraph_ner", "first_stage_spans", "sentence_ner"}
     generated = [(f"components/{stem}", ["setting", "type", "default", "description"]) for stem in pages.values()]
     generated.append(("components/architectures", ["registered name", "kind", "settings (default)", "what it is"]))
     for name, header in generated:
