@@ -53,28 +53,12 @@ def utf16_offsets(text: str) -> Dict[int, int]:
 
 MISALIGNED = "misaligned span (--skip-misaligned)"
 UTF16_LIKE = "span offsets in UTF-16 code units (--offsets utf-16)"
-FIXES = {  # (the spans it is for, the fix)
-    "strict": (
-        "off token boundaries",
-        "re-tokenise with the pipeline's tokenizer (--model), snap the spans with --alignment-mode contract or "
-        "expand, skip them with --skip-misaligned, or fix the offsets",
-    ),
-    "no-whole-token": (
-        "with no whole token inside",
-        "snap the spans to the tokens they touch with --alignment-mode expand, re-tokenise with the pipeline's "
-        "tokenizer (--model), skip them with --skip-misaligned, or fix the offsets",
-    ),
-    "utf-16": (
-        "whose offsets look like UTF-16 code units",
-        "read the offsets as UTF-16 code units with --offsets utf-16, or skip these spans with --skip-misaligned",
-    ),
-}
 
 
 @dataclass
 class Misaligned:
     """A span off token boundaries: ``what`` in words, the kind of ``fix``
-    that works for it (a key of ``FIXES``) and the ``reason`` it is counted
+    that works for it (a key of ``annotation_tasks.IMPORT_FIXES``) and the ``reason`` it is counted
     under when skipped."""
 
     what: str

@@ -17,7 +17,7 @@ ID)" in a Label Studio JSON export) and the fix.
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 ANSWERS = ("accept", "reject", "ignore")
 PRODIGY_KINDS = ("auto", "binary", "manual")
@@ -25,6 +25,41 @@ ANNOTATOR_POLICIES = ("last", "first", "ground-truth", "each", "majority")
 UNLABELLED_POLICIES = ("skip", "outside")
 ALIGNMENT_MODES = ("strict", "contract", "expand")
 OFFSET_UNITS = ("characters", "utf-16")
+
+
+IMPORT_FIXES = {  # kind: (what it is for, the fix that import-annotations' options give)
+    "strict": (
+        "the spans off token boundaries",
+        "re-tokenise with the pipeline's tokenizer (--model), snap the spans with --alignment-mode contract or "
+        "expand, skip them with --skip-misaligned, or fix the offsets",
+    ),
+    "no-whole-token": (
+        "the spans with no whole token inside",
+        "snap the spans to the tokens they touch with --alignment-mode expand, re-tokenise with the pipeline's "
+        "tokenizer (--model), skip them with --skip-misaligned, or fix the offsets",
+    ),
+    "utf-16": (
+        "the spans whose offsets look like UTF-16 code units",
+        "read the offsets as UTF-16 code units with --offsets utf-16, or skip these spans with --skip-misaligned",
+    ),
+    "overlap": ("overlapping spans", "import with --mode nested (span groups allow them) or fix the annotation"),
+    "text-key": ("a text under another key", "give the key of the text with --text-key"),
+    "controls": ("several Labels controls", "choose the NER one with --from-name (and --to-name)"),
+}
+
+
+class AdvisedError(ValueError):
+    """An import error whose fix depends on the program that reads: its
+    message is ``compose(fixes)`` with ``IMPORT_FIXES`` (import-annotations'
+    options); ``advised(fixes)`` says it with another program's fixes for the
+    same kinds (``serve``'s, which has other options)."""
+
+    def __init__(self, compose: Callable[[Dict[str, Tuple[str, str]]], str]):
+        self.compose = compose
+        super().__init__(compose(IMPORT_FIXES))
+
+    def advised(self, fixes: Dict[str, Tuple[str, str]]) -> str:
+        return self.compose({**IMPORT_FIXES, **fixes})
 
 
 @dataclass

@@ -57,8 +57,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin, Span
 
-from .annotation_alignment import FIXES, Misaligned, aligned_span, describe, reviewed_region
-from .annotation_tasks import ImportOptions, Task
+from .annotation_alignment import Misaligned, aligned_span, describe, reviewed_region
+from .annotation_tasks import AdvisedError, ImportOptions, Task
 from .doccano_format import doccano_tasks
 from .label_studio_format import label_studio_tasks
 from .prodigy_format import prodigy_tasks
@@ -163,11 +163,11 @@ def check_flat(accepted: List, where: Dict) -> None:
     for before, after in zip(ordered, ordered[1:]):
         if after.start < before.end:
             places = {where[before], where[after]}
-            raise ValueError(
+            cause = (
                 f"{' and '.join(sorted(places))}: the spans {describe(before)} and {describe(after)} overlap, and "
-                "doc.ents holds no overlapping entities: import with --mode nested (span groups allow them) or fix "
-                "the annotation"
+                "doc.ents holds no overlapping entities"
             )
+            raise AdvisedError(lambda fixes: f"{cause}: {fixes['overlap'][1]}")
 
 
 def placed(doc: Doc, task: Task, task_span, mode: str, counts, options, misaligned):
@@ -255,20 +255,24 @@ def group_doc(tasks: List[Task], nlp: Language, mode: str, keys: SpanKeys, count
     return doc
 
 
-def misaligned_error(misaligned: List) -> ValueError:
+def misaligned_error(misaligned: List) -> AdvisedError:
     """One error listing every span off token boundaries ((place,
     ``Misaligned``)), and the fixes that work for them: none that snaps
     offsets that look like UTF-16 code units, no contract for a span with no
     whole token inside."""
     kinds = sorted({found.fix for _, found in misaligned})
-    if len(kinds) == 1:
-        fix = FIXES[kinds[0]][1]
-    else:
-        fix = "; ".join(f"for the spans {FIXES[kind][0]}, {FIXES[kind][1]}" for kind in kinds)
     listed = [f"{place}: {found.what}" for place, found in misaligned]
-    if len(listed) == 1:
-        return ValueError(f"{listed[0]}; {fix}")
-    return ValueError(f"{len(listed)} spans do not fall on token boundaries: {'; '.join(listed)}. To fix: {fix}")
+
+    def compose(fixes) -> str:
+        if len(kinds) == 1:
+            fix = fixes[kinds[0]][1]
+        else:
+            fix = "; ".join(f"for {fixes[kind][0]}, {fixes[kind][1]}" for kind in kinds)
+        if len(listed) == 1:
+            return f"{listed[0]}; {fix}"
+        return f"{len(listed)} spans do not fall on token boundaries: {'; '.join(listed)}. To fix: {fix}"
+
+    return AdvisedError(compose)
 
 
 def tasks_to_docs(

@@ -57,6 +57,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 from ..util.text_lines import readable_file
 from .annotation_alignment import utf16_offsets
 from .annotation_tasks import (
+    AdvisedError,
     ImportOptions,
     Task,
     TaskSpan,
@@ -70,6 +71,7 @@ from .annotation_tasks import (
 )
 from .export_files import csv_records, first_character, is_records, json_lines_format
 
+NOT_KEPT = "annotation not kept (--annotators {})"  # the policy
 TIED = "span tied between annotators: its tokens left unreviewed (--annotators majority)"
 FLAT_ANNOTATION_KEYS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time")
 
@@ -172,9 +174,7 @@ def chosen_control(tasks, options: ImportOptions) -> Optional[Tuple[str, Optiona
     ]
     listed = ", ".join(f"from_name {name!r} to_name {target!r}" for name, target in controls) or "none"
     if len(matching) > 1:
-        raise ValueError(
-            f"The export has several Labels controls ({listed}): choose the NER one with --from-name (and --to-name)"
-        )
+        raise AdvisedError(lambda fixes: f"The export has several Labels controls ({listed}): {fixes['controls'][1]}")
     if not matching and (options.from_name or options.to_name):
         raise ValueError(
             f"The export has no Labels control named from_name {options.from_name!r} to_name {options.to_name!r} "
@@ -248,10 +248,8 @@ def label_studio_tasks(source, options: Optional[ImportOptions] = None) -> Itera
 def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iterator[Task]:
     data = mapping(record.get("data"), where, '"data"')
     if options.text_key not in data:
-        raise ValueError(
-            f'{where}: data has no "{options.text_key}" (its keys: {", ".join(map(str, data)) or "none"}); '
-            "give the key of the text with --text-key"
-        )
+        cause = f'{where}: data has no "{options.text_key}" (its keys: {", ".join(map(str, data)) or "none"})'
+        raise AdvisedError(lambda fixes: f"{cause}; {fixes['text-key'][1]}")
     text = task_text(data[options.text_key], where, f'"data.{options.text_key}"')
     annotations = items(record.get("annotations", []), where, '"annotations"')
     kept, dropped = [], Counter()
@@ -295,7 +293,7 @@ def _tasks_of(where: str, record: dict, control, options: ImportOptions) -> Iter
         yield Task(where, "", "ignore", skip="no ground-truth annotation (--annotators ground-truth)")
         return
     if len(chosen) < len(kept) and options.annotators != "majority":
-        dropped[f"annotation not kept (--annotators {options.annotators})"] += len(kept) - len(chosen)
+        dropped[NOT_KEPT.format(options.annotators)] += len(kept) - len(chosen)
     region, region_chars = task_regions(data, where)
     meta = record.get("meta") or data.get("meta")
     meta = dict(meta) if isinstance(meta, dict) else {}

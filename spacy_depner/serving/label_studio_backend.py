@@ -69,7 +69,7 @@ from ..readers.label_studio_format import MODEL_VERSION, LabelingConfig, label_s
 from ..util.atomic_files import atomic_folder_contents
 from ..util.pipelines import load_pipeline
 from . import label_studio_payloads as payloads
-from .retraining import retrained_pipeline
+from .retraining import retrained_pipeline, serve_message
 
 ANNOTATION_EVENTS = ("ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_CREATED")
 
@@ -341,7 +341,7 @@ class LabelStudioBackend:
                 self.save(key, nlp, tasks)
         except Exception as error:  # a training that fails keeps the served model and says why
             with project.lock:
-                project.last_error = f"{type(error).__name__}: {error}"
+                project.last_error = f"{type(error).__name__}: {serve_message(error)}"
                 project.skipped, project.left_out = counts.skipped, left_out
             self.counts["failed_trainings"] += 1
             log(f"training project {key} on {len(tasks)} annotated tasks failed: {project.last_error}")

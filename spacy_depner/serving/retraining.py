@@ -13,7 +13,8 @@ it is).
 What cannot be used is skipped and counted, never fatal for the rest: the
 importer's own skips (``ImportCounts.skipped``), and a task whose reading
 is an error (overlapping spans in flat mode, a span whose text is not at its
-offsets) is left out (``LEFT_OUT``, its error kept by task id)."""
+offsets) is left out (``LEFT_OUT``, its error kept by task id, its fix
+said as ``serve`` can follow it: ``SERVE_FIXES``, ``serve_message``)."""
 
 import random
 from dataclasses import replace
@@ -25,8 +26,9 @@ from spacy.training import Example
 from spacy.util import minibatch
 
 from ..pipeline.uncertainty import only_entity_pipe
-from ..readers.annotation_tasks import ImportOptions, has_region
+from ..readers.annotation_tasks import AdvisedError, ImportOptions, has_region
 from ..readers.annotation_tools import ImportCounts, read_annotations
+from ..readers.label_studio_format import NOT_KEPT
 from ..util.pipelines import load_pipeline
 
 
@@ -46,10 +48,49 @@ def import_settings(pipe) -> Dict[str, str]:
 
 
 LEFT_OUT = "task left out: its annotation cannot be read"
+SERVE_FIXES = {  # the importer's fixes (annotation_tasks.IMPORT_FIXES) as serve's options and Label Studio give them
+    "strict": (
+        "the spans off token boundaries",
+        "snap the spans with serve's --alignment-mode contract or expand, skip them with --skip-misaligned, or fix "
+        "the annotation in Label Studio (select whole words)",
+    ),
+    "no-whole-token": (
+        "the spans with no whole token inside",
+        "snap the spans to the tokens they touch with serve's --alignment-mode expand, skip them with "
+        "--skip-misaligned, or fix the annotation in Label Studio (select whole words)",
+    ),
+    "utf-16": (
+        "the spans whose offsets look like UTF-16 code units",
+        "start serve with --offsets utf-16, or skip these spans with --skip-misaligned",
+    ),
+    "overlap": (
+        "overlapping spans",
+        "serve a component that writes span groups (--component, e.g. a nested_ner), or fix the annotation in "
+        "Label Studio so that no two spans overlap",
+    ),
+    "text-key": (
+        "a text under another key",
+        "make the labeling config's Text object read the task's text (value=\"$KEY\", KEY a data key of the task)",
+    ),
+    "controls": ("several Labels controls", "keep one Labels control in the project's labeling config"),
+}
+
+
+SERVE_REASONS = {NOT_KEPT.format("last"): "annotation not kept (serve reads the last annotation of a task)"}
+
+
+def serve_message(error: Exception) -> str:
+    """``error``'s message, its fix as ``serve`` can follow it (``SERVE_FIXES``) where the importer's names its own options."""
+    return error.advised(SERVE_FIXES) if isinstance(error, AdvisedError) else str(error)
 
 
 def read_tasks(tasks: List[Dict[str, Any]], nlp: Language, pipe, options: ImportOptions, counts: ImportCounts):
-    return read_annotations("label-studio", tasks, nlp, counts=counts, options=options, **import_settings(pipe))
+    """The Docs of ``tasks`` as import-annotations reads them, what it skips counted as serve says it (``SERVE_REASONS``)."""
+    docs = read_annotations("label-studio", tasks, nlp, counts=counts, options=options, **import_settings(pipe))
+    for reason, said in SERVE_REASONS.items():
+        if reason in counts.skipped:
+            counts.skipped[said] += counts.skipped.pop(reason)
+    return docs
 
 
 def annotated_docs(
@@ -81,7 +122,7 @@ def annotated_docs(
                 docs += read_tasks([task], nlp, pipe, options, counts)
             except ValueError as error:
                 counts.skipped[LEFT_OUT] += 1
-                left_out[str(task.get("id"))] = str(error)
+                left_out[str(task.get("id"))] = serve_message(error)
         return docs
     for name, value in found.__dict__.items():
         setattr(counts, name, getattr(counts, name) + value)

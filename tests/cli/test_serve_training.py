@@ -9,13 +9,17 @@ import re
 import threading
 
 import pytest
+import spacy
 import typer
 from spacy.language import Language
 from test_serve import CONFIG, annotation_event, call
 
 from spacy_depner.cli.errors import run
 from spacy_depner.cli.serve import serve
+from spacy_depner.readers.annotation_tasks import ImportOptions
+from spacy_depner.readers.annotation_tools import ImportCounts, read_annotations
 from spacy_depner.serving.label_studio_backend import LabelStudioBackend
+from spacy_depner.serving.retraining import annotated_docs
 from spacy_depner.serving.standard_server import backend_server
 from spacy_depner.serving.wsgi import WSGIApplication
 
@@ -94,10 +98,47 @@ def test_what_health_advises_are_options_serve_has(served):
     shown = [
         health["last_error"],
         health["skipped"],
-        [(p["skipped"], p["last_error"]) for p in health["projects"].values()],
+        [(p["skipped"], p["last_error"], p["left_out"]) for p in health["projects"].values()],
     ]
     advised = set(re.findall(r"--[a-z][a-z-]+", str(shown)))
     assert advised and advised <= serve_options(), advised - serve_options()
+    assert "--component" in health["projects"]["7"]["left_out"]["2"]  # serve's fix for overlapping spans
+
+
+def test_a_task_left_out_is_told_the_fix_serve_has(pipeline):
+    """Each importer error whose fix names import-annotations' options, as serve's left_out says it:
+    serve's options or what to change in the Label Studio project, never an option serve lacks."""
+    nlp = spacy.load(pipeline)
+    emoji = "😀 Bob met Mary"  # Bob at UTF-16 code units 3..6, characters 2..5
+
+    def task(task_id, text, *results, key="body"):
+        return {"id": task_id, "data": {key: text}, "annotations": [{"id": task_id, "result": list(results)}]}
+
+    def span(text, start, end, label="PER"):
+        value = {"start": start, "end": end, "text": text[start:end], "labels": [label]}
+        return {"from_name": "ner", "to_name": "doc", "type": "labels", "value": value}
+
+    tasks = [
+        task(1, MARY, span(MARY, 0, 4), span(MARY, 0, 10, "LOC")),  # overlapping: flat ents cannot hold both
+        task(2, ANNA, span(ANNA, 0, 3)),  # "Ann" in "Anna"
+        task(3, emoji, span(emoji, 3, 6) | {"value": {"start": 3, "end": 6, "labels": ["PER"]}}),  # UTF-16 units
+        task(4, MARY, key="text"),  # the text under another key
+        task(5, "Paris loves Mary", span("Paris loves Mary", 0, 5, "LOC")),
+    ]
+    tasks[4]["annotations"].insert(0, {"id": 9, "result": []})  # two annotations: serve reads the last
+    left_out, counts = {}, ImportCounts()
+    options = ImportOptions(skip_misaligned=False)
+    docs = annotated_docs(tasks, nlp, None, "body", options=options, counts=counts, left_out=left_out)
+    assert [doc.text for doc in docs] == ["Paris loves Mary"] and sorted(left_out) == ["1", "2", "3", "4"]
+    assert counts.skipped["annotation not kept (serve reads the last annotation of a task)"] == 1, counts.skipped
+    advised = set(re.findall(r"--[a-z][a-z-]+", str([left_out, counts.skipped])))
+    assert advised <= serve_options(), (advised - serve_options(), left_out)
+    assert "--component" in left_out["1"] and "--mode" not in left_out["1"]
+    assert "--alignment-mode" in left_out["2"] and "Label Studio" in left_out["2"] and "--model" not in left_out["2"]
+    assert "--offsets utf-16" in left_out["3"]
+    assert "labeling config's Text object" in left_out["4"] and "--text-key" not in left_out["4"]
+    with pytest.raises(ValueError, match="overlap, and doc.ents holds no overlapping entities: import with --mode"):
+        read_annotations("label-studio", tasks[:1], nlp, options=ImportOptions(text_key="body"))
 
 
 def test_serve_takes_the_importers_alignment_options():
