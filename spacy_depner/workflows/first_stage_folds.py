@@ -72,6 +72,27 @@ def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
     return list(corpus(nlp))
 
 
+def input_with_sentences(example: Example, vocab) -> Doc:
+    """A copy of the example's input Doc in ``vocab``; with no sentence starts
+    of its own (spaCy's ``Corpus`` tokenizes the text again), those of the
+    reference, each on the first input token aligned to a reference sentence
+    start, so that a first stage run by sentence reads the data's sentences."""
+    doc = Doc(vocab).from_bytes(example.predicted.to_bytes())
+    reference = example.reference
+    if doc.has_annotation("SENT_START") or not reference.has_annotation("SENT_START") or not len(doc):
+        return doc
+    x2y, starts, seen = example.alignment.x2y, [False] * len(doc), set()
+    for i in range(len(doc)):
+        aligned = [int(j) for j in x2y[i].ravel()]
+        if aligned and aligned[0] not in seen and reference[aligned[0]].is_sent_start:
+            starts[i] = True
+        seen.update(aligned)
+    starts[0] = True
+    for token, start in zip(doc, starts):
+        token.is_sent_start = start
+    return doc
+
+
 def predict_records(
     model: Union[str, Path, Language], examples: Sequence[Example], ids: Sequence[int], by_sentence: bool = False
 ) -> List[Dict]:
@@ -85,7 +106,10 @@ def predict_records(
     import spacy
 
     nlp = model if isinstance(model, Language) else spacy.load(model)
-    inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
+    if by_sentence:
+        inputs = [input_with_sentences(examples[i], nlp.vocab) for i in ids]
+    else:
+        inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
     entity_pipes = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, EntityPipe)]
     if by_sentence:
         docs = entities_by_sentence(lambda sentences: nlp.pipe(sentences, batch_size=64), inputs)

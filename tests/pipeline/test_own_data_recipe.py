@@ -312,3 +312,66 @@ def test_two_stage_stacked_from_a_users_docbin_in_the_three_documented_steps(con
             (e.start, e.end, e.label_) for e in fold_doc.ents
         ]
     assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
+
+
+@pytest.fixture(scope="module")
+def document_docbin(entity_docbin, tmp_path_factory) -> Path:
+    """The fixture sentences as two documents of several sentences (the data's sentence starts)."""
+    nlp = spacy.blank("en")
+    sentences = list(DocBin().from_disk(entity_docbin).get_docs(nlp.vocab))
+    documents = [Doc.from_docs(sentences[:2]), Doc.from_docs(sentences[2:] + sentences[:1])]
+    assert [len(list(doc.sents)) for doc in documents] == [2, 2] and all(doc.ents for doc in documents)
+    path = tmp_path_factory.mktemp("docbins") / "documents.spacy"
+    DocBin(docs=documents).to_disk(path)
+    return path
+
+
+@needs_sm
+def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(document_docbin, tmp_path):
+    """own_data_two_stage_sentences.cfg as its header says: own_data_ner_sentences.cfg trained one
+    sentence at a time and cross-validated on the user's documents (first-stage-folds, whose records
+    are then predicted one sentence at a time), then the second stage over both first stages, each a
+    sentence_ner: their entities are those of the ner run on each sentence alone."""
+    from spacy_depner.readers.documents import read_first_stage
+    from spacy_depner.workflows.first_stage_folds import write_first_stage_folds
+
+    data = {"paths.train": str(document_docbin), "paths.dev": str(document_docbin), "paths.pretrained": str(SM)}
+    short = {"training.max_steps": 2, "training.eval_frequency": 1}
+    first = ROOT / "configs" / "own_data" / "own_data_ner_sentences.cfg"
+    records_path = write_first_stage_folds(first, tmp_path / "folds", 2, {**data, **short})
+    records = read_first_stage(records_path)
+    documents = list(DocBin().from_disk(document_docbin).get_docs(spacy.blank("en").vocab))
+    for document in documents:
+        document.set_ents([], default="missing")  # the input: the words and sentence starts
+    assert sorted(records) == [0, 1] and [records[i][1]["tokens"] for i in range(2)] == [len(d) for d in documents]
+    for index, document in enumerate(documents):  # each document by the fold model that did not see it
+        fold = spacy.load(tmp_path / "folds" / f"fold{index}" / "model-best")
+        expected = [
+            (e.start + sent.start, e.end + sent.start, e.label_)
+            for sent in document.sents
+            for e in fold(sent.as_doc()).ents
+        ]
+        assert [tuple(entity) for entity in records[index][1]["entities"]] == expected
+    trained, sm = train_on_sm(
+        "own_data_two_stage_sentences.cfg",
+        "chain_ner",
+        document_docbin,
+        tmp_path,
+        {
+            "paths.trained_ner": str(tmp_path / "folds" / "fold0" / "model-best"),
+            "paths.trained_stage_train": str(records_path),
+        },
+    )
+    assert [trained.get_pipe(name).__class__.__name__ for name in ("first_ner", "trained_ner")] == ["SentenceNER"] * 2
+    fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
+    assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # not trained
+    text = " ".join(TEXTS)
+    doc = trained(text)
+    sentences = list(doc.sents)
+    assert len(sentences) > 1
+    for key, pipeline in (("first_stage", sm), ("trained_stage", fold0)):
+        ner = pipeline.get_pipe("ner")  # each has a tok2vec of its own
+        words = [Doc(ner.vocab, words=[t.text for t in s], spaces=[bool(t.whitespace_) for t in s]) for s in sentences]
+        alone = [(e.start + s.start, e.end + s.start, e.label_) for s, w in zip(sentences, words) for e in ner(w).ents]
+        assert [(e.start, e.end, e.label_) for e in doc.spans[key]] == alone, key
+    assert ("John Smith", "PER") in {(ent.text, ent.label_) for ent in trained(TEXTS[0]).ents}
