@@ -7,6 +7,7 @@ WSGI application that the standard library's server and gunicorn run."""
 
 import ast
 import base64
+import contextlib
 import json
 import os
 import re
@@ -256,33 +257,44 @@ def test_the_wsgi_factory_reads_its_settings_from_the_environment(pipeline, monk
         wsgi.application()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("gunicorn") is None, reason="gunicorn is not installed (the test extra has it)")
-def test_gunicorn_runs_the_application_with_basic_auth(pipeline, tmp_path):
+@contextlib.contextmanager
+def gunicorn_application(log: Path, **environment):
+    """The WSGI application's factory run by gunicorn (one worker, threads) on a free port with ``environment``
+    added (e.g. ``SPACY_DEPNER_PIPELINE``, ``BASIC_AUTH_USER``); its address once it answers."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "SPACY_DEPNER_PIPELINE": str(pipeline), "BASIC_AUTH_USER": "u", "BASIC_AUTH_PASS": "p"}
     process = subprocess.Popen(
         [shutil.which("gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4",
-         "spacy_depner.serving.wsgi:application()"],
-        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "gunicorn.log", "wb"),
+         "--timeout", "600", "spacy_depner.serving.wsgi:application()"],
+        env={**os.environ, **environment}, stdout=subprocess.DEVNULL, stderr=open(log, "wb"),
     )  # fmt: skip
     address = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                status = status_of(address, "/health")[0]
+                status_of(address, "/health")
                 break
             except OSError:
-                assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()
+                assert process.poll() is None, log.read_text()
                 time.sleep(0.5)
-        assert status == 401
-        assert status_of(address, "/health", {"Authorization": authorization("u", "p")})[0] == 200
+        yield address
     finally:
         process.terminate()
         process.wait(30)
+
+
+NO_GUNICORN = "gunicorn is not installed (the test extra has it)"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gunicorn") is None, reason=NO_GUNICORN)
+def test_gunicorn_runs_the_application_with_basic_auth(pipeline, tmp_path):
+    settings = {"SPACY_DEPNER_PIPELINE": str(pipeline), "BASIC_AUTH_USER": "u", "BASIC_AUTH_PASS": "p"}
+    with gunicorn_application(tmp_path / "gunicorn.log", **settings) as address:
+        assert status_of(address, "/health")[0] == 401
+        assert status_of(address, "/health", {"Authorization": authorization("u", "p")})[0] == 200
 
 
 def test_the_guide_shows_both_servers_a_dockerfile_and_the_settings_the_factory_reads():
