@@ -111,6 +111,7 @@ def test_every_module_imports_on_its_own():
                 "confidence",
                 "pretrain",
                 "bench-stages",
+                "bench-pipelines",
                 "bench-structures",
                 "transformer-report",
                 "partial-study",
