@@ -54,7 +54,7 @@ from typing import Annotated, Dict, List, Optional
 import typer
 from thinc.api import Config
 
-from spacy_depner.evaluation.threshold_tuning import choice_line
+from spacy_depner.evaluation.pipeline_output import choice_line
 
 from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
 from ..kit.runs import run_seeds, train_command

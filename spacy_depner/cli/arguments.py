@@ -1,15 +1,19 @@
 """The arguments every command spells the same way: PIPELINE (a saved
 directory or an installed package), DATA (a file whose suffix gives its
 format), --iob2 (the UNER entities of a .conllu DATA), --parser,
---spans-key, the nested corpora told apart by suffix, and the flags the
-annotating commands share with ``spacy apply`` (--force/-F, --code/-c)."""
+--spans-key, the nested corpora told apart by suffix, the flags the
+annotating commands share with ``spacy apply`` (--force/-F, --code/-c), and
+the tuning commands' --force (save what a search found even when it scores
+lower than the input) and their report (``print_tuned``)."""
 
+import json
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import typer
 
 from ..evaluation.data_files import data_kind
+from ..evaluation.pipeline_output import choice_line
 
 PIPELINE_HELP = "Trained pipeline: a directory (e.g. spacy train's model-best) or an installed package"
 DATA_HELP = (
@@ -25,6 +29,7 @@ RESTART_HELP = (
     "Replace an existing OUTPUT, and start again instead of resuming or refusing an OUTPUT.partial "
     "(--overwrite: the same)"
 )
+TUNED_FORCE_HELP = "Save the value found even when the input's own settings score higher on DATA"
 CODE_HELP = "Python file with additional code (registered functions) to import before loading PIPELINE"
 TEXT_KEY_HELP = "Key of the text in each line of a .jsonl INPUT (the other keys are kept as metadata)"
 GPU_ID_HELP = "GPU to run the pipeline on, or -1 for the CPU"
@@ -79,3 +84,15 @@ def spacy_options(output_help: str, gold_preproc_help: str, retokenize: bool = T
             True, "--gold-preproc/--retokenize" if retokenize else "--gold-preproc", "-G", help=gold_preproc_help
         ),
     }
+
+
+def print_tuned(
+    result: Dict[str, object], setting: str, data: Path, compared: Optional[Dict[str, object]] = None
+) -> None:
+    """Print a tuning command's ``result`` as JSON, after a line on stderr
+    when it kept the input's own settings (``chosen`` "before"), with the
+    figures ``kept_or_tuned`` compared (``compared``, by default the result's
+    own ``before_*`` and ``tuned_*``)."""
+    if result["chosen"] == "before":
+        typer.echo(choice_line(result if compared is None else compared, setting, data.name), err=True)
+    typer.echo(json.dumps(result, indent=2))

@@ -10,9 +10,9 @@ import typer
 
 from ..evaluation.calibration import DEFAULT_BINS, TEMPERATURE_RANGE
 from ..evaluation.calibration import calibration_report as span_calibration
-from ..evaluation.label_temperatures import calibrate_pipeline
+from ..evaluation.label_temperatures import calibrate_pipeline, fit_compared
 from ..util.atomic_files import atomic_path
-from .arguments import DATA_HELP, IOB2_HELP, PARSER_HELP, PIPELINE_HELP, SPANS_KEY_HELP
+from .arguments import DATA_HELP, IOB2_HELP, PARSER_HELP, PIPELINE_HELP, SPANS_KEY_HELP, TUNED_FORCE_HELP, print_tuned
 
 
 def calibration_report(
@@ -84,6 +84,7 @@ def calibrate(
         "by coordinate descent on the same objective, starting from the one temperature, "
         "among the settings whose MAP spans keep at least its dev F1",
     ),
+    force: bool = typer.Option(False, "--force", help=TUNED_FORCE_HELP),
 ) -> None:
     """Fit temperatures that calibrate span probabilities.
 
@@ -95,8 +96,11 @@ def calibrate(
     change, their dev F1 never below that of the one temperature), else
     label_temperatures is emptied. Saves the pipeline with
     them to OUTPUT and prints the ECE, NLL and P/R/F before, after the one
-    temperature and after the per-label ones."""
+    temperature and after the per-label ones. Where the temperatures move
+    the spans (a threshold above 0, posterior decoding, label temperatures
+    emptied) and the input's own settings score a higher F1 on DATA, OUTPUT
+    gets the input's own (chosen: before, a line on stderr), unless --force."""
     result = calibrate_pipeline(
-        pipeline, data, output, component, iob2, spans_key, parser, low, high, per_label=per_label
+        pipeline, data, output, component, iob2, spans_key, parser, low, high, per_label=per_label, force=force
     )
-    typer.echo(json.dumps(result, indent=2))
+    print_tuned(result, "temperature", data, fit_compared(result))

@@ -3,7 +3,6 @@ settings of a trained pipeline searched on development data for F1 (the
 mention penalty of hypergraph_ner, Lu & Roth 2015, sec. 3.7; the probability
 threshold or the posterior penalty of any entity component), saved with the pipeline."""
 
-import json
 import warnings
 from pathlib import Path
 from typing import Optional, Tuple
@@ -11,7 +10,7 @@ from typing import Optional, Tuple
 import typer
 
 from ..evaluation.penalty_tuning import tune_pipeline_penalty
-from ..evaluation.threshold_tuning import TUNED_SETTINGS, choice_line, tune_pipeline_threshold
+from ..evaluation.threshold_tuning import TUNED_SETTINGS, tune_pipeline_threshold
 from .arguments import (
     DATA_HELP,
     IOB2_HELP,
@@ -19,8 +18,10 @@ from .arguments import (
     PARSER_HELP,
     PIPELINE_HELP,
     SPANS_KEY_HELP,
+    TUNED_FORCE_HELP,
     import_code,
     nested_data,
+    print_tuned,
     spacy_options,
     use_gpu,
 )
@@ -36,13 +37,17 @@ def find_penalty(
     step: float = typer.Option(0.01, help="Step of the search (Lu & Roth 2015, sec. 3.7: 0.01)"),
     low: float = typer.Option(-3.0, help="Smallest penalty tried"),
     high: float = typer.Option(3.0, help="Largest penalty tried"),
+    force: bool = typer.Option(False, "--force", help=TUNED_FORCE_HELP),
 ) -> None:
     """Find the mention penalty with the best dev F1.
 
     A fixed-step search from --low to --high; prints the penalty found and
-    its P/R/F."""
+    the input's own (before_*) with their P/R/F; saves the pipeline with the
+    penalty found, or with its own when that scores higher on DATA (unless
+    --force)."""
     jsonl, gum = nested_data(data)
-    typer.echo(json.dumps(tune_pipeline_penalty(pipeline, output, jsonl, gum, component, step, low, high), indent=2))
+    result = tune_pipeline_penalty(pipeline, output, jsonl, gum, component, step, low, high, force)
+    print_tuned(result, "penalty", data)
 
 
 OLD_THRESHOLD_FORM = (
@@ -116,9 +121,7 @@ def find_threshold(
     iob2: Optional[Path] = typer.Option(None, help=IOB2_HELP),
     spans_key: Optional[str] = typer.Option(None, help=SPANS_KEY_HELP),
     parser: Optional[str] = typer.Option(None, help=PARSER_HELP),
-    force: bool = typer.Option(
-        False, "--force", help="Save the value found even when the input's own settings score higher on DATA"
-    ),
+    force: bool = typer.Option(False, "--force", help=TUNED_FORCE_HELP),
     component: Optional[str] = typer.Option(None, hidden=True, help="Deprecated: PIPE_NAME"),
     step: Optional[float] = typer.Option(None, hidden=True, help="Deprecated: -n"),
 ) -> None:
@@ -157,6 +160,4 @@ def find_threshold(
         threshold_key or "threshold",
         force,
     )
-    if result["chosen"] == "before":
-        typer.echo(choice_line(result, threshold_key or "threshold", data.name), err=True)
-    typer.echo(json.dumps(result, indent=2))
+    print_tuned(result, threshold_key or "threshold", data)

@@ -49,7 +49,7 @@ from .calibration import (
 )
 from .component_decoding import component_inputs, decode, probability_key, tunable_component
 from .data_files import file_examples
-from .pipeline_output import check_output, save_pipeline
+from .pipeline_output import check_output, kept_or_tuned, save_pipeline
 from .span_judging import judge
 
 SWEEPS = 2
@@ -179,6 +179,7 @@ def calibrate_pipeline(
     high: float = TEMPERATURE_RANGE[1],
     n_bins: int = DEFAULT_BINS,
     per_label: bool = False,
+    force: bool = False,
 ) -> Dict[str, object]:
     """Fit the ``temperature`` of a component of the pipeline at ``model`` on
     the data file ``dev`` (``fit_temperature``: the negative log-likelihood
@@ -191,7 +192,12 @@ def calibrate_pipeline(
     ``high``, so a wider range may fit better) with the ECE, negative
     log-likelihood and P/R/F of the spans ``before``, ``after`` the one
     temperature and (``per_label``) ``after_per_label``, as the pipeline's
-    settings (threshold, decoding) decode them."""
+    settings (threshold, decoding) decode them. The temperatures move the
+    spans under a threshold above 0, posterior decoding or label
+    temperatures: when the input's own settings score a higher F1 on
+    ``dev`` than the fitted ones (``fit_compared``), the pipeline is saved
+    with its own, unless ``force`` (``kept_or_tuned``: ``chosen`` in the
+    result)."""
 
     check_temperature_range(low, high)
     check_output(output)
@@ -201,6 +207,7 @@ def calibrate_pipeline(
     examples, gold = file_examples(nlp, dev, uner, spans_key, parser)
     docs = component_inputs(nlp, name, examples)
     scores_on = {"probabilities": True} if "probabilities" in pipe.settings else {}
+    own_labels = dict(pipe.settings["label_temperatures"])
 
     def measured() -> Dict[str, object]:
         summary = spans_summary(*judge(decode(pipe, docs, **scores_on), gold, key, name), n_bins)
@@ -210,7 +217,7 @@ def calibrate_pipeline(
         "component": name,
         "file": str(dev),
         "before_temperature": float(pipe.settings["temperature"]),
-        "before_label_temperatures": dict(pipe.settings["label_temperatures"]),
+        "before_label_temperatures": own_labels,
         "before": measured(),
     }
     fit = fit_temperatures(pipe, docs, gold, key, name, dev, low, high, per_label)
@@ -219,10 +226,25 @@ def calibrate_pipeline(
     if per_label:
         pipe.settings["label_temperatures"] = fit["label_temperatures"]
         result.update({k: fit[k] for k in fit if k not in ONE_TEMPERATURE}, after_per_label=measured())
-    save_pipeline(
-        nlp,
-        name,
-        {"temperature": fit["temperature"], "label_temperatures": dict(pipe.settings["label_temperatures"])},
-        output,
-    )
+    compared = fit_compared(result)
+    fitted = {"temperature": fit["temperature"], "label_temperatures": dict(pipe.settings["label_temperatures"])}
+    fitted = kept_or_tuned(compared, fitted, force)
+    result["chosen"] = compared["chosen"]
+    if not fitted:
+        pipe.settings.update(temperature=result["before_temperature"], label_temperatures=dict(own_labels))
+    save_pipeline(nlp, name, fitted, output)
     return result
+
+
+def fit_compared(result: Dict[str, object]) -> Dict[str, object]:
+    """The figures of ``calibrate_pipeline``'s ``result`` that
+    ``kept_or_tuned`` compares: the input's temperature and F1
+    (``before_*``) and the fitted temperature with the F1 of the fitted
+    settings (``tuned_*``: after the per-label temperatures when fitted)."""
+    fitted = result.get("after_per_label", result["after"])
+    return {
+        "before_temperature": result["before_temperature"],
+        "before_f": result["before"]["f"],
+        "tuned_temperature": result["temperature"],
+        "tuned_f": fitted["f"],
+    }

@@ -9,7 +9,7 @@ from ..util.pipelines import load_pipeline
 from .component_decoding import component_inputs, require_component
 from .corpus_scores import nested_file_examples, trees_given
 from .metrics import prf
-from .pipeline_output import check_output, save_pipeline
+from .pipeline_output import check_output, kept_or_tuned, save_pipeline
 from .setting_search import grid_search, grid_values
 
 
@@ -64,13 +64,16 @@ def tune_pipeline_penalty(
     step: float = 0.01,
     low: float = -3.0,
     high: float = 3.0,
-) -> Dict[str, float]:
+    force: bool = False,
+) -> Dict[str, object]:
     """``tune_penalty`` of the hypergraph_ner component ``component`` of the
     pipeline at ``model`` on a GENIA or GUM development file (the components
     before it annotate the inputs); the tuned pipeline, its config.cfg
     holding the tuned value, is saved to ``output`` atomically (a
     temporary folder renamed, replacing a pipeline there, which may be
-    ``model``)."""
+    ``model``), or with its own penalty when that scores higher on the data
+    (``before_f`` above ``tuned_f``), unless ``force`` (``kept_or_tuned``:
+    ``chosen`` in the result)."""
 
     check_output(output)
     nlp = load_pipeline(model)
@@ -80,5 +83,7 @@ def tune_pipeline_penalty(
     for eg, doc in zip(examples, component_inputs(nlp, component, examples)):
         eg.predicted = doc
     result = tune_penalty(pipe, examples, step=step, low=low, high=high)
-    save_pipeline(nlp, component, {"mention_penalty": result["tuned_penalty"]}, output)
+    tuned = kept_or_tuned(result, {"mention_penalty": result["tuned_penalty"]}, force)
+    pipe.mention_penalty = tuned.get("mention_penalty", result["before_penalty"])
+    save_pipeline(nlp, component, tuned, output)
     return result

@@ -1,5 +1,8 @@
 """A tuned pipeline written out: the output path checked before the work,
-the pipeline saved atomically with a setting in its component's config."""
+the settings to save (those a search found, or the input's own when they
+score higher on the data: ``kept_or_tuned``, the rule of find-threshold,
+find-penalty and calibrate, and the line that says so: ``choice_line``),
+the pipeline saved atomically with them in its component's config."""
 
 from pathlib import Path
 from typing import Dict
@@ -27,3 +30,23 @@ def save_pipeline(nlp, name: str, settings: Dict[str, object], output: Path) -> 
         config[key] = value
     with atomic_path(output) as temporary:
         nlp.to_disk(temporary)
+
+
+def kept_or_tuned(result: Dict[str, object], tuned: Dict[str, object], force: bool = False) -> Dict[str, object]:
+    """The settings to keep after a search: ``tuned``, or none (the input's
+    own) when its ``before_f`` is above the search's ``tuned_f`` and not
+    ``force``; ``result["chosen"]`` records which ("tuned" or "before")."""
+    result["chosen"] = "before" if result["before_f"] > result["tuned_f"] and not force else "tuned"
+    return tuned if result["chosen"] == "tuned" else {}
+
+
+def choice_line(result: Dict[str, object], setting: str, where: str) -> str:
+    """One line saying the input's settings were kept (``result["chosen"]``
+    is "before") above the tuned value, with both F scores on ``where``."""
+    before = result.get("before_decoding", "")
+    value = result.get(f"before_{setting}")
+    own = " ".join(str(v) for v in (before, "" if value is None else f"{setting} {value}") if v != "")
+    return (
+        f"kept the input's own decoding ({own}, F {result['before_f']:.4f} on {where}): the best {setting} "
+        f"{result[f'tuned_{setting}']} scores lower (F {result['tuned_f']:.4f}); --force saves it anyway"
+    )

@@ -15,7 +15,7 @@ from .component_decoding import component_inputs, decode, probability_key, setti
 from .data_files import file_examples
 from .figures import matplotlib_pyplot, save_png
 from .metrics import prf
-from .pipeline_output import check_output, save_pipeline
+from .pipeline_output import check_output, kept_or_tuned, save_pipeline
 from .setting_search import grid_search, grid_values
 from .span_judging import judge, judged_prf
 
@@ -121,26 +121,6 @@ def threshold_png(
     if title:
         figure.suptitle(title)
     return save_png(figure, path)
-
-
-def kept_or_tuned(result: Dict[str, object], tuned: Dict[str, object], force: bool = False) -> Dict[str, object]:
-    """The settings to keep after a search: ``tuned``, or none (the input's
-    own) when its ``before_f`` is above the search's ``tuned_f`` and not
-    ``force``; ``result["chosen"]`` records which ("tuned" or "before")."""
-    result["chosen"] = "before" if result["before_f"] > result["tuned_f"] and not force else "tuned"
-    return tuned if result["chosen"] == "tuned" else {}
-
-
-def choice_line(result: Dict[str, object], setting: str, where: str) -> str:
-    """One line saying the input's settings were kept (``result["chosen"]``
-    is "before") above the tuned value, with both F scores on ``where``."""
-    before = result.get("before_decoding", "")
-    value = result.get(f"before_{setting}")
-    own = " ".join(str(v) for v in (before, "" if value is None else f"{setting} {value}") if v != "")
-    return (
-        f"kept the input's own decoding ({own}, F {result['before_f']:.4f} on {where}): the best {setting} "
-        f"{result[f'tuned_{setting}']} scores lower (F {result['tuned_f']:.4f}); --force saves it anyway"
-    )
 
 
 def tune_component_setting(

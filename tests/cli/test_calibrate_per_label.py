@@ -3,7 +3,8 @@ dgm_ner pipeline, with dev data it did not see (UD + UNER files): the
 temperatures per label saved and read back at load, the reported NLL
 before, after one temperature and after per label against the
 ``calibration`` report of the saved pipelines, and a later ``calibrate``
-without the flag emptying them."""
+without the flag keeping them where they score a higher F1 than the one
+temperature, emptying them with --force."""
 
 import json
 from pathlib import Path
@@ -50,7 +51,10 @@ def test_calibrate_per_label_saves_them_and_the_nll_does_not_rise(capsys, pipeli
     # the saved pipeline decodes with them: the calibration report finds the same NLL
     assert reported_nll(capsys, tmp_path / "per_label", tmp_path) == pytest.approx(per_label["nll"], rel=1e-5)
 
-    again = run_ok(capsys, "calibrate", tmp_path / "per_label", *DEV, tmp_path / "one")
+    kept = run_ok(capsys, "calibrate", tmp_path / "per_label", *DEV, tmp_path / "kept")
+    assert kept["before"]["f"] == per_label["f"] > kept["after"]["f"] == after["f"] and kept["chosen"] == "before"
+    assert spacy.load(tmp_path / "kept").get_pipe("dgm_ner").settings["label_temperatures"] == labels
+    again = run_ok(capsys, "calibrate", tmp_path / "per_label", *DEV, tmp_path / "one", "--force")
     assert again["before_label_temperatures"] == labels and "label_temperatures" not in again
     assert again["before"]["nll"] == pytest.approx(per_label["nll"], rel=1e-5)
     assert again["temperature"] == printed["temperature"]  # fitted without the label temperatures
