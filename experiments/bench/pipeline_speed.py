@@ -18,9 +18,11 @@ import typer
 from ..kit.outputs import write_file
 from ..kit.tables import machine, table
 from ..kit.timing import pipeline_seconds
+from ..publish.speeds import write_rows
 from .stages import stage_rows, stage_seconds
 
 BASELINE = "pretrained pipeline, its ner fine-tuned"
+BENCHMARK = "bench-pipelines"
 
 
 def with_fine_tuned_ner(pretrained: str, ner: Path):
@@ -78,3 +80,17 @@ def bench_pipelines(
         ]
     )
     typer.echo(write_file(output, text + "\n"))
+    corpus = f"{words:,} words of UNER English-EWT test (documents)"
+    speed_rows = [
+        {
+            "pipeline": f"{name} ({' → '.join(nlp.pipe_names)}; {seconds[BASELINE] / seconds[name]:.2f}× the first row)",
+            "parser": "its own",
+            "weights": "trained",
+            "processes": "1",
+            "words/s": f"{words / seconds[name]:,.0f}",
+            "corpus": corpus,
+            "machine": machine(),
+        }
+        for name, nlp in nlps.items()
+    ]
+    typer.echo(write_rows(output, BENCHMARK, speed_rows))
