@@ -39,7 +39,7 @@ SPACY_BASELINES = ("ner", "ner_sourced", "ner_sourced_sentences", MAPPED)  # eac
 TITLES = {
     "ner": "spaCy ner from scratch on the pipeline's tok2vec",
     "ner_sourced": "spaCy ner sourced from the pipeline, fine-tuned",
-    "ner_sourced_sentences": "the same, trained on one Doc per sentence (scored on the documents)",
+    "ner_sourced_sentences": "the same, trained on one Doc per sentence",
     "two_stage": "two-stage: chain_ner CRF + dep over the pipeline's frozen ner (local label, majority features)",
     "two_stage_ner_tok2vec": "the same two-stage model, its tok2vec started from the ner's own tok2vec",
     "two_stage_stacked": "two_stage_ner_tok2vec over a second first stage too: ner_sourced_sentences "
