@@ -11,6 +11,7 @@ run that measured it (the kept rows: the date their page had)."""
 import re
 from typing import Dict, List, Optional, Tuple
 
+from .speeds import table_text
 from .summary import markdown_tables
 
 RUN = "run"
@@ -42,11 +43,6 @@ def table_span(section: str) -> Optional[Tuple[int, int]]:
     return None
 
 
-def render(columns: List[str], rows: List[Dict[str, str]]) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    return "\n".join(lines + ["| " + " | ".join(row.get(c, "–") for c in columns) + " |" for row in rows]) + "\n"
-
-
 def merged_table(new: List[Dict[str, str]], old: List[Dict[str, str]], date: str, old_date: str) -> Optional[str]:
     """The new rows then the old rows the new table lacks, each with its run; None when nothing is kept."""
     if not old or not {"corpus", "model"} <= set(old[0]):
@@ -56,7 +52,7 @@ def merged_table(new: List[Dict[str, str]], old: List[Dict[str, str]], date: str
     if not kept:
         return None
     columns = list(dict.fromkeys([c for c in (list(new[0]) if new else []) + list(old[0]) if c != RUN] + [RUN]))
-    return render(columns, [{RUN: date, **row} for row in new] + kept)
+    return table_text([{RUN: date, **row} for row in new] + kept, columns) + "\n"
 
 
 def with_kept_rows(text: str, published: str, date: str) -> str:

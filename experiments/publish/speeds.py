@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
+from ..kit.outputs import write_file
 from .summary import markdown_tables
 
 # the published page, which the docs hook reads (docs/hooks/speed_rows.py); only publish-results writes it
@@ -39,9 +40,10 @@ CAPTION = (
 SPEED = re.compile(r"^words/s")  # the speed column of a page's table: "words/s", "words/s (seed 0)", ...
 
 
-def table_text(rows: List[Dict[str, str]]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(row.get(column, "–") for column in HEADER) + " |" for row in rows]
+def table_text(rows: List[Dict[str, str]], header: List[str] = HEADER) -> str:
+    """A markdown table of ``rows`` under ``header``, "–" where a row lacks a column."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row.get(column, "–") for column in header) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -94,8 +96,7 @@ def rows_file(output: Path) -> Path:
 def write_rows(output: Path, benchmark: str, rows: List[Dict[str, str]]) -> str:
     """Write ``rows`` of ``benchmark`` beside its report ``output``, for ``publish-results``; a message of it."""
     path = rows_file(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"benchmark": benchmark, "rows": rows}, indent=2) + "\n", encoding="utf8")
+    write_file(path, json.dumps({"benchmark": benchmark, "rows": rows}, indent=2) + "\n")
     return f"{path}: {len(rows)} rows of {benchmark} for the words/s table (python -m experiments publish-results)"
 
 

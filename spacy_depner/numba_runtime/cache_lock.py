@@ -128,9 +128,9 @@ def install() -> bool:
 
     def init(self, py_func, *args, **kwargs):
         original(self, py_func, *args, **kwargs)
-        cache_file = getattr(self, "_cache_file", None)
         if not ours(py_func):
             return
+        cache_file = getattr(self, "_cache_file", None)
         if type(cache_file) is not caching.IndexDataCacheFile:
             warn_moved()
             return
