@@ -140,14 +140,15 @@ def evaluate_study(models: Path, data: Path, pretrained: str, seeds: List[int], 
     return results
 
 
-def seed_mean(results: Dict, name: str, split: str) -> float:
+def mean_f(results: Dict, name: str, split: str) -> float:
+    """The F1 of model ``name`` on ``split``, mean over the seeds."""
     seeds = [str(seed) for seed in results["seeds"]]
     return sum(results["models"][name][seed][split]["f"] for seed in seeds) / len(seeds)
 
 
 def best_on_dev(results: Dict, names: List[str]) -> str:
     """The model of the highest mean F1 on EWT dev (chosen on dev)."""
-    return max(names, key=lambda name: seed_mean(results, name, "dev"))
+    return max(names, key=lambda name: mean_f(results, name, "dev"))
 
 
 def unit_of(name: str) -> str:
@@ -162,8 +163,8 @@ def targets(results: Dict, ours: str, baseline: str, baselines: List[str], sampl
     delta = sum(summary["deltas"]) / len(summary["deltas"])
     significant = summary["significant"]
     in_domain = delta >= 0.015 and significant >= 2
-    gum_best = max(baselines, key=lambda name: seed_mean(results, name, "gum"))
-    gum, gum_baseline = seed_mean(results, ours, "gum"), seed_mean(results, gum_best, "gum")
+    gum_best = max(baselines, key=lambda name: mean_f(results, name, "gum"))
+    gum, gum_baseline = mean_f(results, ours, "gum"), mean_f(results, gum_best, "gum")
     return (
         f"Targets. EWT test: `{ours}` − `{baseline}` = {delta * 100:+.2f} F1 (mean over the seeds), "
         f"p < 0.05 in {significant}/{len(summary['deltas'])} seeds; sought +1.50 in 2 of 3: "

@@ -334,14 +334,11 @@ def feature_rows(model: Model, docs: List[Doc], counted: bool = False) -> np.nda
         nonlocal_features(words, spans, labels, statistics, votes, without) for words, spans, votes in documents
     ]
     values = np.concatenate(features) if features else np.zeros((0, N_FEATURES), dtype=np.int32)
-    offsets = np.arange(N_FEATURES, dtype=np.int32) * (n_labels + 1)
-    rows = (values + offsets[None, :]).astype(np.int32)
-    if not model.attrs.get("local"):
-        return rows
-    index = label_index(labels)
-    local = [local_labels(len(words.ids), spans, index) for words, spans, _ in documents]
-    local_rows = (np.concatenate(local) if local else np.zeros(0, dtype=np.int32)) + N_FEATURES * (n_labels + 1)
-    return np.hstack([rows, local_rows.astype(np.int32)[:, None]])
+    if model.attrs.get("local"):
+        index = label_index(labels)
+        local = [local_labels(len(words.ids), spans, index) for words, spans, _ in documents]
+        values = np.hstack([values, (np.concatenate(local) if local else np.zeros(0, dtype=np.int32))[:, None]])
+    return (values + none_rows(model)[None, :]).astype(np.int32)
 
 
 def none_rows(model: Model) -> np.ndarray:

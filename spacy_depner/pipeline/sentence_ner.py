@@ -21,7 +21,7 @@ trained pipeline does not need ``pipeline`` any more.
 """
 
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional, Tuple
 
 import numpy as np
 import srsly
@@ -34,13 +34,18 @@ from thinc.api import Config
 ENTITY_ATTRS = [ENT_IOB, ENT_TYPE]
 
 
-def sentence_docs(doc: Doc) -> List[Doc]:
-    """The sentences of ``doc`` as Docs of their own (the whole Doc when it has no sentence boundaries)."""
+def sentence_bounds(doc: Doc) -> List[Tuple[int, int]]:
+    """(start, end) of each sentence of ``doc`` (its sentence starts; the whole Doc when it has none)."""
     if len(doc) == 0:
         return []
     if not doc.has_annotation("SENT_START"):
-        return [doc[:].as_doc()]
-    return [sent.as_doc() for sent in doc.sents]
+        return [(0, len(doc))]
+    return [(sent.start, sent.end) for sent in doc.sents]
+
+
+def sentence_docs(doc: Doc) -> List[Doc]:
+    """The sentences of ``doc`` (``sentence_bounds``) as Docs of their own."""
+    return [doc[start:end].as_doc() for start, end in sentence_bounds(doc)]
 
 
 def entities_by_sentence(run: Callable[[List[Doc]], Iterable[Doc]], docs: List[Doc]) -> List[Doc]:

@@ -15,7 +15,9 @@ readers' ``first_stage`` setting reads back into the second stage's Docs.
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 
+import numpy as np
 import srsly
+from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -74,23 +76,14 @@ def training_documents(config_path: Path, overrides: Dict) -> List[Example]:
 
 def input_with_sentences(example: Example, vocab) -> Doc:
     """A copy of the example's input Doc in ``vocab``; with no sentence starts
-    of its own (spaCy's ``Corpus`` tokenizes the text again), those of the
-    reference, each on the first input token aligned to a reference sentence
-    start, so that a first stage run by sentence reads the data's sentences."""
+    of its own (spaCy's ``Corpus`` tokenizes the text again), the reference's,
+    aligned to its tokens (``Example.get_aligned_sent_starts``), so that a
+    first stage run by sentence reads the data's sentences."""
     doc = Doc(vocab).from_bytes(example.predicted.to_bytes())
-    reference = example.reference
-    if doc.has_annotation("SENT_START") or not reference.has_annotation("SENT_START") or not len(doc):
+    if doc.has_annotation("SENT_START") or not example.reference.has_annotation("SENT_START") or not len(doc):
         return doc
-    x2y, starts, seen = example.alignment.x2y, [False] * len(doc), set()
-    for i in range(len(doc)):
-        aligned = [int(j) for j in x2y[i].ravel()]
-        if aligned and aligned[0] not in seen and reference[aligned[0]].is_sent_start:
-            starts[i] = True
-        seen.update(aligned)
-    starts[0] = True
-    for token, start in zip(doc, starts):
-        token.is_sent_start = start
-    return doc
+    starts = np.where(example.get_aligned_sent_starts(), 1, -1).astype("uint64")
+    return doc.from_array([SENT_START], starts)
 
 
 def predict_records(
@@ -108,13 +101,10 @@ def predict_records(
     nlp = model if isinstance(model, Language) else spacy.load(model)
     if by_sentence:
         inputs = [input_with_sentences(examples[i], nlp.vocab) for i in ids]
-    else:
-        inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
-    entity_pipes = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, EntityPipe)]
-    if by_sentence:
-        docs = entities_by_sentence(lambda sentences: nlp.pipe(sentences, batch_size=64), inputs)
-        return first_stage_records(docs, ids)
+        return first_stage_records(entities_by_sentence(lambda docs: nlp.pipe(docs, batch_size=64), inputs), ids)
+    inputs = [Doc(nlp.vocab).from_bytes(examples[i].predicted.to_bytes()) for i in ids]  # the model's strings
     docs = list(nlp.pipe(inputs, batch_size=64))
+    entity_pipes = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, EntityPipe)]
     if len(entity_pipes) != 1 or entity_pipes[0].cfg.get("heads"):
         return first_stage_records(docs, ids)  # no exact marginals to vote with (spaCy's ner, or several)
     votes = [v for start in range(0, len(docs), 64) for v in soft_votes(entity_pipes[0], docs[start : start + 64])]
