@@ -125,22 +125,22 @@ def without_whitespace(doc: Doc, mentions: np.ndarray, probabilities: np.ndarray
     the whitespace tokens at their edges, those that are only whitespace
     dropped, and of those that then coincide the most probable kept (in
     the order of the mentions); with their ``probabilities``."""
-    space = np.array([token.is_space for token in doc] + [False], dtype=bool)
-    best: Dict[Tuple[int, int, int], int] = {}
-    trimmed = mentions.copy()
-    for index, (start, end, label) in enumerate(mentions.tolist()):
-        while start < end and space[start]:
-            start += 1
-        while end > start and space[end - 1]:
-            end -= 1
-        if start == end:
-            continue
-        trimmed[index, :2] = start, end
-        key = (start, end, label)
-        if key not in best or probabilities[index] > probabilities[best[key]]:
-            best[key] = index
-    kept = np.array(sorted(best.values()), dtype=np.int64)
-    return trimmed[kept].reshape(-1, 3), probabilities[kept]
+    mentions = mentions.reshape(-1, 3)
+    space = doc.to_array("IS_SPACE").astype(bool).reshape(-1)
+    positions = np.arange(len(doc) + 1)
+    # first non-space token at or after each token; end after the last non-space token at or before each end
+    first_word = np.minimum.accumulate(np.where(np.append(~space, True), positions, len(doc))[::-1])[::-1]
+    last_end = np.maximum.accumulate(np.where(np.insert(~space, 0, True), positions, 0))
+    starts, ends = first_word[mentions[:, 0]], last_end[mentions[:, 1]]
+    index = np.flatnonzero(starts < ends)  # the others are only whitespace
+    labels = mentions[index, 2]
+    order = np.lexsort((index, -probabilities[index], labels, ends[index], starts[index]))
+    key = np.stack([starts[index], ends[index], labels], axis=1)[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (key[1:] != key[:-1]).any(axis=1)
+    kept = np.sort(index[order][first])
+    trimmed = np.stack([starts, ends, mentions[:, 2]], axis=1).astype(mentions.dtype, copy=False)
+    return trimmed[kept], probabilities[kept]
 
 
 def trimmed_region(doc: Doc, start: int, end: int) -> Tuple[int, int]:
@@ -171,10 +171,9 @@ def doc_tasks(
     """The tasks of one document for ``unit`` (module docstring)."""
     measures = task_measures(uncertainty)
     meta = {**meta, **measures, "unit": unit} if unit != "doc" else {**meta, **measures}
-    predicted, predicted_probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
     if unit == "doc":
-        mentions, probabilities = predicted.tolist(), predicted_probabilities.tolist()
-        return [task_record(doc[:], mentions, probabilities, labels, measures[measure], meta)]
+        mentions, probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
+        return [task_record(doc[:], mentions.tolist(), probabilities.tolist(), labels, measures[measure], meta)]
     proposals, probabilities = without_whitespace(doc, uncertainty.proposals, uncertainty.proposal_probabilities)
     doubt = np.minimum(probabilities, 1.0 - probabilities)
     if unit == "span":
@@ -187,6 +186,7 @@ def doc_tasks(
         ]
     if unit != "region":
         raise ValueError(f"Unknown review unit {unit!r}: use one of {', '.join(UNITS)}")
+    predicted, predicted_probabilities = without_whitespace(doc, uncertainty.mentions, uncertainty.probabilities)
     tasks = []
     for start, end in review_regions(proposals, uncertain(probabilities)):
         inside = (proposals[:, 0] >= start) & (proposals[:, 1] <= end)

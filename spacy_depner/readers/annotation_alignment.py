@@ -17,6 +17,7 @@ what they look like. A span off token boundaries is returned as a
 them); every other fault is a ValueError."""
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, Optional, Tuple, Union
 
 from spacy.tokens import Doc, Span
@@ -41,8 +42,10 @@ def without_outer_whitespace(text: str, start: int, end: int) -> Optional[Tuple[
     return (start, end) if start < end else None
 
 
+@lru_cache(maxsize=16)
 def utf16_offsets(text: str) -> Dict[int, int]:
-    """{UTF-16 code-unit offset: character offset} at every character boundary of ``text``."""
+    """{UTF-16 code-unit offset: character offset} at every character boundary
+    of ``text`` (cached: every span of a text reads the same one; not to be changed)."""
     offsets, units = {}, 0
     for i, character in enumerate(text):
         offsets[units] = i
@@ -69,7 +72,7 @@ class Misaligned:
 def from_utf16(text: str, span: TaskSpan, where: str) -> Tuple[int, int]:
     """``span``'s offsets, UTF-16 code units of ``text``, as character offsets."""
     offsets = utf16_offsets(text)
-    units = max(offsets)
+    units = next(reversed(offsets))  # the last boundary: the text's length
     if span.end > units:
         raise ValueError(
             f"{where}: span {span.label!r} at UTF-16 code units {span.start}..{span.end} lies outside the text of "

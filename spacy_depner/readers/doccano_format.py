@@ -30,7 +30,6 @@ from .annotation_tasks import (
     items,
     mapping,
     refuse_other_format,
-    region_fields,
     skipped,
     task_regions,
     task_text,
@@ -95,5 +94,5 @@ def doccano_tasks(source, options: Optional[ImportOptions] = None) -> Iterator[T
 def doccano_task(record: Dict[str, Any]) -> Dict[str, Any]:
     """A ``rank`` record as doccano's sequence-labelling JSONL line (module docstring)."""
     task = {"text": record["text"], "label": [[span["start"], span["end"], span["label"]] for span in record["spans"]]}
-    region = {key: value for key, value in region_fields(record).items() if key == "region_chars"}
+    region = {"region_chars": record["region_chars"]} if "region_chars" in record else {}
     return {**task, **region, "score": record["score"], "meta": record.get("meta", {})}

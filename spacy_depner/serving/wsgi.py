@@ -88,7 +88,7 @@ class WSGIApplication:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "/").rstrip("/") or "/"
         try:
-            status, answer = 200, self.answer(method, path, environ)
+            answer = self.answer(method, path, environ)
             status = 201 if path in CREATED else 200
         except HTTPError as error:
             status, answer = error.status, {"error": str(error)}
