@@ -240,7 +240,10 @@ def report(results: Dict, candidates: List[str], baselines: List[str], samples: 
             "English-EWT; GUM test: UD English-GUM's named person, organization and place mentions as PER, ORG, "
             "LOC (out of domain). words/s: the test pass of the evaluation, the whole pipeline (parser and "
             "first stages included), one process, beside other work on the 2 cores (noisy; the speed page has "
-            "the quiet comparison).",
+            "the quiet comparison). Every run here reads the data's tokens and sentence starts; on raw text, "
+            "with the tokenizer's tokens and the parser's sentences (`spacy evaluate` without `--gold-preproc` "
+            "on a DocBin of documents), every pipeline scores lower, the two-stage ones, whose first stages run "
+            "on those sentences, by several points.",
             table(header, rows),
             f"Chosen on EWT dev: the best spaCy baseline `{chosen}` (of {', '.join(f'`{n}`' for n in trained)}), "
             f"the best unit of the mapped ner `{chosen_mapped}`, and of this project's pipelines "
