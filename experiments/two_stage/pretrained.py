@@ -45,6 +45,8 @@ Models (``configs/own_data/``):
                  at run time alike
     two_stage_sentences_dropout  two_stage_sentences, each NonLocalFeatures layer dropped (every
                  feature "none") for a training document with probability FIRST_STAGE_DROPOUT
+    two_stage_trained  own_data_two_stage_trained.cfg: two_stage_sentences without the pretrained ner
+                 (its trained first stage alone, its tok2vec started from that ner's): the fast recipe
 """
 
 import json
@@ -79,14 +81,16 @@ MODELS = {
     "two_stage_stacked_loo": "own_data_two_stage_stacked_loo.cfg",
     "two_stage_sentences": "own_data_two_stage_sentences.cfg",
     "two_stage_sentences_dropout": "own_data_two_stage_sentences.cfg",
+    "two_stage_trained": "own_data_two_stage_trained.cfg",
 }
 STACKED = {
     "two_stage_stacked",
     "two_stage_stacked_loo",
     "two_stage_sentences",
     "two_stage_sentences_dropout",
+    "two_stage_trained",
 }  # read the seed's trained first stage too
-BY_SENTENCE = {"two_stage_sentences", "two_stage_sentences_dropout"}  # their first stages run one sentence at a time
+BY_SENTENCE = {"two_stage_sentences", "two_stage_sentences_dropout", "two_stage_trained"}  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
 SETTINGS = {  # a study variant of an own-data config: (section path, value)
     "two_stage_sentences_dropout": [
