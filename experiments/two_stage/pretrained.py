@@ -90,7 +90,11 @@ STACKED = {
     "two_stage_sentences_dropout",
     "two_stage_trained",
 }  # read the seed's trained first stage too
-BY_SENTENCE = {"two_stage_sentences", "two_stage_sentences_dropout", "two_stage_trained"}  # their first stages run one sentence at a time
+BY_SENTENCE = {
+    "two_stage_sentences",
+    "two_stage_sentences_dropout",
+    "two_stage_trained",
+}  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
 SETTINGS = {  # a study variant of an own-data config: (section path, value)
     "two_stage_sentences_dropout": [

@@ -44,8 +44,11 @@ def sentence_bounds(doc: Doc) -> List[Tuple[int, int]]:
 
 
 def sentence_docs(doc: Doc) -> List[Doc]:
-    """The sentences of ``doc`` (``sentence_bounds``) as Docs of their own."""
-    return [doc[start:end].as_doc() for start, end in sentence_bounds(doc)]
+    """The sentences of ``doc`` (``sentence_bounds``) as Docs of their own
+    (``Span.as_doc``, the Doc's attribute array read once for all of them)."""
+    head = doc._get_array_attrs()
+    array = doc.to_array(head)
+    return [doc[start:end].as_doc(array_head=head, array=array) for start, end in sentence_bounds(doc)]
 
 
 def entities_by_sentence(run: Callable[[List[Doc]], Iterable[Doc]], docs: List[Doc]) -> List[Doc]:

@@ -140,6 +140,9 @@ def _integer(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+EXTENTS = ("mention", "minspan")  # what a GUM reference entity covers (gum_named_examples)
+
+
 def document_examples(
     vocab, conllu: Path, iob2: Path, dependencies: str = "given", labels: Sequence[str] = DEFAULT_LABELS, limit: int = 0
 ) -> List[Example]:
@@ -148,17 +151,26 @@ def document_examples(
     return examples[:limit] if limit else examples
 
 
-def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: int = 0) -> List[Example]:
+def gum_named_examples(
+    vocab, path: Path, dependencies: str = "given", limit: int = 0, extent: str = "mention"
+) -> List[Example]:
     """One Example per UD English-GUM document (the first ``limit``, 0: all)
     whose reference entities (``doc.ents``) are GUM's *named* mentions: those
     whose head (minspan) holds a proper noun (UPOS PROPN), labelled with their
     entity type; of nested named mentions only the outermost is kept (an
-    entity of ``doc.ents`` cannot hold another). The input has the words, the
-    sentence starts and, with ``dependencies="given"``, the gold trees."""
+    entity of ``doc.ents`` cannot hold another). ``extent`` is what a
+    reference entity covers: "mention", the whole mention as GUM brackets it
+    (determiners, modifiers, appositions and relative clauses included: "the
+    Berlin music critic Louis Ehlert"), or "minspan", its minimal span ("the
+    Western United States" -> "Western United States"; a mention without one
+    keeps its whole extent). The input has the words, the sentence starts and,
+    with ``dependencies="given"``, the gold trees."""
     from .gum import _doc, read_gum
 
     if dependencies not in DEPENDENCIES:
         raise ValueError(f"dependencies must be 'given' or 'predicted', not {dependencies!r}")
+    if extent not in EXTENTS:
+        raise ValueError(f"extent must be one of {', '.join(map(repr, EXTENTS))}, not {extent!r}")
     documents = read_gum(path)
     examples = []
     for document in documents[:limit] if limit else documents:
@@ -166,9 +178,11 @@ def gum_named_examples(vocab, path: Path, dependencies: str = "given", limit: in
         named, offset = [], 0
         for s in sentences:
             for m in s.mentions:
-                head = range(m.head_start, m.head_end) if m.head_start is not None else range(m.end - 1, m.end)
+                minimal = m.head_start is not None
+                head = range(m.head_start, m.head_end) if minimal else range(m.end - 1, m.end)
                 if any(s.sentence.upos[h] == "PROPN" for h in head):
-                    named.append((m.start + offset, m.end + offset, m.label))
+                    start, end = (m.head_start, m.head_end) if extent == "minspan" and minimal else (m.start, m.end)
+                    named.append((start + offset, end + offset, m.label))
             offset += len(s.sentence.words)
         tags = ["O"] * offset
         for start, end, label in outermost(named):

@@ -47,3 +47,17 @@ def test_the_baseline_is_chosen_on_dev_across_units_and_the_targets_follow_the_f
     page = report(results((7, 3, 3), (6, 4, 4)), ["two_stage_sentences"], ["ner_sourced_sentences"], samples=200)
     assert "in 2 of 3: **missed**" in page and "at least as high: **missed**" in page
     assert f"the best baseline there, `{MAPPED}`" in page
+
+
+def test_gum_minimal_spans_are_a_column_and_a_comparison_only_where_every_run_has_them():
+    scored = results((9, 1, 1), (6, 4, 4))
+    page = report(scored, ["two_stage_sentences"], ["ner_sourced_sentences"], samples=200)
+    assert "minimal spans" not in page.split("\n\n")[2]  # the table: no run was scored on them
+    for name, by_seed in scored["models"].items():
+        for seed, runs in by_seed.items():
+            runs["gum_minspan"] = run(9, 1, 1) if name == "two_stage_sentences" else run(5, 5, 5)
+    page = report(scored, ["two_stage_sentences"], ["ner_sourced_sentences"], samples=200)
+    table_text, comparisons = page.split("\n\n")[2], page.split("\n\n")[4]
+    assert "GUM test, minimal spans (out of domain) F" in table_text.splitlines()[0]
+    assert any("GUM test, minimal spans" in line and "| 3/3 |" in line for line in comparisons.splitlines())
+    assert "at least as high: **missed**" in page  # the target stays the whole mentions' figure

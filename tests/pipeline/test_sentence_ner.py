@@ -88,6 +88,16 @@ def test_a_doc_without_sentences_is_one_sentence_and_an_empty_doc_passes(sm, sen
 
 
 @needs_sm
+def test_sentence_docs_are_each_sentence_as_doc_with_every_annotation(sm):
+    doc = sm(" ".join(w for w in TEXT.split() if w != "|"))  # parsed, tagged, lemmatized, with entities
+    doc.spans["kept"] = [doc[0:2]]
+    sents = sentence_docs(doc)
+    assert len(sents) == len(list(doc.sents)) >= 2
+    for sent, alone in zip(sents, (s.as_doc() for s in doc.sents)):
+        assert sent.to_bytes() == alone.to_bytes()
+
+
+@needs_sm
 def test_saved_pipeline_needs_no_source_and_gives_the_same_entities(sentence_nlp, tmp_path):
     expected = ents(sentence_nlp(document(sentence_nlp.vocab)))
     sentence_nlp.to_disk(tmp_path / "saved")

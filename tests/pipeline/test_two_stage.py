@@ -381,3 +381,39 @@ def test_records_keep_the_votes_and_refuse_bad_ones(tmp_path):
             {**record, "tokens": 3, "votes": [[2, 4, "LOC", 0.5]]},
             "first_stage",
         )
+
+
+WESTERN = """# newdoc id = GUM_fixture_west
+# global.Entity = GRP-etype-infstat-salience-centering-minspan-link-identity
+# sent_id = GUM_fixture_west-1
+# text = The Western United States grew.
+1	The	the	DET	DT	_	4	det	4:det	Entity=(1-place-new-nnnnn-cf1-2,3,4-sgl
+2	Western	Western	ADJ	NNP	_	4	amod	4:amod	_
+3	United	United	PROPN	NNP	_	4	compound	4:compound	_
+4	States	States	PROPN	NNPS	_	5	nsubj	5:nsubj	Entity=1)
+5	grew	grow	VERB	VBD	_	0	root	0:root	SpaceAfter=No
+6	.	.	PUNCT	.	_	5	punct	5:punct	_
+
+"""
+
+
+@pytest.mark.parametrize("extent, expected", [("mention", (0, 4, "place")), ("minspan", (1, 4, "place"))])
+def test_gum_named_mentions_cover_the_whole_mention_or_its_minimal_span(tmp_path, extent, expected):
+    from spacy_depner.readers.documents import gum_named_examples
+
+    path = tmp_path / "west.conllu"
+    path.write_text(WESTERN, encoding="utf8")
+    (eg,) = gum_named_examples(spacy.blank("en").vocab, path, extent=extent)
+    assert [(e.start, e.end, e.label_) for e in eg.reference.ents] == [expected]
+
+
+def test_gum_minimal_spans_are_inside_their_mentions_and_an_unknown_extent_is_refused():
+    from spacy_depner.readers.documents import gum_named_examples
+
+    vocab, path = spacy.blank("en").vocab, HERE / "data" / "nested_gum.conllu"
+    whole, minimal = gum_named_examples(vocab, path), gum_named_examples(vocab, path, extent="minspan")
+    for eg_whole, eg_minimal in zip(whole, minimal):
+        for e in eg_minimal.reference.ents:
+            assert any(w.start <= e.start and e.end <= w.end and w.label_ == e.label_ for w in eg_whole.reference.ents)
+    with pytest.raises(ValueError, match="extent"):
+        gum_named_examples(vocab, path, extent="head")
