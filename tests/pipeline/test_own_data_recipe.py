@@ -327,11 +327,21 @@ def document_docbin(entity_docbin, tmp_path_factory) -> Path:
 
 
 @needs_sm
-def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(document_docbin, tmp_path):
-    """own_data_two_stage_sentences.cfg as its header says: own_data_ner_sentences.cfg trained one
-    sentence at a time and cross-validated on the user's documents (first-stage-folds, whose records
-    are then predicted one sentence at a time), then the second stage over both first stages, each a
-    sentence_ner: their entities are those of the ner run on each sentence alone."""
+@pytest.mark.parametrize(
+    "config, first_stages",
+    [
+        ("own_data_two_stage_sentences.cfg", {"first_ner": "first_stage", "trained_ner": "trained_stage"}),
+        ("own_data_two_stage_trained.cfg", {"trained_ner": "trained_stage"}),
+    ],
+)
+def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
+    document_docbin, tmp_path, config, first_stages
+):
+    """own_data_two_stage_sentences.cfg and own_data_two_stage_trained.cfg as their headers say:
+    own_data_ner_sentences.cfg trained one sentence at a time and cross-validated on the user's
+    documents (first-stage-folds, whose records are then predicted one sentence at a time), then the
+    second stage over the first stages (both, or the trained one alone), each a sentence_ner: their
+    entities are those of the ner run on each sentence alone."""
     from spacy_depner.readers.documents import read_first_stage
     from spacy_depner.workflows.first_stage_folds import write_first_stage_folds
 
@@ -353,7 +363,7 @@ def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(d
         ]
         assert [tuple(entity) for entity in records[index][1]["entities"]] == expected
     trained, sm = train_on_sm(
-        "own_data_two_stage_sentences.cfg",
+        config,
         "chain_ner",
         document_docbin,
         tmp_path,
@@ -362,14 +372,18 @@ def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(d
             "paths.trained_stage_train": str(records_path),
         },
     )
-    assert [trained.get_pipe(name).__class__.__name__ for name in ("first_ner", "trained_ner")] == ["SentenceNER"] * 2
+    recognizers = [name for name, pipe in trained.pipeline if pipe.__class__.__name__ == "SentenceNER"]
+    assert recognizers == list(first_stages)
+    chain = trained.get_pipe("chain_ner").model
+    assert {n.attrs["spans_key"] for n in chain.walk() if n.name == "nonlocal_features"} == set(first_stages.values())
     fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
     assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # not trained
     text = " ".join(TEXTS)
     doc = trained(text)
     sentences = list(doc.sents)
     assert len(sentences) > 1
-    for key, pipeline in (("first_stage", sm), ("trained_stage", fold0)):
+    sources = {"first_stage": sm, "trained_stage": fold0}
+    for key, pipeline in ((key, sources[key]) for key in first_stages.values()):
         ner = pipeline.get_pipe("ner")  # each has a tok2vec of its own
         words = [Doc(ner.vocab, words=[t.text for t in s], spaces=[bool(t.whitespace_) for t in s]) for s in sentences]
         alone = [(e.start + s.start, e.end + s.start, e.label_) for s, w in zip(sentences, words) for e in ner(w).ents]
