@@ -46,7 +46,9 @@ Models (``configs/own_data/``):
     two_stage_sentences_dropout  two_stage_sentences, each NonLocalFeatures layer dropped (every
                  feature "none") for a training document with probability FIRST_STAGE_DROPOUT
     two_stage_trained  own_data_two_stage_trained.cfg: two_stage_sentences without the pretrained ner
-                 (its trained first stage alone, its tok2vec started from that ner's): the fast recipe
+                 (its trained first stage alone, its tok2vec started from that ner's)
+    two_stage_shared  own_data_two_stage_shared.cfg: two_stage_trained whose chain_ner reads the pretrained
+                 pipeline's own tok2vec (frozen, the one its parser listens to): the fastest recipe
 """
 
 import json
@@ -82,6 +84,7 @@ MODELS = {
     "two_stage_sentences": "own_data_two_stage_sentences.cfg",
     "two_stage_sentences_dropout": "own_data_two_stage_sentences.cfg",
     "two_stage_trained": "own_data_two_stage_trained.cfg",
+    "two_stage_shared": "own_data_two_stage_shared.cfg",
 }
 STACKED = {
     "two_stage_stacked",
@@ -89,11 +92,13 @@ STACKED = {
     "two_stage_sentences",
     "two_stage_sentences_dropout",
     "two_stage_trained",
+    "two_stage_shared",
 }  # read the seed's trained first stage too
 BY_SENTENCE = {
     "two_stage_sentences",
     "two_stage_sentences_dropout",
     "two_stage_trained",
+    "two_stage_shared",
 }  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
 SETTINGS = {  # a study variant of an own-data config: (section path, value)
