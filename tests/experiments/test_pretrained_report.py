@@ -61,3 +61,4 @@ def test_gum_minimal_spans_are_a_column_and_a_comparison_only_where_every_run_ha
     assert "GUM test, minimal spans (out of domain) F" in table_text.splitlines()[0]
     assert any("GUM test, minimal spans" in line and "| 3/3 |" in line for line in comparisons.splitlines())
     assert "at least as high: **missed**" in page  # the target stays the whole mentions' figure
+    assert "On GUM's minimal spans (not a target): `two_stage_sentences`" in page
