@@ -25,6 +25,7 @@ SPLITS = {
     "gum": "GUM test (out of domain)",
     "gum_minspan": "GUM test, minimal spans (out of domain)",
 }
+COLUMNS = {"dev": "dev", "test": "test", "gum": "GUM test", "gum_minspan": "GUM minimal spans"}  # table headings
 GUM_EXTENTS = {"gum": "mention", "gum_minspan": "minspan"}  # what a GUM reference entity covers
 TRAINED_CANDIDATES = (
     "two_stage_ner_tok2vec",
@@ -224,7 +225,7 @@ def report(results: Dict, candidates: List[str], baselines: List[str], samples: 
                 mean_sd([run["test"]["words_per_second"] for run in runs]),
             ]
         )
-    header = ["model", "what", "unit", *[f"{SPLITS[split]} F" for split in splits], "test P", "test R", "words/s"]
+    header = ["model", "what", "unit", *[f"{COLUMNS[split]} F" for split in splits], "test P", "test R", "words/s"]
     chosen, chosen_mapped, ours = (
         best_on_dev(results, trained),
         best_on_dev(results, mapped),

@@ -58,7 +58,7 @@ def test_gum_minimal_spans_are_a_column_and_a_comparison_only_where_every_run_ha
             runs["gum_minspan"] = run(9, 1, 1) if name == "two_stage_sentences" else run(5, 5, 5)
     page = report(scored, ["two_stage_sentences"], ["ner_sourced_sentences"], samples=200)
     table_text, comparisons = page.split("\n\n")[2], page.split("\n\n")[4]
-    assert "GUM test, minimal spans (out of domain) F" in table_text.splitlines()[0]
+    assert "| dev F | test F | GUM test F | GUM minimal spans F |" in table_text.splitlines()[0]
     assert any("GUM test, minimal spans" in line and "| 3/3 |" in line for line in comparisons.splitlines())
     assert "at least as high: **missed**" in page  # the target stays the whole mentions' figure
     assert "On GUM's minimal spans (not a target): `two_stage_sentences`" in page
