@@ -49,6 +49,8 @@ Models (``configs/own_data/``):
                  (its trained first stage alone, its tok2vec started from that ner's)
     two_stage_shared  own_data_two_stage_shared.cfg: two_stage_trained whose chain_ner reads the pretrained
                  pipeline's own tok2vec (frozen, the one its parser listens to): the fastest recipe
+    two_stage_sentences_shared  own_data_two_stage_sentences_shared.cfg: two_stage_sentences whose chain_ner
+                 reads the pretrained pipeline's own tok2vec (frozen) instead of one of its own
 """
 
 import json
@@ -85,6 +87,7 @@ MODELS = {
     "two_stage_sentences_dropout": "own_data_two_stage_sentences.cfg",
     "two_stage_trained": "own_data_two_stage_trained.cfg",
     "two_stage_shared": "own_data_two_stage_shared.cfg",
+    "two_stage_sentences_shared": "own_data_two_stage_sentences_shared.cfg",
 }
 STACKED = {
     "two_stage_stacked",
@@ -93,12 +96,14 @@ STACKED = {
     "two_stage_sentences_dropout",
     "two_stage_trained",
     "two_stage_shared",
+    "two_stage_sentences_shared",
 }  # read the seed's trained first stage too
 BY_SENTENCE = {
     "two_stage_sentences",
     "two_stage_sentences_dropout",
     "two_stage_trained",
     "two_stage_shared",
+    "two_stage_sentences_shared",
 }  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
 SETTINGS = {  # a study variant of an own-data config: (section path, value)

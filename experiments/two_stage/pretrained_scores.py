@@ -36,6 +36,7 @@ TRAINED_CANDIDATES = (
     "two_stage_sentences_dropout",
     "two_stage_trained",
     "two_stage_shared",
+    "two_stage_sentences_shared",
 )  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
@@ -64,6 +65,8 @@ TITLES = {
     "two_stage_trained": "two_stage_sentences without the pipeline's own ner: its trained first stage alone",
     "two_stage_shared": "two_stage_trained whose chain_ner reads the pipeline's own tok2vec (frozen), not one of "
     "its own",
+    "two_stage_sentences_shared": "two_stage_sentences whose chain_ner reads the pipeline's own tok2vec (frozen), "
+    "not one of its own",
 }
 TITLES.update({f"{name}{BY_SENTENCE}": f"{TITLES[name]}; run on one Doc per sentence" for name in SPACY_BASELINES})
 
