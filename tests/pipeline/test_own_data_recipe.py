@@ -332,6 +332,11 @@ def document_docbin(entity_docbin, tmp_path_factory) -> Path:
     [
         ("own_data_two_stage_sentences.cfg", {"first_ner": "first_stage", "trained_ner": "trained_stage"}),
         ("own_data_two_stage_trained.cfg", {"trained_ner": "trained_stage"}),
+        ("own_data_two_stage_shared.cfg", {"trained_ner": "trained_stage"}),
+        (
+            "own_data_two_stage_sentences_shared.cfg",
+            {"first_ner": "first_stage", "trained_ner": "trained_stage"},
+        ),
     ],
 )
 def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
@@ -378,6 +383,9 @@ def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
     assert {n.attrs["spans_key"] for n in chain.walk() if n.name == "nonlocal_features"} == set(first_stages.values())
     fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
     assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # not trained
+    if config.endswith("_shared.cfg"):  # the chain reads the pretrained pipeline's own tok2vec, never updated
+        assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
+        assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
     text = " ".join(TEXTS)
     doc = trained(text)
     sentences = list(doc.sents)
