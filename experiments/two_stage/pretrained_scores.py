@@ -9,7 +9,7 @@ match) so that a paired bootstrap can compare two models of one seed."""
 
 import json
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from spacy.tokens import Span
 
@@ -167,6 +167,17 @@ def unit_of(name: str) -> str:
     return "sentence" if name.endswith(BY_SENTENCE) else "document"
 
 
+def scored_on(results: Dict, names: List[str], split: str) -> bool:
+    """Whether every seed of every model of ``names`` was scored on ``split``."""
+    return all(split in results["models"][name][str(seed)] for name in names for seed in results["seeds"])
+
+
+def against_best(results: Dict, ours: str, baselines: List[str], split: str) -> Tuple[str, float, float]:
+    """The baseline of the highest mean F1 on ``split`` (of ``baselines``), ``ours``'s mean F1 and its."""
+    best = max(baselines, key=lambda name: mean_f(results, name, split))
+    return best, mean_f(results, ours, split), mean_f(results, best, split)
+
+
 def targets(results: Dict, ours: str, baseline: str, baselines: List[str], samples: int) -> str:
     """The study's two targets, met or missed: on EWT test the pipeline
     chosen on dev at least 1.5 F1 above the baseline chosen on dev, p < 0.05
@@ -175,14 +186,10 @@ def targets(results: Dict, ours: str, baseline: str, baselines: List[str], sampl
     delta = sum(summary["deltas"]) / len(summary["deltas"])
     significant = summary["significant"]
     in_domain = delta >= 0.015 and significant >= 2
-    gum_best = max(baselines, key=lambda name: mean_f(results, name, "gum"))
-    gum, gum_baseline = mean_f(results, ours, "gum"), mean_f(results, gum_best, "gum")
+    gum_best, gum, gum_baseline = against_best(results, ours, baselines, "gum")
     minimal = ""
-    if all(
-        "gum_minspan" in results["models"][name][str(seed)] for name in (ours, *baselines) for seed in results["seeds"]
-    ):
-        best = max(baselines, key=lambda name: mean_f(results, name, "gum_minspan"))
-        ours_minimal, best_minimal = mean_f(results, ours, "gum_minspan"), mean_f(results, best, "gum_minspan")
+    if scored_on(results, [ours, *baselines], "gum_minspan"):
+        best, ours_minimal, best_minimal = against_best(results, ours, baselines, "gum_minspan")
         minimal = (
             f" On GUM's minimal spans (not a target): `{ours}` {ours_minimal * 100:.2f} against the best baseline "
             f"there, `{best}`, {best_minimal * 100:.2f} ({(ours_minimal - best_minimal) * 100:+.2f})."
@@ -213,7 +220,7 @@ def report(results: Dict, candidates: List[str], baselines: List[str], samples: 
         raise ValueError("the evaluation holds no trained spaCy baseline or no mapped ner: score them with `evaluate`")
     names = [*trained, *mapped, *candidates]
     names += [name for name in results["models"] if name not in names and name in complete]
-    splits = [split for split in SPLITS if all(split in results["models"][n][str(s)] for n in names for s in seeds)]
+    splits = [split for split in SPLITS if scored_on(results, names, split)]
     rows = []
     for name in names:
         runs = [results["models"][name][str(seed)] for seed in seeds]

@@ -14,7 +14,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 from spacy.tokens import Doc
 
-from ..pipeline.sentence_ner import sentence_bounds
+from ..pipeline.sentence_ner import sentence_bounds, sentence_docs
 from .corpus_scores import score_docs
 from .metrics import prf_from_counts
 
@@ -31,9 +31,7 @@ def split_by_sentence(gold_docs: Sequence[Doc], docs: Sequence[Doc]) -> Tuple[Li
         if len(gold) != len(doc):
             raise ValueError(f"document {index}: the gold Doc has {len(gold)} tokens, the input {len(doc)}")
         bounds = sentence_bounds(doc)
-        sentence_of = np.zeros(len(doc), dtype=np.int64)
-        for number, (start, end) in enumerate(bounds):
-            sentence_of[start:end] = number
+        sentence_of = np.repeat(np.arange(len(bounds)), [end - start for start, end in bounds])
         across = [ent for ent in gold.ents if sentence_of[ent.start] != sentence_of[ent.end - 1]]
         if across:
             ent = across[0]
@@ -41,10 +39,9 @@ def split_by_sentence(gold_docs: Sequence[Doc], docs: Sequence[Doc]) -> Tuple[Li
                 f"document {index}: gold entity {ent.text!r} ({ent.start}-{ent.end}) crosses a sentence end of the "
                 "input's sentence starts: score it by document"
             )
-        for start, end in bounds:
-            gold_sentences.append(gold[start:end].as_doc())
-            input_sentences.append(doc[start:end].as_doc())
-            owners.append(index)
+        gold_sentences += sentence_docs(gold, bounds)
+        input_sentences += sentence_docs(doc, bounds)
+        owners += [index] * len(bounds)
     return gold_sentences, input_sentences, owners
 
 

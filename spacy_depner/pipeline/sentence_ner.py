@@ -43,12 +43,14 @@ def sentence_bounds(doc: Doc) -> List[Tuple[int, int]]:
     return [(sent.start, sent.end) for sent in doc.sents]
 
 
-def sentence_docs(doc: Doc) -> List[Doc]:
-    """The sentences of ``doc`` (``sentence_bounds``) as Docs of their own
-    (``Span.as_doc``, the Doc's attribute array read once for all of them)."""
+def sentence_docs(doc: Doc, bounds: Optional[List[Tuple[int, int]]] = None) -> List[Doc]:
+    """The sentences of ``doc`` (``bounds``, by default ``sentence_bounds(doc)``)
+    as Docs of their own (``Span.as_doc``, the Doc's attribute array read once
+    for all of them)."""
     head = doc._get_array_attrs()
     array = doc.to_array(head)
-    return [doc[start:end].as_doc(array_head=head, array=array) for start, end in sentence_bounds(doc)]
+    bounds = sentence_bounds(doc) if bounds is None else bounds
+    return [doc[start:end].as_doc(array_head=head, array=array) for start, end in bounds]
 
 
 def entities_by_sentence(run: Callable[[List[Doc]], Iterable[Doc]], docs: List[Doc]) -> List[Doc]:
