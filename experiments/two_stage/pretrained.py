@@ -88,6 +88,8 @@ MODELS = {
     "two_stage_trained": "own_data_two_stage_trained.cfg",
     "two_stage_shared": "own_data_two_stage_shared.cfg",
     "two_stage_sentences_shared": "own_data_two_stage_sentences_shared.cfg",
+    "two_stage_shared_window": "own_data_two_stage_shared.cfg",
+    "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared.cfg",
 }
 STACKED = {
     "two_stage_stacked",
@@ -97,6 +99,8 @@ STACKED = {
     "two_stage_trained",
     "two_stage_shared",
     "two_stage_sentences_shared",
+    "two_stage_shared_window",
+    "two_stage_sentences_shared_window",
 }  # read the seed's trained first stage too
 BY_SENTENCE = {
     "two_stage_sentences",
@@ -104,13 +108,37 @@ BY_SENTENCE = {
     "two_stage_trained",
     "two_stage_shared",
     "two_stage_sentences_shared",
+    "two_stage_shared_window",
+    "two_stage_sentences_shared_window",
 }  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
-SETTINGS = {  # a study variant of an own-data config: (section path, value)
+CHAIN_TOK2VEC = ("components", "chain_ner", "model", "tok2vec")
+
+
+def window_encoder(config: Config, features: dict) -> dict:
+    """``features`` (the chain's tok2vec section: NonLocalFeatures layers over a
+    listener of the pipeline's tok2vec) followed by one trained residual window
+    layer, spaCy's MaxoutWindowEncoder (one word each side), at the features'
+    width: the listener's width plus 6 or 7 embeddings per NonLocalFeatures."""
+    width, layer = config["components"]["tok2vec"]["model"]["encode"]["width"], features
+    while layer.get("@architectures") == "spacy_depner.NonLocalFeatures.v1":
+        width += (7 if layer.get("local", True) else 6) * layer["width"]
+        layer = layer["tok2vec"]
+    encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": width, "window_size": 1}
+    return {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": features,
+        "encode": {**encode, "maxout_pieces": 2, "depth": 1},
+    }
+
+
+SETTINGS = {  # a study variant of an own-data config: (section path, value, or a function of the config and the old value)
     "two_stage_sentences_dropout": [
-        (("components", "chain_ner", "model", "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
-        (("components", "chain_ner", "model", "tok2vec", "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
-    ]
+        ((*CHAIN_TOK2VEC, "dropout"), FIRST_STAGE_DROPOUT),
+        ((*CHAIN_TOK2VEC, "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
+    ],
+    "two_stage_shared_window": [(CHAIN_TOK2VEC, window_encoder)],
+    "two_stage_sentences_shared_window": [(CHAIN_TOK2VEC, window_encoder)],
 }
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"
@@ -147,7 +175,7 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
         section = config
         for key in path[:-1]:
             section = section[key]
-        section[path[-1]] = value
+        section[path[-1]] = value(config, section[path[-1]]) if callable(value) else value
     if model in STACKED:
         for split in ("train", "dev"):
             config["paths"][f"trained_stage_{split}"] = None

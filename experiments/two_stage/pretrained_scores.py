@@ -37,6 +37,8 @@ TRAINED_CANDIDATES = (
     "two_stage_trained",
     "two_stage_shared",
     "two_stage_sentences_shared",
+    "two_stage_shared_window",
+    "two_stage_sentences_shared_window",
 )  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
@@ -67,6 +69,10 @@ TITLES = {
     "its own",
     "two_stage_sentences_shared": "two_stage_sentences whose chain_ner reads the pipeline's own tok2vec (frozen), "
     "not one of its own",
+    "two_stage_shared_window": "two_stage_shared, a trained window layer (spaCy's MaxoutWindowEncoder, one "
+    "word each side) over its features",
+    "two_stage_sentences_shared_window": "two_stage_sentences_shared, a trained window layer (spaCy's "
+    "MaxoutWindowEncoder, one word each side) over its features",
 }
 TITLES.update({f"{name}{BY_SENTENCE}": f"{TITLES[name]}; run on one Doc per sentence" for name in SPACY_BASELINES})
 
