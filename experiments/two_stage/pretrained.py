@@ -51,6 +51,9 @@ Models (``configs/own_data/``):
                  pipeline's own tok2vec (frozen, the one its parser listens to): the fastest recipe
     two_stage_sentences_shared  own_data_two_stage_sentences_shared.cfg: two_stage_sentences whose chain_ner
                  reads the pretrained pipeline's own tok2vec (frozen) instead of one of its own
+    two_stage_shared_window, two_stage_sentences_shared_window  own_data_two_stage_shared_window.cfg,
+                 own_data_two_stage_sentences_shared_window.cfg: the same two, one trained window layer
+                 over the chain's features (spaCy's MaxoutWindowEncoder, one word each side)
 """
 
 import json
@@ -88,57 +91,16 @@ MODELS = {
     "two_stage_trained": "own_data_two_stage_trained.cfg",
     "two_stage_shared": "own_data_two_stage_shared.cfg",
     "two_stage_sentences_shared": "own_data_two_stage_sentences_shared.cfg",
-    "two_stage_shared_window": "own_data_two_stage_shared.cfg",
-    "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared.cfg",
+    "two_stage_shared_window": "own_data_two_stage_shared_window.cfg",
+    "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared_window.cfg",
 }
-STACKED = {
-    "two_stage_stacked",
-    "two_stage_stacked_loo",
-    "two_stage_sentences",
-    "two_stage_sentences_dropout",
-    "two_stage_trained",
-    "two_stage_shared",
-    "two_stage_sentences_shared",
-    "two_stage_shared_window",
-    "two_stage_sentences_shared_window",
-}  # read the seed's trained first stage too
-BY_SENTENCE = {
-    "two_stage_sentences",
-    "two_stage_sentences_dropout",
-    "two_stage_trained",
-    "two_stage_shared",
-    "two_stage_sentences_shared",
-    "two_stage_shared_window",
-    "two_stage_sentences_shared_window",
-}  # their first stages run one sentence at a time
 FIRST_STAGE_DROPOUT = 0.2
 CHAIN_TOK2VEC = ("components", "chain_ner", "model", "tok2vec")
-
-
-def window_encoder(config: Config, features: dict) -> dict:
-    """``features`` (the chain's tok2vec section: NonLocalFeatures layers over a
-    listener of the pipeline's tok2vec) followed by one trained residual window
-    layer, spaCy's MaxoutWindowEncoder (one word each side), at the features'
-    width: the listener's width plus 6 or 7 embeddings per NonLocalFeatures."""
-    width, layer = config["components"]["tok2vec"]["model"]["encode"]["width"], features
-    while layer.get("@architectures") == "spacy_depner.NonLocalFeatures.v1":
-        width += (7 if layer.get("local", True) else 6) * layer["width"]
-        layer = layer["tok2vec"]
-    encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": width, "window_size": 1}
-    return {
-        "@architectures": "spacy.Tok2Vec.v2",
-        "embed": features,
-        "encode": {**encode, "maxout_pieces": 2, "depth": 1},
-    }
-
-
-SETTINGS = {  # a study variant of an own-data config: (section path, value, or a function of the config and the old value)
+SETTINGS = {  # a study variant of an own-data config: (section path, value)
     "two_stage_sentences_dropout": [
         ((*CHAIN_TOK2VEC, "dropout"), FIRST_STAGE_DROPOUT),
         ((*CHAIN_TOK2VEC, "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
     ],
-    "two_stage_shared_window": [(CHAIN_TOK2VEC, window_encoder)],
-    "two_stage_sentences_shared_window": [(CHAIN_TOK2VEC, window_encoder)],
 }
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"
@@ -175,13 +137,24 @@ def study_config(configs: Path, model: str, pretrained: str) -> Config:
         section = config
         for key in path[:-1]:
             section = section[key]
-        section[path[-1]] = value(config, section[path[-1]]) if callable(value) else value
-    if model in STACKED:
+        section[path[-1]] = value
+    if reads_trained_stage(config):
         for split in ("train", "dev"):
             config["paths"][f"trained_stage_{split}"] = None
             config["corpora"][split]["first_stage"] = f"${{paths.trained_stage_{split}}}"
             config["corpora"][split]["spans_key"] = TRAINED_STAGE_KEY
     return config
+
+
+def reads_trained_stage(config: Config) -> bool:
+    """Whether an own-data config's second stage reads a trained first stage too
+    (``paths.trained_ner``: the seed's ner_sourced_sentences and its cross-validated entities)."""
+    return "trained_ner" in config["paths"]
+
+
+def trained_stage_by_sentence(config: Config) -> bool:
+    """Whether that trained first stage runs one sentence at a time (a ``sentence_ner``)."""
+    return config["components"].get("trained_ner", {}).get("factory") == "sentence_ner"
 
 
 def trained_stage_file(output: Path, seed: int, split: str, by_sentence: bool = False) -> Path:
@@ -190,12 +163,14 @@ def trained_stage_file(output: Path, seed: int, split: str, by_sentence: bool = 
     return output / f"seed_{seed}" / f"{TRAINED_STAGE_KEY}_{split}{'_sentences' if by_sentence else ''}.jsonl"
 
 
-def model_overrides(output: Path, name: str, seed: int) -> List[str]:
-    """The per-seed settings of a model: two_stage_stacked reads the seed's
-    ner_sourced_sentences and its cross-validated entities."""
-    if name not in STACKED:
+def model_overrides(output: Path, name: str, config: Config, seed: int) -> List[str]:
+    """The per-seed settings of a model of study config ``config``: one that
+    reads a trained first stage reads the seed's ner_sourced_sentences and its
+    cross-validated entities (by sentence when that stage runs so)."""
+    if not reads_trained_stage(config):
         return []
-    needed = [trained_stage_file(output, seed, split, name in BY_SENTENCE) for split in ("train", "dev")]
+    by_sentence = trained_stage_by_sentence(config)
+    needed = [trained_stage_file(output, seed, split, by_sentence) for split in ("train", "dev")]
     needed.append(output / f"seed_{seed}" / TRAINED_STAGE / "model-best")
     missing = [str(path) for path in needed if not path.exists()]
     if missing:
@@ -251,11 +226,12 @@ def train(
     if pretrained_pipeline is None:
         raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
     names = model_names(models, MODELS)
-    written = {}
+    written, composed = {}, {}
     for name in names:
         path = output / "configs" / f"{name}.cfg"
         path.parent.mkdir(parents=True, exist_ok=True)
-        study_config(configs, name, pretrained_pipeline).to_disk(path)
+        composed[name] = study_config(configs, name, pretrained_pipeline)
+        composed[name].to_disk(path)
         written[name] = path
     runs: Dict[int, Dict[str, List[str]]] = {
         seed: {
@@ -265,7 +241,7 @@ def train(
                 data,
                 steps,
                 limit,
-                model_overrides(output, name, seed),
+                model_overrides(output, name, composed[name], seed),
                 seed=seed,
                 eval_frequency=200,
             )

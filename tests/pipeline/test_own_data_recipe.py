@@ -337,6 +337,11 @@ def document_docbin(entity_docbin, tmp_path_factory) -> Path:
             "own_data_two_stage_sentences_shared.cfg",
             {"first_ner": "first_stage", "trained_ner": "trained_stage"},
         ),
+        ("own_data_two_stage_shared_window.cfg", {"trained_ner": "trained_stage"}),
+        (
+            "own_data_two_stage_sentences_shared_window.cfg",
+            {"first_ner": "first_stage", "trained_ner": "trained_stage"},
+        ),
     ],
 )
 def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
