@@ -29,16 +29,28 @@ SOURCED = {
 }
 
 
+def listens(section) -> bool:
+    """Whether a config section holds a listener: its vectors are another component's."""
+    if not isinstance(section, dict):
+        return False
+    return str(section.get("@architectures", "")).startswith("spacy.Tok2VecListener.") or any(
+        listens(value) for value in section.values()
+    )
+
+
 def tok2vec_holders(config: Config) -> List[Tuple[str, str]]:
     """(component, layer) of each tok2vec of the config: a "tok2vec" component
-    (layer ""), or a component whose model has its own Tok2Vec as "tok2vec"."""
+    (layer ""), or a component whose model has its own Tok2Vec as "tok2vec"
+    (not one over a listener, e.g. a window layer over features of another
+    component's vectors: spacy pretrain would train that component's)."""
     holders = []
     for name, block in config["components"].items():
         if block.get("factory") == "tok2vec":
             holders.append((name, ""))
         inner = block.get("model", {}).get("tok2vec", {})
         if isinstance(inner, dict) and str(inner.get("@architectures", "")).startswith("spacy.Tok2Vec."):
-            holders.append((name, "tok2vec"))
+            if not listens(inner):
+                holders.append((name, "tok2vec"))
     return holders
 
 
