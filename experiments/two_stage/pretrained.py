@@ -68,6 +68,7 @@ from spacy_depner.evaluation.pipeline_output import choice_line
 from ..kit.options import CONFIGS, DATA, JOBS, PRETRAINED_PIPELINE, RESUME, TRAIN_SEEDS, TRAINED
 from ..kit.runs import run_seeds, train_command
 from ..kit.seeds import parse_seeds
+from .gum_articles import gum_articles
 from .pretrained_scores import (
     POSTERIOR,
     TRAINED_CANDIDATES,
@@ -114,6 +115,7 @@ SENTENCES_CONFIG = "ner_ewt.cfg"  # its [corpora]: one UNER English-EWT sentence
 pretrained_first_stage = typer.Typer(
     no_args_is_help=True, help="Two-stage model over a pretrained pipeline's ner, against spaCy's baselines"
 )
+pretrained_first_stage.command("gum-articles")(gum_articles)
 
 
 def study_config(configs: Path, model: str, pretrained: str) -> Config:
