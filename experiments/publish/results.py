@@ -62,6 +62,12 @@ REPORTS = [
         "pretrained-first-stage report`)",
     ),
     Report(
+        "gum_articles",
+        "pretrained_first_stage/gum_articles.md",
+        "workflow `pretrained_first_stage`, step `pretrained-first-stage-gum-articles` (`python -m experiments "
+        "pretrained-first-stage gum-articles`)",
+    ),
+    Report(
         "partial",
         "partial/report.md",
         "workflow `partial` (`python -m experiments partial-study`)",

@@ -85,15 +85,27 @@ def article_counts(data: Path) -> Dict[str, Tuple[int, int]]:
     return counts
 
 
+TITLE = '# GUM\'s article convention: whole named mentions with and without a leading "the"'
+INTRO = (
+    "GUM test (out of domain; 30 documents, the data's tokens and sentence starts) scored by spaCy's exact-match "
+    "rule on its whole named mentions (person, organization, place as PER, ORG, LOC), as they are and with a "
+    'leading "the" dropped from every gold and every predicted entity of two or more tokens alike: GUM brackets '
+    'the article ("the United States"), UNER English-EWT, the training data, leaves it out. Each pipeline runs '
+    "in its unit (`_by_sentence`: one Doc per sentence; else whole documents); mean ± sd over the seeds of the "
+    "trained ones, F1 in points."
+)
+
+
 def article_table(rows: Dict[str, List[Tuple[float, float]]], counts: Dict[str, Tuple[int, int]]) -> str:
-    """Markdown: one row per pipeline (name, exact F, F without the article,
-    the difference; mean ± sd over seeds), then the counts."""
+    """The markdown report: title, what is scored, one row per pipeline (name,
+    exact F, F without the article, the difference; mean ± sd over seeds),
+    then the counts."""
     header = ["pipeline", "GUM whole mentions F", 'the same, a leading "the" dropped from gold and predicted', "gain"]
     cells = [
         [name, mean_sd([e for e, _ in scores]), mean_sd([n for _, n in scores]), mean_sd([n - e for e, n in scores])]
         for name, scores in rows.items()
     ]
-    lines = [table(header, cells), ""]
+    lines = [TITLE, "", INTRO, "", table(header, cells), ""]
     names = {"dev": "UNER English-EWT dev", "gum": "GUM test (named person, organization, place)"}
     for split, (total, with_article) in counts.items():
         share = 100 * with_article / max(total, 1)

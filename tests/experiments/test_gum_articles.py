@@ -60,6 +60,7 @@ def test_article_table_reports_the_gain_per_pipeline_and_the_counts():
     text = article_table(
         {"ours": [(30.0, 40.0), (32.0, 41.0)], "mapped": [(35.0, 38.0)]}, {"dev": (100, 1), "gum": (50, 12)}
     )
+    assert text.startswith("# GUM's article convention")
     assert "| ours | 31.00 ± 1.41 | 40.50 ± 0.71 | 9.50 ± 0.71 |" in text
     assert "| mapped | 35.00 | 38.00 | 3.00 |" in text
     assert '12 of 50 gold entities begin with "the" (24.0%)' in text
