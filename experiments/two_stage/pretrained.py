@@ -54,6 +54,8 @@ Models (``configs/own_data/``):
     two_stage_shared_window, two_stage_sentences_shared_window  own_data_two_stage_shared_window.cfg,
                  own_data_two_stage_sentences_shared_window.cfg: the same two, one trained window layer
                  over the chain's features (spaCy's MaxoutWindowEncoder, one word each side)
+    two_stage_sentences_shared_window2  two_stage_sentences_shared_window with two window layers
+                 (--components.chain_ner.model.tok2vec.encode.depth 2)
 """
 
 import json
@@ -94,6 +96,7 @@ MODELS = {
     "two_stage_sentences_shared": "own_data_two_stage_sentences_shared.cfg",
     "two_stage_shared_window": "own_data_two_stage_shared_window.cfg",
     "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared_window.cfg",
+    "two_stage_sentences_shared_window2": "own_data_two_stage_sentences_shared_window.cfg",
 }
 FIRST_STAGE_DROPOUT = 0.2
 CHAIN_TOK2VEC = ("components", "chain_ner", "model", "tok2vec")
@@ -102,6 +105,7 @@ SETTINGS = {  # a study variant of an own-data config: (section path, value)
         ((*CHAIN_TOK2VEC, "dropout"), FIRST_STAGE_DROPOUT),
         ((*CHAIN_TOK2VEC, "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
     ],
+    "two_stage_sentences_shared_window2": [((*CHAIN_TOK2VEC, "encode", "depth"), 2)],
 }
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"

@@ -39,6 +39,7 @@ TRAINED_CANDIDATES = (
     "two_stage_sentences_shared",
     "two_stage_shared_window",
     "two_stage_sentences_shared_window",
+    "two_stage_sentences_shared_window2",
 )  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
@@ -73,6 +74,7 @@ TITLES = {
     "word each side) over its features",
     "two_stage_sentences_shared_window": "two_stage_sentences_shared, a trained window layer (spaCy's "
     "MaxoutWindowEncoder, one word each side) over its features",
+    "two_stage_sentences_shared_window2": "two_stage_sentences_shared_window with two window layers",
 }
 TITLES.update({f"{name}{BY_SENTENCE}": f"{TITLES[name]}; run on one Doc per sentence" for name in SPACY_BASELINES})
 
