@@ -15,6 +15,8 @@ would try, in one run, on the same Docs.
     tune-decoding  each trained candidate saved again as <model>_posterior: decoding by posterior,
               its penalty chosen on EWT dev (``find-threshold``'s search), scored by evaluate
               as a model of its own
+    gum-articles  GUM's whole named mentions scored as they are and with a leading "the" dropped
+              from gold and predicted entities alike (``gum_articles.py``)
 
 Models (``configs/own_data/``):
 
