@@ -56,18 +56,47 @@ class ArticleNeutral:
             yield doc
 
 
+class Recorded:
+    """A pipeline that runs ``nlp`` once and keeps a copy of every Doc it
+    returns (``docs``), so that a second scoring can replay them."""
+
+    def __init__(self, nlp):
+        self.nlp, self.vocab, self.docs = nlp, nlp.vocab, []
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int = 256) -> Iterable[Doc]:
+        for doc in self.nlp.pipe(docs, batch_size=batch_size):
+            self.docs.append(doc.copy())
+            yield doc
+
+    def replay(self, docs: Iterable[Doc], batch_size: int = 256) -> Iterable[Doc]:
+        """The recorded Docs again, in the order they were made, for the same inputs."""
+        inputs = list(docs)
+        if [len(doc) for doc in inputs] != [len(doc) for doc in self.docs]:
+            raise ValueError("replay needs the inputs the pipeline was run on, in the same order")
+        return iter([doc.copy() for doc in self.docs])
+
+
+class Replayed:
+    """The Docs of a ``Recorded`` run, as a pipeline (``vocab`` and ``pipe``)."""
+
+    def __init__(self, recorded: Recorded):
+        self.vocab, self.pipe = recorded.vocab, recorded.replay
+
+
 def gum_scores(nlp, data: Path, unit: str) -> Tuple[float, float]:
     """F1 (points) of ``nlp`` on GUM test's whole named mentions run in
     ``unit``: exact, and with a leading "the" dropped from gold and predicted
-    entities alike."""
+    entities alike (the same predictions, the pipeline run once)."""
     from spacy_depner.evaluation.scoring_units import score_by_unit
 
     from .pretrained_scores import split_examples
 
     examples = split_examples(nlp.vocab, data, "gum")
     references, inputs = [eg.reference for eg in examples], [eg.predicted for eg in examples]
-    exact = score_by_unit(nlp, references, inputs, unit)["f"]
-    neutral = score_by_unit(ArticleNeutral(nlp), [reference_without_article(d) for d in references], inputs, unit)
+    recorded = Recorded(nlp)
+    exact = score_by_unit(recorded, references, inputs, unit)["f"]
+    stripped = [reference_without_article(d) for d in references]
+    neutral = score_by_unit(ArticleNeutral(Replayed(recorded)), stripped, inputs, unit)
     return 100 * exact, 100 * neutral["f"]
 
 
@@ -133,14 +162,13 @@ def gum_articles(
     import spacy
 
     from ..dgm.pretrained_ner import MappedEntities
-    from .pretrained_scores import BY_SENTENCE, MAPPED
+    from .pretrained_scores import BY_SENTENCE, MAPPED, unit_of
 
     if pretrained_pipeline is None:
         raise typer.BadParameter("give the pretrained pipeline, e.g. DATA/models/en_core_web_sm-3.8.0")
     rows: Dict[str, List[Tuple[float, float]]] = {}
     for name in [name.strip() for name in names.split(",") if name.strip()]:
-        model = name[: -len(BY_SENTENCE)] if name.endswith(BY_SENTENCE) else name
-        unit = "sentence" if name.endswith(BY_SENTENCE) else "document"
+        model, unit = name.removesuffix(BY_SENTENCE), unit_of(name)
         if model == MAPPED:  # no training: the same for every seed
             rows[name] = [gum_scores(MappedEntities(spacy.load(pretrained_pipeline)), data, unit)]
             continue

@@ -3,10 +3,17 @@ brackets loses every such entity under the exact rule, and nothing once a
 leading "the" is dropped from gold and predicted entities alike; the rule
 leaves one-token entities and entities without an article as they are."""
 
+import pytest
 import spacy
 from spacy.tokens import Doc, Span
 
-from experiments.two_stage.gum_articles import ArticleNeutral, article_table, reference_without_article
+from experiments.two_stage.gum_articles import (
+    ArticleNeutral,
+    Recorded,
+    Replayed,
+    article_table,
+    reference_without_article,
+)
 from spacy_depner.evaluation.scoring_units import score_by_unit
 
 WORDS = ["I", "visited", "the", "United", "States", "and", "The", "UN", "with", "Kim", "."]
@@ -21,6 +28,7 @@ class FixedEntities:
         self.vocab, self.entities = vocab, entities
 
     def pipe(self, docs, batch_size=256):
+        self.runs = getattr(self, "runs", 0) + 1
         for doc in docs:
             doc.set_ents([Span(doc, s, e, label=label) for s, e, label in self.entities], default="outside")
             yield doc
@@ -64,3 +72,21 @@ def test_article_table_reports_the_gain_per_pipeline_and_the_counts():
     assert "| ours | 31.00 ± 1.41 | 40.50 ± 0.71 | 9.50 ± 0.71 |" in text
     assert "| mapped | 35.00 | 38.00 | 3.00 |" in text
     assert '12 of 50 gold entities begin with "the" (24.0%)' in text
+
+
+@pytest.mark.parametrize("unit", ["document", "sentence"])
+def test_the_article_neutral_score_replays_the_one_run_of_the_pipeline(unit):
+    vocab, reference, text = docs()
+    reference[0].is_sent_start, reference[6].is_sent_start = True, True
+    text[0].is_sent_start, text[6].is_sent_start = True, True
+    pipeline = FixedEntities(vocab, [(3, 5, "LOC")] if unit == "document" else [(0, 1, "PER")])
+    recorded = Recorded(pipeline)
+    exact = score_by_unit(recorded, [reference], [text], unit)
+    replayed = score_by_unit(ArticleNeutral(Replayed(recorded)), [reference_without_article(reference)], [text], unit)
+    assert pipeline.runs == 1
+    again = FixedEntities(vocab, pipeline.entities)
+    rerun = score_by_unit(ArticleNeutral(again), [reference_without_article(reference)], [text], unit)
+    assert (replayed["p"], replayed["r"]) == (rerun["p"], rerun["r"])
+    assert exact["f"] == score_by_unit(again, [reference], [text], unit)["f"]
+    with pytest.raises(ValueError, match="same order"):
+        list(Replayed(recorded).pipe([text[:3].as_doc()]))
