@@ -99,6 +99,7 @@ MODELS = {
     "two_stage_shared_window": "own_data_two_stage_shared_window.cfg",
     "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared_window.cfg",
     "two_stage_sentences_shared_window2": "own_data_two_stage_sentences_shared_window.cfg",
+    "two_stage_pretrained_window": "own_data_two_stage_pretrained_window.cfg",
 }
 FIRST_STAGE_DROPOUT = 0.2
 CHAIN_TOK2VEC = ("components", "chain_ner", "model", "tok2vec")

@@ -40,6 +40,7 @@ TRAINED_CANDIDATES = (
     "two_stage_shared_window",
     "two_stage_sentences_shared_window",
     "two_stage_sentences_shared_window2",
+    "two_stage_pretrained_window",
 )  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
@@ -75,6 +76,8 @@ TITLES = {
     "two_stage_sentences_shared_window": "two_stage_sentences_shared, a trained window layer (spaCy's "
     "MaxoutWindowEncoder, one word each side) over its features",
     "two_stage_sentences_shared_window2": "two_stage_sentences_shared_window with two window layers",
+    "two_stage_pretrained_window": "two_stage_shared_window over the pipeline's own ner (run on documents) instead "
+    "of the trained first stage: one ner, nothing cross-validated",
 }
 TITLES.update({f"{name}{BY_SENTENCE}": f"{TITLES[name]}; run on one Doc per sentence" for name in SPACY_BASELINES})
 
