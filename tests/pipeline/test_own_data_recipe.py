@@ -241,17 +241,35 @@ def test_nested_ner_trains_on_a_span_group_without_a_parser(tmp_path):
 
 
 @needs_sm
-@pytest.mark.parametrize("config", ["own_data_two_stage.cfg", "own_data_two_stage_loo.cfg"])
-def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(config, entity_docbin, tmp_path):
+@pytest.mark.parametrize(
+    "config, pipe_names, leave_one_out",
+    [
+        ("own_data_two_stage.cfg", ["parser", "first_ner", "first_stage_spans", "tok2vec", "chain_ner"], False),
+        ("own_data_two_stage_loo.cfg", ["parser", "first_ner", "first_stage_spans", "tok2vec", "chain_ner"], True),
+        (
+            "own_data_two_stage_pretrained_window.cfg",
+            ["tok2vec", "parser", "first_ner", "first_stage_spans", "chain_ner"],
+            True,
+        ),
+    ],
+)
+def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(
+    config, pipe_names, leave_one_out, entity_docbin, tmp_path
+):
     """own_data_two_stage.cfg: en_core_web_sm's ner, frozen, is the first stage; its entities,
     in its own OntoNotes labels, are the features of chain_ner, which learns the data's labels;
-    own_data_two_stage_loo.cfg the same with leave-one-out corpus features."""
+    own_data_two_stage_loo.cfg the same with leave-one-out corpus features;
+    own_data_two_stage_pretrained_window.cfg the same over the pipeline's own tok2vec (frozen),
+    with a window layer."""
     trained, sm = train_on_sm(config, "chain_ner", entity_docbin, tmp_path)
-    assert trained.pipe_names == ["parser", "first_ner", "first_stage_spans", "tok2vec", "chain_ner"]
+    assert trained.pipe_names == pipe_names
     assert parameters(trained.get_pipe("first_ner").model) == parameters(sm.get_pipe("ner").model)  # frozen
     layer = next(node for node in trained.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
     assert set(layer.attrs["labels"]) <= set(sm.get_pipe("ner").labels) and "PERSON" in layer.attrs["labels"]
-    assert layer.attrs["local"] is True and layer.attrs["leave_one_out"] is ("loo" in config)
+    assert layer.attrs["local"] is True and layer.attrs["leave_one_out"] is leave_one_out
+    if pipe_names[0] == "tok2vec":  # the chain reads the pretrained pipeline's own tok2vec, never updated
+        assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
+        assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
     for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):
         assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
             (e.start, e.end, e.label_) for e in sm_doc.ents
@@ -388,7 +406,7 @@ def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
     assert {n.attrs["spans_key"] for n in chain.walk() if n.name == "nonlocal_features"} == set(first_stages.values())
     fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
     assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # not trained
-    if config.endswith("_shared.cfg"):  # the chain reads the pretrained pipeline's own tok2vec, never updated
+    if "_shared" in config:  # the chain reads the pretrained pipeline's own tok2vec, never updated
         assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
         assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
     text = " ".join(TEXTS)
