@@ -100,8 +100,25 @@ MODELS = {
     "two_stage_sentences_shared_window": "own_data_two_stage_sentences_shared_window.cfg",
     "two_stage_sentences_shared_window2": "own_data_two_stage_sentences_shared_window.cfg",
     "two_stage_pretrained_window": "own_data_two_stage_pretrained_window.cfg",
+    "two_stage_sentences_shared_window_other_types": "own_data_two_stage_sentences_shared_window.cfg",
 }
 FIRST_STAGE_DROPOUT = 0.2
+# en_core_web_sm's OntoNotes types that UNER's PER, ORG and LOC do not cover (PERSON, ORG, GPE, LOC, FAC left out)
+OTHER_TYPES = [
+    "CARDINAL",
+    "DATE",
+    "EVENT",
+    "LANGUAGE",
+    "LAW",
+    "MONEY",
+    "NORP",
+    "ORDINAL",
+    "PERCENT",
+    "PRODUCT",
+    "QUANTITY",
+    "TIME",
+    "WORK_OF_ART",
+]
 CHAIN_TOK2VEC = ("components", "chain_ner", "model", "tok2vec")
 SETTINGS = {  # a study variant of an own-data config: (section path, value)
     "two_stage_sentences_dropout": [
@@ -109,6 +126,7 @@ SETTINGS = {  # a study variant of an own-data config: (section path, value)
         ((*CHAIN_TOK2VEC, "tok2vec", "dropout"), FIRST_STAGE_DROPOUT),
     ],
     "two_stage_sentences_shared_window2": [((*CHAIN_TOK2VEC, "encode", "depth"), 2)],
+    "two_stage_sentences_shared_window_other_types": [((*CHAIN_TOK2VEC, "embed", "tok2vec", "labels"), OTHER_TYPES)],
 }
 TRAINED_STAGE = "ner_sourced_sentences"  # the second first stage of two_stage_stacked
 TRAINED_STAGE_KEY = "trained_stage"

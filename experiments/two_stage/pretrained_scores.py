@@ -41,6 +41,7 @@ TRAINED_CANDIDATES = (
     "two_stage_sentences_shared_window",
     "two_stage_sentences_shared_window2",
     "two_stage_pretrained_window",
+    "two_stage_sentences_shared_window_other_types",
 )  # this project's, trained
 POSTERIOR = "_posterior"  # a trained model's name + this: the same model, its posterior penalty tuned on dev
 MAPPED = "sm_ner_mapped"  # the pipeline's own ner, mapped, no training
@@ -78,6 +79,8 @@ TITLES = {
     "two_stage_sentences_shared_window2": "two_stage_sentences_shared_window with two window layers",
     "two_stage_pretrained_window": "two_stage_shared_window over the pipeline's own ner (run on documents) instead "
     "of the trained first stage: one ner, nothing cross-validated",
+    "two_stage_sentences_shared_window_other_types": "two_stage_sentences_shared_window whose features of the "
+    "pipeline's own ner count only its types that UNER's PER, ORG and LOC do not cover (dates, numbers, NORP, ...)",
 }
 TITLES.update({f"{name}{BY_SENTENCE}": f"{TITLES[name]}; run on one Doc per sentence" for name in SPACY_BASELINES})
 
