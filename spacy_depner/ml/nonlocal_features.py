@@ -375,9 +375,8 @@ def nonlocal_features_forward(model: Model, docs: List[Doc], is_train: bool):
     lengths = [v.shape[0] for v in vectors]
     rows = model.ops.asarray1i(rows_np.reshape(-1))
     embedded = embeddings[rows].reshape(len(rows_np), rows_np.shape[1] * width)
-    joined = model.ops.xp.hstack([model.ops.xp.concatenate(vectors), embedded]) if vectors else embedded
-    ends = np.cumsum(lengths).tolist()
-    outputs = [joined[end - length : end] for end, length in zip(ends, lengths)]  # one array, a row block per Doc
+    joined = model.ops.xp.hstack([model.ops.flatten(vectors), embedded]) if vectors else embedded
+    outputs = model.ops.unflatten(joined, lengths)  # one array, a row block per Doc
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
         d_vectors = [model.ops.xp.ascontiguousarray(d[:, : v.shape[1]]) for d, v in zip(d_outputs, vectors)]

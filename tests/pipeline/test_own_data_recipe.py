@@ -70,6 +70,12 @@ def parameters(*models):
     )
 
 
+def assert_chain_reads_the_frozen_tok2vec(trained, sm):
+    """chain_ner listens to the pretrained pipeline's own tok2vec, which training never updated."""
+    assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
+    assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
+
+
 @pytest.fixture(scope="module")
 def entity_docbin(tmp_path_factory) -> Path:
     """The fixture sentences as a DocBin without trees: one Doc per sentence."""
@@ -267,9 +273,8 @@ def test_two_stage_over_the_sourced_frozen_ner_of_en_core_web_sm(
     layer = next(node for node in trained.get_pipe("chain_ner").model.walk() if node.name == "nonlocal_features")
     assert set(layer.attrs["labels"]) <= set(sm.get_pipe("ner").labels) and "PERSON" in layer.attrs["labels"]
     assert layer.attrs["local"] is True and layer.attrs["leave_one_out"] is leave_one_out
-    if pipe_names[0] == "tok2vec":  # the chain reads the pretrained pipeline's own tok2vec, never updated
-        assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
-        assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
+    if pipe_names[0] == "tok2vec":
+        assert_chain_reads_the_frozen_tok2vec(trained, sm)
     for doc, sm_doc in zip(trained.pipe(TEXTS), sm.pipe(TEXTS)):
         assert [(e.start, e.end, e.label_) for e in doc.spans["first_stage"]] == [
             (e.start, e.end, e.label_) for e in sm_doc.ents
@@ -406,9 +411,8 @@ def test_two_stage_sentences_from_a_users_docbin_in_the_three_documented_steps(
     assert {n.attrs["spans_key"] for n in chain.walk() if n.name == "nonlocal_features"} == set(first_stages.values())
     fold0 = spacy.load(tmp_path / "folds" / "fold0" / "model-best")
     assert parameters(trained.get_pipe("trained_ner").model) == parameters(fold0.get_pipe("ner").model)  # not trained
-    if "_shared" in config:  # the chain reads the pretrained pipeline's own tok2vec, never updated
-        assert parameters(trained.get_pipe("tok2vec").model) == parameters(sm.get_pipe("tok2vec").model)
-        assert "chain_ner" in trained.get_pipe("tok2vec").listening_components
+    if "_shared" in config:
+        assert_chain_reads_the_frozen_tok2vec(trained, sm)
     text = " ".join(TEXTS)
     doc = trained(text)
     sentences = list(doc.sents)
